@@ -1,0 +1,534 @@
+//! Builds an assistant message block by block and emits the matching events.
+//!
+//! Every provider decoder drives one [`MessageBuilder`]: it translates wire events
+//! into `start_text`/`push_text`/`end_block` calls, and the builder keeps the
+//! message, the event order contract and the tool-argument bookkeeping in one place.
+
+use serde_json::{Map, Value};
+
+use crate::event::AssistantMessageEvent;
+use crate::message::{
+    AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, now_ms,
+};
+use crate::model::Model;
+use crate::usage::Usage;
+
+/// The reason recorded on a tool call whose stream ended before the call was closed.
+pub const TRUNCATED_ARGUMENTS: &str =
+    "the stream ended before the tool call's arguments were complete";
+
+#[derive(Debug)]
+struct OpenBlock {
+    index: usize,
+    /// Raw argument text, for tool calls.
+    args: Option<String>,
+}
+
+/// Accumulates one assistant message and the events describing it.
+#[derive(Debug)]
+pub struct MessageBuilder {
+    message: AssistantMessage,
+    open: Vec<OpenBlock>,
+    events: Vec<AssistantMessageEvent>,
+    started: bool,
+    finished: bool,
+    usage_seen: bool,
+}
+
+impl MessageBuilder {
+    /// A builder for a response of `model`.
+    pub fn new(model: &Model) -> Self {
+        MessageBuilder {
+            message: AssistantMessage {
+                api: model.api.as_str().to_string(),
+                provider: model.provider.clone(),
+                model: model.id.clone(),
+                timestamp: now_ms(),
+                ..Default::default()
+            },
+            open: Vec::new(),
+            events: Vec::new(),
+            started: false,
+            finished: false,
+            usage_seen: false,
+        }
+    }
+
+    /// The message so far.
+    pub fn message(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    /// True once a terminal event was emitted.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// True when any content block was started.
+    pub fn has_content(&self) -> bool {
+        !self.message.content.is_empty()
+    }
+
+    /// True when the stream reported usage.
+    pub fn usage_seen(&self) -> bool {
+        self.usage_seen
+    }
+
+    /// Takes the events emitted since the last call.
+    pub fn drain_events(&mut self) -> std::vec::Drain<'_, AssistantMessageEvent> {
+        self.events.drain(..)
+    }
+
+    /// Moves the pending events into `out`.
+    pub fn take_events_into(&mut self, out: &mut Vec<AssistantMessageEvent>) {
+        out.append(&mut self.events);
+    }
+
+    /// Emits `start` once.
+    pub fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.events.push(AssistantMessageEvent::Start);
+        }
+    }
+
+    /// Records the provider's response id.
+    pub fn set_response_id(&mut self, id: impl Into<String>) {
+        let id = id.into();
+        if !id.is_empty() {
+            self.message.response_id = Some(id);
+        }
+    }
+
+    /// Mutable access to the usage counts (the builder recomputes totals at the end).
+    pub fn usage_mut(&mut self) -> &mut Usage {
+        self.usage_seen = true;
+        &mut self.message.usage
+    }
+
+    /// Opens a text block; returns its content index.
+    pub fn start_text(&mut self) -> usize {
+        self.start();
+        let index = self.push_block(AssistantContent::Text(TextContent::default()), None);
+        self.events.push(AssistantMessageEvent::TextStart {
+            content_index: index,
+        });
+        index
+    }
+
+    /// Opens a thinking block; returns its content index.
+    pub fn start_thinking(&mut self) -> usize {
+        self.start();
+        let index = self.push_block(AssistantContent::Thinking(ThinkingContent::default()), None);
+        self.events.push(AssistantMessageEvent::ThinkingStart {
+            content_index: index,
+        });
+        index
+    }
+
+    /// Opens a tool call; returns its content index.
+    pub fn start_tool_call(&mut self, id: impl Into<String>, name: impl Into<String>) -> usize {
+        self.start();
+        let id = id.into();
+        let name = name.into();
+        let call = ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            ..Default::default()
+        };
+        let index = self.push_block(AssistantContent::ToolCall(call), Some(String::new()));
+        self.events.push(AssistantMessageEvent::ToolcallStart {
+            content_index: index,
+            id,
+            name,
+        });
+        index
+    }
+
+    fn push_block(&mut self, block: AssistantContent, args: Option<String>) -> usize {
+        let index = self.message.content.len();
+        self.message.content.push(block);
+        self.open.push(OpenBlock { index, args });
+        index
+    }
+
+    /// True when block `index` is open.
+    pub fn is_open(&self, index: usize) -> bool {
+        self.open.iter().any(|b| b.index == index)
+    }
+
+    /// Appends text to text block `index` (ignored for a closed or non-text block).
+    pub fn push_text(&mut self, index: usize, delta: &str) {
+        if delta.is_empty() || !self.is_open(index) {
+            return;
+        }
+        if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
+            t.text.push_str(delta);
+            self.events.push(AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    /// Appends reasoning to thinking block `index`.
+    pub fn push_thinking(&mut self, index: usize, delta: &str) {
+        if delta.is_empty() || !self.is_open(index) {
+            return;
+        }
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.thinking.push_str(delta);
+            self.events.push(AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    /// Appends to (or sets) the signature of thinking block `index`.
+    pub fn push_thinking_signature(&mut self, index: usize, signature: &str) {
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.thinking_signature
+                .get_or_insert_with(String::new)
+                .push_str(signature);
+        }
+    }
+
+    /// Marks thinking block `index` as redacted, keeping the opaque payload.
+    pub fn set_redacted_thinking(&mut self, index: usize, payload: &str) {
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.redacted = true;
+            t.thinking_signature = Some(payload.to_string());
+        }
+    }
+
+    /// Sets the text signature of text block `index`.
+    pub fn set_text_signature(&mut self, index: usize, signature: &str) {
+        if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
+            t.text_signature = Some(signature.to_string());
+        }
+    }
+
+    /// Sets Gemini's thought signature on tool call `index`.
+    pub fn set_thought_signature(&mut self, index: usize, signature: &str) {
+        if let Some(AssistantContent::ToolCall(c)) = self.message.content.get_mut(index) {
+            c.thought_signature = Some(signature.to_string());
+        }
+    }
+
+    /// Renames tool call `index` (some servers send the id or name late).
+    pub fn set_tool_call_identity(&mut self, index: usize, id: Option<&str>, name: Option<&str>) {
+        if let Some(AssistantContent::ToolCall(c)) = self.message.content.get_mut(index) {
+            if let Some(id) = id.filter(|s| !s.is_empty()) {
+                c.id = id.to_string();
+            }
+            if let Some(name) = name.filter(|s| !s.is_empty()) {
+                c.name = name.to_string();
+            }
+        }
+    }
+
+    /// Appends argument JSON text to tool call `index`.
+    pub fn push_tool_args(&mut self, index: usize, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        if let Some(block) = self.open.iter_mut().find(|b| b.index == index)
+            && let Some(args) = block.args.as_mut()
+        {
+            args.push_str(delta);
+            self.events.push(AssistantMessageEvent::ToolcallDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    /// Replaces the arguments of tool call `index` with a complete object (Gemini sends whole args).
+    pub fn set_tool_args_object(&mut self, index: usize, args: Map<String, Value>) {
+        let text = Value::Object(args).to_string();
+        if let Some(block) = self.open.iter_mut().find(|b| b.index == index)
+            && let Some(buf) = block.args.as_mut()
+        {
+            buf.clear();
+        }
+        self.push_tool_args(index, &text);
+    }
+
+    /// The raw argument text of open tool call `index`.
+    pub fn tool_args_text(&self, index: usize) -> Option<&str> {
+        self.open
+            .iter()
+            .find(|b| b.index == index)
+            .and_then(|b| b.args.as_deref())
+    }
+
+    /// Closes block `index`, emitting its `*_end` event. A tool call's arguments
+    /// are parsed here: empty text is `{}`, anything that is not a JSON object is
+    /// flagged in `arguments_error`.
+    pub fn end_block(&mut self, index: usize) {
+        self.close(index, None);
+    }
+
+    fn close(&mut self, index: usize, truncated: Option<&str>) {
+        let Some(pos) = self.open.iter().position(|b| b.index == index) else {
+            return;
+        };
+        let block = self.open.remove(pos);
+        let Some(content) = self.message.content.get_mut(index) else {
+            return;
+        };
+        match content {
+            AssistantContent::Text(t) => self.events.push(AssistantMessageEvent::TextEnd {
+                content_index: index,
+                content: t.text.clone(),
+            }),
+            AssistantContent::Thinking(t) => self.events.push(AssistantMessageEvent::ThinkingEnd {
+                content_index: index,
+                content: t.thinking.clone(),
+            }),
+            AssistantContent::ToolCall(call) => {
+                let raw = block.args.unwrap_or_default();
+                finish_arguments(call, raw, truncated);
+                self.events.push(AssistantMessageEvent::ToolcallEnd {
+                    content_index: index,
+                    tool_call: call.clone(),
+                });
+            }
+        }
+    }
+
+    /// Closes every open block. Tool calls still open are flagged as truncated when `truncated` is true.
+    pub fn close_all(&mut self, truncated: bool) {
+        let indexes: Vec<usize> = self.open.iter().map(|b| b.index).collect();
+        for index in indexes {
+            self.close(index, truncated.then_some(TRUNCATED_ARGUMENTS));
+        }
+    }
+
+    /// Ends the message normally: closes open blocks (a tool call still open is
+    /// flagged truncated), computes totals and cost, emits `done`.
+    pub fn finish(&mut self, reason: StopReason, model: &Model) {
+        if self.finished {
+            return;
+        }
+        self.start();
+        self.close_all(true);
+        self.finalize_usage(model);
+        self.message.stop_reason = reason;
+        self.finished = true;
+        self.events.push(AssistantMessageEvent::Done {
+            reason,
+            message: self.message.clone(),
+        });
+    }
+
+    /// Ends the message with an error (`reason` is `error` or `aborted`), keeping
+    /// the content received so far.
+    pub fn fail(&mut self, reason: StopReason, error_message: impl Into<String>, model: &Model) {
+        if self.finished {
+            return;
+        }
+        self.start();
+        self.close_all(true);
+        self.finalize_usage(model);
+        self.message.stop_reason = reason;
+        self.message.error_message = Some(error_message.into());
+        self.finished = true;
+        self.events.push(AssistantMessageEvent::Error {
+            reason,
+            error: self.message.clone(),
+        });
+    }
+
+    fn finalize_usage(&mut self, model: &Model) {
+        let usage = &mut self.message.usage;
+        usage.recompute_total();
+        usage.apply_cost(&model.cost);
+    }
+
+    /// Discards everything for a retry, emitting a `retry` event.
+    pub fn reset_for_retry(
+        &mut self,
+        attempt: u32,
+        delay_ms: u64,
+        error_message: String,
+        model: &Model,
+    ) {
+        let started = self.started;
+        *self = MessageBuilder::new(model);
+        self.started = started;
+        if started {
+            self.events.push(AssistantMessageEvent::Retry {
+                attempt,
+                delay_ms,
+                error_message,
+            });
+        }
+    }
+
+    /// The finished message (or the message so far).
+    pub fn into_message(self) -> AssistantMessage {
+        self.message
+    }
+}
+
+/// Parses `raw` into `call.arguments`, flagging anything that is not a complete JSON object.
+fn finish_arguments(call: &mut ToolCall, raw: String, truncated: Option<&str>) {
+    if let Some(reason) = truncated {
+        call.arguments = crate::partial_json::parse_partial_object(&raw);
+        call.arguments_error = Some(reason.to_string());
+        call.raw_arguments = Some(raw);
+        return;
+    }
+    if raw.trim().is_empty() {
+        call.arguments = Map::new();
+        return;
+    }
+    match serde_json::from_str::<Value>(&raw) {
+        Ok(Value::Object(map)) => call.arguments = map,
+        Ok(other) => {
+            call.arguments = Map::new();
+            call.arguments_error = Some(format!(
+                "the arguments are JSON but not an object (got {})",
+                json_kind(&other)
+            ));
+            call.raw_arguments = Some(raw);
+        }
+        Err(e) => {
+            call.arguments = crate::partial_json::parse_partial_object(&raw);
+            call.arguments_error = Some(format!("the arguments are not valid JSON: {e}"));
+            call.raw_arguments = Some(raw);
+        }
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Api;
+
+    fn model() -> Model {
+        Model::custom(Api::OpenAiCompletions, "test", "m", "http://x")
+    }
+
+    #[test]
+    fn emits_events_in_contract_order() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m);
+        let t = b.start_text();
+        b.push_text(t, "Hel");
+        b.push_text(t, "lo");
+        b.end_block(t);
+        let c = b.start_tool_call("c1", "read");
+        b.push_tool_args(c, "{\"path\":");
+        b.push_tool_args(c, "\"a\"}");
+        b.end_block(c);
+        b.finish(StopReason::ToolUse, &m);
+        let names: Vec<String> = b
+            .drain_events()
+            .map(|e| {
+                serde_json::to_value(&e).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "start",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "text_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_delta",
+                "toolcall_end",
+                "done"
+            ]
+        );
+        let msg = b.into_message();
+        assert_eq!(msg.text(), "Hello");
+        let call = msg.tool_calls().next().unwrap();
+        assert_eq!(call.arguments["path"], "a");
+        assert!(call.arguments_complete());
+    }
+
+    #[test]
+    fn unclosed_tool_call_is_flagged_truncated() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m);
+        let c = b.start_tool_call("c1", "write");
+        b.push_tool_args(c, "{\"path\": \"a.txt\", \"content\": \"hal");
+        b.finish(StopReason::Length, &m);
+        let msg = b.into_message();
+        let call = msg.tool_calls().next().unwrap();
+        assert!(!call.arguments_complete());
+        assert_eq!(call.arguments["path"], "a.txt");
+        assert_eq!(
+            call.raw_arguments.as_deref(),
+            Some("{\"path\": \"a.txt\", \"content\": \"hal")
+        );
+    }
+
+    #[test]
+    fn non_object_arguments_are_flagged() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m);
+        let c = b.start_tool_call("c1", "x");
+        b.push_tool_args(c, "[1,2]");
+        b.end_block(c);
+        b.finish(StopReason::ToolUse, &m);
+        let msg = b.into_message();
+        let err = msg
+            .tool_calls()
+            .next()
+            .unwrap()
+            .arguments_error
+            .clone()
+            .unwrap();
+        assert!(err.contains("not an object"), "{err}");
+    }
+
+    #[test]
+    fn empty_arguments_are_an_empty_object() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m);
+        let c = b.start_tool_call("c1", "x");
+        b.end_block(c);
+        b.finish(StopReason::ToolUse, &m);
+        let msg = b.into_message();
+        let call = msg.tool_calls().next().unwrap();
+        assert!(call.arguments_complete());
+        assert!(call.arguments.is_empty());
+    }
+
+    #[test]
+    fn fail_keeps_partial_text() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m);
+        let t = b.start_text();
+        b.push_text(t, "Hello");
+        b.fail(StopReason::Error, "Overloaded", &m);
+        let events: Vec<_> = b.drain_events().collect();
+        let Some(AssistantMessageEvent::Error { error, reason }) = events.last() else {
+            panic!()
+        };
+        assert_eq!(*reason, StopReason::Error);
+        assert_eq!(error.text(), "Hello");
+        assert_eq!(error.error_message.as_deref(), Some("Overloaded"));
+    }
+}

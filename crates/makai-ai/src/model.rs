@@ -1,0 +1,215 @@
+//! Model descriptions: which API speaks to it, where, what it accepts and what it costs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The wire APIs makai speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Api {
+    /// Anthropic Messages (`/v1/messages`).
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    /// OpenAI Chat Completions and every OpenAI-compatible server.
+    #[serde(rename = "openai-completions")]
+    OpenAiCompletions,
+    /// OpenAI Responses (`/v1/responses`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Google Gemini (`streamGenerateContent?alt=sse`).
+    #[serde(rename = "google-generative-ai")]
+    GoogleGenerativeAi,
+}
+
+impl Api {
+    /// The stable wire name, as in pi.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic-messages",
+            Api::OpenAiCompletions => "openai-completions",
+            Api::OpenAiResponses => "openai-responses",
+            Api::GoogleGenerativeAi => "google-generative-ai",
+        }
+    }
+
+    /// Every API, in a stable order.
+    pub const ALL: [Api; 4] = [
+        Api::AnthropicMessages,
+        Api::OpenAiCompletions,
+        Api::OpenAiResponses,
+        Api::GoogleGenerativeAi,
+    ];
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Api {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Api::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown API '{s}' (expected one of: {})",
+                    Api::ALL.map(|a| a.as_str()).join(", ")
+                )
+            })
+    }
+}
+
+/// Input modalities a model accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Modality {
+    /// Text.
+    Text,
+    /// Images.
+    Image,
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    /// Uncached input.
+    #[serde(default)]
+    pub input: f64,
+    /// Output.
+    #[serde(default)]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(default)]
+    pub cache_write: f64,
+}
+
+/// Where the reasoning output of an OpenAI-compatible server is requested and read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingFormat {
+    /// OpenAI's `reasoning_effort` field.
+    #[default]
+    Openai,
+    /// No reasoning parameter is sent.
+    None,
+}
+
+/// Per-model switches for OpenAI-compatible servers that differ from OpenAI.
+/// Every field is optional; unset fields are guessed from the base URL.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompatFlags {
+    /// Send `stream_options: {include_usage: true}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_usage_in_streaming: Option<bool>,
+    /// Send the limit as `max_completion_tokens` (true) or `max_tokens` (false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_field_is_completion: Option<bool>,
+    /// Accept a `developer` role for the system prompt on reasoning models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_developer_role: Option<bool>,
+    /// Send `reasoning_effort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_reasoning_effort: Option<bool>,
+    /// Send `store: false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_store: Option<bool>,
+    /// The server requires a `name` on tool result messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_tool_result_name: Option<bool>,
+    /// The server rejects a user message right after a tool result; insert an assistant turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_assistant_after_tool_result: Option<bool>,
+    /// Thinking must be replayed as plain text, not a reasoning field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_thinking_as_text: Option<bool>,
+    /// Maximum length of tool call ids the server accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_call_id_len: Option<usize>,
+}
+
+/// A model and everything needed to call it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// The id sent to the API.
+    pub id: String,
+    /// A human-readable name.
+    pub name: String,
+    /// The wire API.
+    pub api: Api,
+    /// The provider name (`anthropic`, `openai`, `google`, `ollama`, ...).
+    pub provider: String,
+    /// Base URL, e.g. `https://api.anthropic.com/v1`.
+    pub base_url: String,
+    /// True when the model can reason ("thinking").
+    #[serde(default)]
+    pub reasoning: bool,
+    /// Accepted input modalities.
+    #[serde(default = "text_only")]
+    pub input: Vec<Modality>,
+    /// Prices per million tokens.
+    #[serde(default)]
+    pub cost: ModelCost,
+    /// Context window in tokens.
+    #[serde(default = "default_context_window")]
+    pub context_window: u64,
+    /// Maximum output tokens.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u64,
+    /// Headers added to every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Compatibility switches for OpenAI-compatible servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<CompatFlags>,
+}
+
+fn text_only() -> Vec<Modality> {
+    vec![Modality::Text]
+}
+fn default_context_window() -> u64 {
+    128_000
+}
+fn default_max_tokens() -> u64 {
+    16_384
+}
+
+impl Model {
+    /// A model for an ad-hoc endpoint with sensible defaults (text input, no prices).
+    pub fn custom(
+        api: Api,
+        provider: impl Into<String>,
+        id: impl Into<String>,
+        base_url: impl Into<String>,
+    ) -> Self {
+        let id = id.into();
+        Model {
+            name: id.clone(),
+            id,
+            api,
+            provider: provider.into(),
+            base_url: base_url.into(),
+            reasoning: false,
+            input: text_only(),
+            cost: ModelCost::default(),
+            context_window: default_context_window(),
+            max_tokens: default_max_tokens(),
+            headers: BTreeMap::new(),
+            compat: None,
+        }
+    }
+
+    /// True when the model accepts image input.
+    pub fn accepts_images(&self) -> bool {
+        self.input.contains(&Modality::Image)
+    }
+}
