@@ -91,17 +91,6 @@ pub struct ModelCost {
     pub cache_write: f64,
 }
 
-/// Where the reasoning output of an OpenAI-compatible server is requested and read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ThinkingFormat {
-    /// OpenAI's `reasoning_effort` field.
-    #[default]
-    Openai,
-    /// No reasoning parameter is sent.
-    None,
-}
-
 /// Per-model switches for OpenAI-compatible servers that differ from OpenAI.
 /// Every field is optional; unset fields are guessed from the base URL.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -134,6 +123,10 @@ pub struct CompatFlags {
     /// Maximum length of tool call ids the server accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tool_call_id_len: Option<usize>,
+    /// The server accepts the reasoning of earlier turns sent back on assistant
+    /// messages (as `reasoning_content`, or the field it streamed the reasoning in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_reasoning_content: Option<bool>,
 }
 
 /// A model and everything needed to call it.

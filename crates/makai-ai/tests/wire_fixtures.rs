@@ -1,0 +1,130 @@
+//! Every recorded provider transcript in `shared/fixtures/wire/` is replayed byte
+//! for byte over real HTTP and must parse to the result `expected.json` lists.
+//! The files are read at run time: a transcript added later is tested without
+//! code changes.
+
+use std::path::{Path, PathBuf};
+
+use makai_ai::{Api, AssistantMessage, Context, Model, RetryPolicy, StreamOptions, UserMessage, stream};
+use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
+use serde_json::Value;
+
+fn fixtures_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.join("../../../shared/fixtures/wire")
+}
+
+fn model_for(api: Api, server: &MockServer) -> Model {
+    let base = match api {
+        Api::GoogleGenerativeAi => format!("{}/v1beta", server.url()),
+        _ => server.base_url_v1(),
+    };
+    Model::custom(api, "fixture", "fixture-model", base)
+}
+
+async fn replay(api: Api, path: &Path, chunk: Option<usize>) -> AssistantMessage {
+    let mut response = ScriptedResponse::new().replay_file(path);
+    if let Some(n) = chunk {
+        response = response.chunk_size(n);
+    }
+    let server = MockServer::start(Scenario::new().push(response)).await.unwrap();
+    let model = model_for(api, &server);
+    let context = Context { messages: vec![UserMessage::text("hi").into()], ..Default::default() };
+    let options = StreamOptions { retry: RetryPolicy::none(), ..Default::default() };
+    stream(&model, &context, options).result().await
+}
+
+fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut eq = |what: &str, want: &Value, have: &Value| {
+        if want != have {
+            problems.push(format!("{name}: {what}: expected {want}, got {have}"));
+        }
+    };
+    eq("api", &expected["api"], &Value::from(got.api.clone()));
+    eq("stopReason", &expected["stopReason"], &Value::from(got.stop_reason.as_str()));
+    eq("text", &expected["text"], &Value::from(got.text()));
+    eq("thinking", &expected["thinking"], &Value::from(got.thinking()));
+    if !expected["errorMessage"].is_null() {
+        let have = got.error_message.clone().unwrap_or_default();
+        let want = expected["errorMessage"].as_str().unwrap_or_default();
+        if !have.contains(want) {
+            problems.push(format!("{name}: errorMessage: expected to contain {want:?}, got {have:?}"));
+        }
+    }
+    let calls: Vec<_> = got.tool_calls().collect();
+    let want_calls = expected["toolCalls"].as_array().cloned().unwrap_or_default();
+    if calls.len() != want_calls.len() {
+        problems.push(format!("{name}: {} tool calls, expected {}", calls.len(), want_calls.len()));
+    }
+    for (i, (want, have)) in want_calls.iter().zip(calls.iter()).enumerate() {
+        if !want["id"].is_null() {
+            eq(&format!("toolCalls[{i}].id"), &want["id"], &Value::from(have.id.clone()));
+        } else if have.id.is_empty() {
+            problems.push(format!("{name}: toolCalls[{i}].id: a synthesized id was expected"));
+        }
+        eq(&format!("toolCalls[{i}].name"), &want["name"], &Value::from(have.name.clone()));
+        let complete = have.arguments_complete();
+        eq(&format!("toolCalls[{i}].argumentsComplete"), &want["argumentsComplete"], &Value::from(complete));
+        let args = if complete {
+            Value::Object(have.arguments.clone())
+        } else {
+            Value::from(have.raw_arguments.clone().unwrap_or_default())
+        };
+        eq(&format!("toolCalls[{i}].arguments"), &want["arguments"], &args);
+    }
+    if let Some(usage) = expected["usage"].as_object() {
+        let have = [
+            ("input", got.usage.input),
+            ("output", got.usage.output),
+            ("cacheRead", got.usage.cache_read),
+            ("cacheWrite", got.usage.cache_write),
+        ];
+        for (key, value) in have {
+            if let Some(want) = usage.get(key).filter(|v| !v.is_null()) {
+                eq(&format!("usage.{key}"), want, &Value::from(value));
+            }
+        }
+    }
+    problems
+}
+
+#[tokio::test]
+async fn every_recorded_transcript_parses_to_its_expected_result() {
+    let dir = fixtures_dir();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json")).unwrap();
+    let entries = expected.as_object().expect("expected.json is an object");
+    assert!(entries.len() >= 35, "expected at least 35 transcripts, found {}", entries.len());
+    let mut problems = Vec::new();
+    for (name, want) in entries {
+        let api: Api = want["api"].as_str().unwrap().parse().unwrap();
+        let path = dir.join(name);
+        assert!(path.exists(), "{name} is listed in expected.json but missing");
+        for chunk in [None, Some(7), Some(1)] {
+            let got = replay(api, &path, chunk).await;
+            problems.extend(check(&format!("{name} (chunk {chunk:?})"), want, &got));
+        }
+    }
+    // Every transcript on disk must be listed, so none escapes the check.
+    for provider in std::fs::read_dir(&dir).unwrap() {
+        let provider = provider.unwrap().path();
+        if !provider.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&provider).unwrap() {
+            let file = file.unwrap().path();
+            if file.extension().is_some_and(|e| e == "sse") {
+                let rel = format!(
+                    "{}/{}",
+                    provider.file_name().unwrap().to_string_lossy(),
+                    file.file_name().unwrap().to_string_lossy()
+                );
+                if !entries.contains_key(&rel) {
+                    problems.push(format!("{rel}: no entry in expected.json"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
