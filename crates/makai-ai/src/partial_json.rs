@@ -82,7 +82,7 @@ mod tests {
             let full = r#"{"path": "a/b.rs", "lines": [1, 2, 3], "nested": {"x": true, "y": null, "z": 1.5}}"#;
             let cut = cut.min(full.len());
             let _ = parse_partial(&full[..cut]);
-            prop_assert_eq!(parse_partial(full), Some(serde_json::from_str::<Value>(full).unwrap()));
+            proptest::prop_assert_eq!(parse_partial(full), Some(serde_json::from_str::<Value>(full).unwrap()));
         }
     }
 }

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use makai_ai::{Api, AssistantMessage, Context, Model, RetryPolicy, StreamOptions, UserMessage, stream};
+use makai_ai::{
+    Api, AssistantMessage, Context, Model, RetryPolicy, StreamOptions, UserMessage, stream,
+};
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
 use serde_json::Value;
 
@@ -27,51 +29,118 @@ async fn replay(api: Api, path: &Path, chunk: Option<usize>) -> AssistantMessage
     if let Some(n) = chunk {
         response = response.chunk_size(n);
     }
-    let server = MockServer::start(Scenario::new().push(response)).await.unwrap();
+    let server = MockServer::start(Scenario::new().push(response))
+        .await
+        .unwrap();
     let model = model_for(api, &server);
-    let context = Context { messages: vec![UserMessage::text("hi").into()], ..Default::default() };
-    let options = StreamOptions { retry: RetryPolicy::none(), ..Default::default() };
+    let context = Context {
+        messages: vec![UserMessage::text("hi").into()],
+        ..Default::default()
+    };
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        ..Default::default()
+    };
     stream(&model, &context, options).result().await
 }
 
 fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut eq = |what: &str, want: &Value, have: &Value| {
+    fn eq(problems: &mut Vec<String>, name: &str, what: &str, want: &Value, have: &Value) {
         if want != have {
             problems.push(format!("{name}: {what}: expected {want}, got {have}"));
         }
-    };
-    eq("api", &expected["api"], &Value::from(got.api.clone()));
-    eq("stopReason", &expected["stopReason"], &Value::from(got.stop_reason.as_str()));
-    eq("text", &expected["text"], &Value::from(got.text()));
-    eq("thinking", &expected["thinking"], &Value::from(got.thinking()));
+    }
+    eq(
+        &mut problems,
+        name,
+        "api",
+        &expected["api"],
+        &Value::from(got.api.clone()),
+    );
+    eq(
+        &mut problems,
+        name,
+        "stopReason",
+        &expected["stopReason"],
+        &Value::from(got.stop_reason.as_str()),
+    );
+    eq(
+        &mut problems,
+        name,
+        "text",
+        &expected["text"],
+        &Value::from(got.text()),
+    );
+    eq(
+        &mut problems,
+        name,
+        "thinking",
+        &expected["thinking"],
+        &Value::from(got.thinking()),
+    );
     if !expected["errorMessage"].is_null() {
         let have = got.error_message.clone().unwrap_or_default();
         let want = expected["errorMessage"].as_str().unwrap_or_default();
         if !have.contains(want) {
-            problems.push(format!("{name}: errorMessage: expected to contain {want:?}, got {have:?}"));
+            problems.push(format!(
+                "{name}: errorMessage: expected to contain {want:?}, got {have:?}"
+            ));
         }
     }
     let calls: Vec<_> = got.tool_calls().collect();
-    let want_calls = expected["toolCalls"].as_array().cloned().unwrap_or_default();
+    let want_calls = expected["toolCalls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     if calls.len() != want_calls.len() {
-        problems.push(format!("{name}: {} tool calls, expected {}", calls.len(), want_calls.len()));
+        problems.push(format!(
+            "{name}: {} tool calls, expected {}",
+            calls.len(),
+            want_calls.len()
+        ));
     }
     for (i, (want, have)) in want_calls.iter().zip(calls.iter()).enumerate() {
         if !want["id"].is_null() {
-            eq(&format!("toolCalls[{i}].id"), &want["id"], &Value::from(have.id.clone()));
+            eq(
+                &mut problems,
+                name,
+                &format!("toolCalls[{i}].id"),
+                &want["id"],
+                &Value::from(have.id.clone()),
+            );
         } else if have.id.is_empty() {
-            problems.push(format!("{name}: toolCalls[{i}].id: a synthesized id was expected"));
+            problems.push(format!(
+                "{name}: toolCalls[{i}].id: a synthesized id was expected"
+            ));
         }
-        eq(&format!("toolCalls[{i}].name"), &want["name"], &Value::from(have.name.clone()));
+        eq(
+            &mut problems,
+            name,
+            &format!("toolCalls[{i}].name"),
+            &want["name"],
+            &Value::from(have.name.clone()),
+        );
         let complete = have.arguments_complete();
-        eq(&format!("toolCalls[{i}].argumentsComplete"), &want["argumentsComplete"], &Value::from(complete));
+        eq(
+            &mut problems,
+            name,
+            &format!("toolCalls[{i}].argumentsComplete"),
+            &want["argumentsComplete"],
+            &Value::from(complete),
+        );
         let args = if complete {
             Value::Object(have.arguments.clone())
         } else {
             Value::from(have.raw_arguments.clone().unwrap_or_default())
         };
-        eq(&format!("toolCalls[{i}].arguments"), &want["arguments"], &args);
+        eq(
+            &mut problems,
+            name,
+            &format!("toolCalls[{i}].arguments"),
+            &want["arguments"],
+            &args,
+        );
     }
     if let Some(usage) = expected["usage"].as_object() {
         let have = [
@@ -82,7 +151,13 @@ fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {
         ];
         for (key, value) in have {
             if let Some(want) = usage.get(key).filter(|v| !v.is_null()) {
-                eq(&format!("usage.{key}"), want, &Value::from(value));
+                eq(
+                    &mut problems,
+                    name,
+                    &format!("usage.{key}"),
+                    want,
+                    &Value::from(value),
+                );
             }
         }
     }
@@ -92,15 +167,24 @@ fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {
 #[tokio::test]
 async fn every_recorded_transcript_parses_to_its_expected_result() {
     let dir = fixtures_dir();
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json")).unwrap();
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"),
+    )
+    .unwrap();
     let entries = expected.as_object().expect("expected.json is an object");
-    assert!(entries.len() >= 35, "expected at least 35 transcripts, found {}", entries.len());
+    assert!(
+        entries.len() >= 35,
+        "expected at least 35 transcripts, found {}",
+        entries.len()
+    );
     let mut problems = Vec::new();
     for (name, want) in entries {
         let api: Api = want["api"].as_str().unwrap().parse().unwrap();
         let path = dir.join(name);
-        assert!(path.exists(), "{name} is listed in expected.json but missing");
+        assert!(
+            path.exists(),
+            "{name} is listed in expected.json but missing"
+        );
         for chunk in [None, Some(7), Some(1)] {
             let got = replay(api, &path, chunk).await;
             problems.extend(check(&format!("{name} (chunk {chunk:?})"), want, &got));
@@ -126,5 +210,10 @@ async fn every_recorded_transcript_parses_to_its_expected_result() {
             }
         }
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

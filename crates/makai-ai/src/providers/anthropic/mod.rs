@@ -1,0 +1,42 @@
+//! Anthropic Messages (`POST {base_url}/messages`, streamed as server-sent events).
+//!
+//! - [`request`] builds the URL, headers and JSON body (system blocks, tools,
+//!   thinking, prompt-cache breakpoints);
+//! - [`messages`] turns the conversation into Anthropic's alternating turns;
+//! - [`thinking`] decides between budget and adaptive thinking and fits `max_tokens`;
+//! - [`decode`] turns the event stream into [`MessageBuilder`](crate::MessageBuilder) calls.
+
+mod decode;
+mod messages;
+mod request;
+mod thinking;
+
+#[cfg(test)]
+mod decode_tests;
+#[cfg(test)]
+mod request_tests;
+
+use crate::context::Context;
+use crate::error::ProviderError;
+use crate::model::Model;
+use crate::options::{ApiKey, StreamOptions};
+use crate::provider::{HttpRequest, WireApi, WireDecoder};
+
+/// The `anthropic-messages` wire API.
+pub(crate) struct AnthropicMessages;
+
+impl WireApi for AnthropicMessages {
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&ApiKey>,
+    ) -> Result<HttpRequest, ProviderError> {
+        request::build(model, context, options, api_key)
+    }
+
+    fn decoder(&self) -> Box<dyn WireDecoder> {
+        Box::new(decode::Decoder::default())
+    }
+}

@@ -1,0 +1,194 @@
+//! The HTTP request: URL, headers and JSON body.
+
+use serde_json::{Map, Value, json};
+
+use super::messages::to_turns;
+use super::thinking;
+use crate::context::{Context, ToolDefinition};
+use crate::error::ProviderError;
+use crate::model::Model;
+use crate::options::{ApiKey, CacheRetention, StreamOptions, ToolChoice};
+use crate::provider::HttpRequest;
+use crate::transform::{ToolCallIdRules, prepare_messages};
+
+/// The API version header value.
+pub(super) const API_VERSION: &str = "2023-06-01";
+/// The beta flag that OAuth access tokens require.
+pub(super) const OAUTH_BETA: &str = "oauth-2025-04-20";
+/// Prefix of Anthropic OAuth access tokens (sent as a bearer token, not `x-api-key`).
+const OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
+
+/// Builds the request for one streamed call.
+pub(super) fn build(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: Option<&ApiKey>,
+) -> Result<HttpRequest, ProviderError> {
+    let messages = prepare_messages(model, &context.messages, ToolCallIdRules::ANTHROPIC);
+    let mut turns = to_turns(&messages);
+    if turns.is_empty() {
+        return Err(ProviderError::InvalidRequest(format!(
+            "the conversation for {} has no message with content; add a user message with non-empty text",
+            model.id
+        )));
+    }
+    let cache = cache_control(options.cache_retention);
+
+    let tool_choice = if context.tools.is_empty() {
+        None
+    } else {
+        options.tool_choice.as_ref().map(tool_choice_value)
+    };
+    let forces_tool = tool_choice
+        .as_ref()
+        .and_then(|c| c["type"].as_str())
+        .is_some_and(|t| t == "any" || t == "tool");
+    let plan = thinking::plan(model, options, forces_tool);
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("max_tokens".into(), json!(plan.max_tokens));
+    body.insert("stream".into(), json!(true));
+
+    if let Some(system) = context
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        let mut block = json!({"type": "text", "text": system});
+        if let Some(cache) = &cache {
+            block["cache_control"] = cache.clone();
+        }
+        body.insert("system".into(), json!([block]));
+    }
+
+    if let Some(cache) = &cache
+        && let Some(turn) = turns.iter_mut().rev().find(|t| t.role == "user")
+        && let Some(Value::Object(last)) = turn.content.last_mut()
+    {
+        last.insert("cache_control".into(), cache.clone());
+    }
+    let messages: Vec<Value> = turns
+        .into_iter()
+        .map(|t| json!({"role": t.role, "content": t.content}))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+
+    if !context.tools.is_empty() {
+        let mut tools: Vec<Value> = context.tools.iter().map(tool_value).collect();
+        if let (Some(cache), Some(Value::Object(last))) = (&cache, tools.last_mut()) {
+            last.insert("cache_control".into(), cache.clone());
+        }
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = tool_choice {
+        body.insert("tool_choice".into(), choice);
+    }
+
+    if let Some(t) = &plan.thinking {
+        body.insert("thinking".into(), t.clone());
+    }
+    if let Some(c) = &plan.output_config {
+        body.insert("output_config".into(), c.clone());
+    }
+    // The API rejects a temperature together with thinking.
+    if !plan.is_on()
+        && let Some(t) = options.temperature
+    {
+        body.insert("temperature".into(), float(t));
+    }
+
+    Ok(HttpRequest {
+        url: format!("{}/messages", model.base_url.trim_end_matches('/')),
+        headers: headers(model, options, api_key),
+        body: Value::Object(body),
+    })
+}
+
+/// `{type: "ephemeral"}` (with `ttl: "1h"` for long retention), or `None` when caching is off.
+fn cache_control(retention: CacheRetention) -> Option<Value> {
+    match retention {
+        CacheRetention::None => None,
+        CacheRetention::Short => Some(json!({"type": "ephemeral"})),
+        CacheRetention::Long => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+    }
+}
+
+fn tool_choice_value(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({"type": "auto"}),
+        ToolChoice::None => json!({"type": "none"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+    }
+}
+
+fn tool_value(tool: &ToolDefinition) -> Value {
+    // The API requires an object schema; a tool declared without one takes no arguments.
+    let schema = if tool.parameters.is_object() {
+        tool.parameters.clone()
+    } else {
+        json!({"type": "object", "properties": {}})
+    };
+    json!({"name": tool.name, "description": tool.description, "input_schema": schema})
+}
+
+/// An `f32` as the JSON number it was written as (0.7, not 0.699999988079071).
+fn float(value: f32) -> Value {
+    value
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+/// Default headers, then the model's, then the options' (later ones win, names
+/// compared case-insensitively). OAuth tokens go in `authorization` and need the
+/// OAuth beta flag, which is kept even when a caller sets other `anthropic-beta` flags.
+fn headers(
+    model: &Model,
+    options: &StreamOptions,
+    api_key: Option<&ApiKey>,
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let oauth = api_key.is_some_and(|k| k.expose().starts_with(OAUTH_TOKEN_PREFIX));
+    if let Some(key) = api_key {
+        if oauth {
+            set(
+                &mut out,
+                "authorization",
+                &format!("Bearer {}", key.expose()),
+            );
+            set(&mut out, "anthropic-beta", OAUTH_BETA);
+        } else {
+            set(&mut out, "x-api-key", key.expose());
+        }
+    }
+    set(&mut out, "anthropic-version", API_VERSION);
+    set(&mut out, "accept", "text/event-stream");
+    for (k, v) in model.headers.iter().chain(options.headers.iter()) {
+        set(&mut out, k, v);
+    }
+    if oauth
+        && let Some((_, beta)) = out
+            .iter_mut()
+            .find(|(k, _)| k.eq_ignore_ascii_case("anthropic-beta"))
+        && !beta.split(',').any(|f| f.trim() == OAUTH_BETA)
+    {
+        beta.push(',');
+        beta.push_str(OAUTH_BETA);
+    }
+    out
+}
+
+fn set(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
+    match headers
+        .iter_mut()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+    {
+        Some(slot) => slot.1 = value.to_string(),
+        None => headers.push((name.to_ascii_lowercase(), value.to_string())),
+    }
+}
