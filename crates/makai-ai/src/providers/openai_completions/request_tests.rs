@@ -1,0 +1,547 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::build_request;
+use crate::message::{
+    AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, UserMessage,
+};
+use crate::model::{Api, CompatFlags, Modality};
+
+fn model(base_url: &str) -> Model {
+    Model::custom(Api::OpenAiCompletions, "local", "qwen", base_url)
+}
+
+fn local() -> Model {
+    model("http://127.0.0.1:8080/v1")
+}
+
+fn openai() -> Model {
+    let mut m = model("https://api.openai.com/v1");
+    m.provider = "openai".into();
+    m.id = "o4-mini".into();
+    m
+}
+
+fn opts() -> StreamOptions {
+    StreamOptions {
+        api_key: Some(ApiKey::new("sk-test")),
+        ..Default::default()
+    }
+}
+
+fn body(m: &Model, c: &Context, o: &StreamOptions) -> Value {
+    match build_request(m, c, o) {
+        Ok(r) => r.body,
+        Err(e) => panic!("request failed: {e}"),
+    }
+}
+
+fn user(text: &str) -> Message {
+    Message::User(UserMessage::text(text))
+}
+
+/// An assistant message produced by `m` (so its thinking counts as "same model").
+fn from_model(m: &Model, content: Vec<AssistantContent>, stop: StopReason) -> Message {
+    Message::Assistant(AssistantMessage {
+        content,
+        api: m.api.as_str().into(),
+        provider: m.provider.clone(),
+        model: m.id.clone(),
+        stop_reason: stop,
+        ..Default::default()
+    })
+}
+
+fn call(id: &str, name: &str, args: Value) -> AssistantContent {
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
+    AssistantContent::ToolCall(ToolCall::new(id, name, map))
+}
+
+fn text(t: &str) -> AssistantContent {
+    AssistantContent::Text(TextContent {
+        text: t.into(),
+        text_signature: None,
+    })
+}
+
+fn thinking(t: &str, field: Option<&str>) -> AssistantContent {
+    AssistantContent::Thinking(ThinkingContent {
+        thinking: t.into(),
+        thinking_signature: field.map(str::to_string),
+        redacted: false,
+    })
+}
+
+fn read_tool() -> ToolDefinition {
+    ToolDefinition {
+        name: "read_file".into(),
+        description: "Reads a file".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    }
+}
+
+/// A tool-call round trip: user, assistant calling `read_file`, the result, a new user turn.
+fn tool_round(m: &Model) -> Vec<Message> {
+    vec![
+        user("read README.md"),
+        from_model(
+            m,
+            vec![call("call_1", "read_file", json!({"path": "README.md"}))],
+            StopReason::ToolUse,
+        ),
+        Message::ToolResult(ToolResultMessage::text(
+            "call_1",
+            "read_file",
+            "# makai",
+            false,
+        )),
+        user("thanks"),
+    ]
+}
+
+#[test]
+fn url_headers_and_basic_body() {
+    let c = Context {
+        system_prompt: Some("Be brief.".into()),
+        messages: vec![user("Hi")],
+        ..Default::default()
+    };
+    let mut m = local();
+    m.headers.insert("X-Model".into(), "a".into());
+    m.headers.insert("X-Both".into(), "model".into());
+    let mut o = opts();
+    o.headers.insert("x-both".into(), "options".into());
+    let r = build_request(&m, &c, &o).unwrap();
+    assert_eq!(r.url, "http://127.0.0.1:8080/v1/chat/completions");
+    assert_eq!(
+        r.headers,
+        vec![
+            ("authorization".to_string(), "Bearer sk-test".to_string()),
+            ("X-Model".to_string(), "a".to_string()),
+            ("x-both".to_string(), "options".to_string()),
+        ]
+    );
+    assert_eq!(
+        r.body,
+        json!({
+            "model": "qwen",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"}
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_tokens": 16384
+        })
+    );
+}
+
+#[test]
+fn keyless_local_server_gets_no_authorization_header() {
+    let mut m = model("http://localhost:11434/v1/");
+    m.provider = "ollama".into();
+    let c = Context {
+        messages: vec![user("Hi")],
+        ..Default::default()
+    };
+    let r = build_request(&m, &c, &StreamOptions::default()).unwrap();
+    assert_eq!(r.url, "http://localhost:11434/v1/chat/completions");
+    assert!(r.headers.is_empty(), "{:?}", r.headers);
+    // A full endpoint URL is used as given.
+    let m = model("http://localhost:8000/v1/chat/completions");
+    let r = build_request(&m, &c, &StreamOptions::default()).unwrap();
+    assert_eq!(r.url, "http://localhost:8000/v1/chat/completions");
+}
+
+#[test]
+fn openai_reasoning_model_gets_developer_role_and_openai_only_fields() {
+    let mut m = openai();
+    m.reasoning = true;
+    let c = Context {
+        system_prompt: Some("sys".into()),
+        messages: vec![user("Hi")],
+        ..Default::default()
+    };
+    let mut o = opts();
+    o.max_tokens = Some(1000);
+    o.thinking = ThinkingLevel::Xhigh;
+    o.session_id = Some("session-123".into());
+    let b = body(&m, &c, &o);
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "developer", "content": "sys"})
+    );
+    assert_eq!(b["max_completion_tokens"], 1000);
+    assert!(b.get("max_tokens").is_none());
+    assert_eq!(b["reasoning_effort"], "high");
+    assert_eq!(b["store"], false);
+    assert_eq!(b["prompt_cache_key"], "session-123");
+
+    // No caching requested: no cache key.
+    o.cache_retention = CacheRetention::None;
+    assert!(body(&m, &c, &o).get("prompt_cache_key").is_none());
+
+    // The same reasoning model on a local server: system role, no OpenAI-only fields.
+    let mut l = local();
+    l.reasoning = true;
+    let b = body(&l, &c, &o);
+    assert_eq!(b["messages"][0]["role"], "system");
+    assert_eq!(b["max_tokens"], 1000);
+    assert_eq!(b["reasoning_effort"], "high");
+    for absent in ["store", "prompt_cache_key", "max_completion_tokens"] {
+        assert!(b.get(absent).is_none(), "{absent} sent to a local server");
+    }
+}
+
+#[test]
+fn reasoning_effort_follows_level_model_and_compat() {
+    let c = Context {
+        messages: vec![user("Hi")],
+        ..Default::default()
+    };
+    let mut m = local();
+    let mut o = opts();
+    o.thinking = ThinkingLevel::Minimal;
+    // Not a reasoning model: never sent.
+    assert!(body(&m, &c, &o).get("reasoning_effort").is_none());
+    m.reasoning = true;
+    assert_eq!(body(&m, &c, &o)["reasoning_effort"], "minimal");
+    o.thinking = ThinkingLevel::Off;
+    assert!(body(&m, &c, &o).get("reasoning_effort").is_none());
+    o.thinking = ThinkingLevel::Medium;
+    m.compat = Some(CompatFlags {
+        supports_reasoning_effort: Some(false),
+        ..Default::default()
+    });
+    assert!(body(&m, &c, &o).get("reasoning_effort").is_none());
+    // xAI rejects it by default.
+    let mut x = model("https://api.x.ai/v1");
+    x.reasoning = true;
+    assert!(body(&x, &c, &o).get("reasoning_effort").is_none());
+}
+
+#[test]
+fn compat_flags_switch_usage_and_max_tokens_field() {
+    let c = Context {
+        messages: vec![user("Hi")],
+        ..Default::default()
+    };
+    let mut m = local();
+    m.compat = Some(CompatFlags {
+        supports_usage_in_streaming: Some(false),
+        max_tokens_field_is_completion: Some(true),
+        ..Default::default()
+    });
+    let mut o = opts();
+    o.temperature = Some(0.7);
+    let b = body(&m, &c, &o);
+    assert!(b.get("stream_options").is_none());
+    assert_eq!(b["max_completion_tokens"], 16384);
+    assert_eq!(b["temperature"].to_string(), "0.7");
+    // Mistral rejects stream_options by default.
+    assert!(
+        body(&model("https://api.mistral.ai/v1"), &c, &o)
+            .get("stream_options")
+            .is_none()
+    );
+}
+
+#[test]
+fn tools_and_tool_choice() {
+    let mut c = Context {
+        messages: vec![user("read it")],
+        tools: vec![read_tool()],
+        ..Default::default()
+    };
+    let mut o = opts();
+    o.tool_choice = Some(ToolChoice::Tool("read_file".into()));
+    let b = body(&local(), &c, &o);
+    assert_eq!(
+        b["tools"],
+        json!([{"type": "function", "function": {
+            "name": "read_file",
+            "description": "Reads a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+        }}])
+    );
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "function", "function": {"name": "read_file"}})
+    );
+    for (choice, wire) in [
+        (ToolChoice::Auto, "auto"),
+        (ToolChoice::None, "none"),
+        (ToolChoice::Required, "required"),
+    ] {
+        o.tool_choice = Some(choice);
+        assert_eq!(body(&local(), &c, &o)["tool_choice"], wire);
+    }
+    // Without tools neither field is sent (OpenAI rejects tool_choice alone).
+    c.tools.clear();
+    let b = body(&local(), &c, &o);
+    assert!(b.get("tools").is_none() && b.get("tool_choice").is_none());
+}
+
+#[test]
+fn tool_calls_and_results_never_send_null_content() {
+    let m = local();
+    let mut messages = tool_round(&m);
+    // An assistant message with text and a call.
+    messages.push(from_model(
+        &m,
+        vec![
+            text("Reading"),
+            text("again."),
+            call("call_2", "read_file", json!({"path": "b"})),
+        ],
+        StopReason::ToolUse,
+    ));
+    messages.push(Message::ToolResult(ToolResultMessage::text(
+        "call_2",
+        "read_file",
+        "",
+        true,
+    )));
+    let c = Context {
+        messages,
+        tools: vec![read_tool()],
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    let msgs = b["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs[1],
+        json!({"role": "assistant", "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "read_file", "arguments": "{\"path\":\"README.md\"}"}
+        }]})
+    );
+    assert_eq!(
+        msgs[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "# makai"})
+    );
+    assert_eq!(msgs[3], json!({"role": "user", "content": "thanks"}));
+    assert_eq!(msgs[4]["content"], "Reading\n\nagain.");
+    assert_eq!(msgs[4]["tool_calls"][0]["id"], "call_2");
+    assert_eq!(msgs[5]["content"], "");
+    for m in msgs {
+        assert!(
+            m.get("content").is_none_or(|c| !c.is_null()),
+            "content: null in {m}"
+        );
+    }
+}
+
+#[test]
+fn assistant_turn_is_inserted_after_tool_results_when_required() {
+    let mut m = local();
+    m.compat = Some(CompatFlags {
+        requires_assistant_after_tool_result: Some(true),
+        requires_tool_result_name: Some(true),
+        ..Default::default()
+    });
+    let c = Context {
+        messages: tool_round(&m),
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    let roles: Vec<&str> = b["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(b["messages"][2]["name"], "read_file");
+    assert_eq!(b["messages"][3]["content"], TOOL_RESULTS_PROCESSED);
+    // Without the flag: no insertion, no name.
+    let b = body(&local(), &c, &opts());
+    assert_eq!(b["messages"].as_array().unwrap().len(), 4);
+    assert!(b["messages"][2].get("name").is_none());
+}
+
+#[test]
+fn images_become_data_url_parts_and_tool_result_images_follow_as_user_message() {
+    let mut m = local();
+    m.input = vec![Modality::Text, Modality::Image];
+    let mut u = UserMessage::text("what is this?");
+    u.content.push(UserContent::image("AAAA", "image/png"));
+    let mut result = ToolResultMessage::text("call_1", "screenshot", "", false);
+    result.content = vec![UserContent::image("BBBB", "image/jpeg")];
+    let c = Context {
+        messages: vec![
+            Message::User(u),
+            from_model(
+                &m,
+                vec![call("call_1", "screenshot", json!({}))],
+                StopReason::ToolUse,
+            ),
+            Message::ToolResult(result),
+        ],
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    let msgs = b["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs[0]["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+        ])
+    );
+    assert_eq!(msgs[1]["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(
+        msgs[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": SEE_ATTACHED_IMAGE})
+    );
+    assert_eq!(
+        msgs[3],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": TOOL_RESULT_IMAGES},
+            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BBBB"}}
+        ]})
+    );
+    // A text-only model gets a note instead of the image, as a plain string.
+    let b = body(&local(), &c, &opts());
+    let content = b["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("what is this?\n") && !content.contains("AAAA"),
+        "{content}"
+    );
+    assert_eq!(b["messages"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn same_model_thinking_is_replayed_only_where_accepted() {
+    let conversation = |m: &Model| Context {
+        messages: vec![
+            user("2+2?"),
+            from_model(
+                m,
+                vec![thinking("add them", Some("reasoning")), text("4")],
+                StopReason::Stop,
+            ),
+            user("and 3+3?"),
+        ],
+        ..Default::default()
+    };
+    // A local server (Ollama streams `reasoning`): replayed in the same field.
+    let m = local();
+    let b = body(&m, &conversation(&m), &opts());
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "assistant", "content": "4", "reasoning": "add them"})
+    );
+    // OpenAI does not take reasoning back: dropped.
+    let o = openai();
+    let b = body(&o, &conversation(&o), &opts());
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "assistant", "content": "4"})
+    );
+    // Thinking as text.
+    let mut t = local();
+    t.compat = Some(CompatFlags {
+        requires_thinking_as_text: Some(true),
+        ..Default::default()
+    });
+    let b = body(&t, &conversation(&t), &opts());
+    assert_eq!(b["messages"][1]["content"], "add them\n\n4");
+    assert!(b["messages"][1].get("reasoning").is_none());
+    // Thinking from another model is plain text after the hand-off.
+    let other = model("http://127.0.0.1:9999/v1");
+    let mut c = conversation(&other);
+    if let Message::Assistant(a) = &mut c.messages[1] {
+        a.model = "someone-else".into();
+    }
+    let b = body(&m, &c, &opts());
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "assistant", "content": "add them\n\n4"})
+    );
+}
+
+#[test]
+fn deepseek_reasoning_model_always_gets_reasoning_content() {
+    let mut m = model("https://api.deepseek.com");
+    m.provider = "deepseek".into();
+    m.reasoning = true;
+    let c = Context {
+        messages: tool_round(&m),
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    assert_eq!(b["messages"][1]["reasoning_content"], "");
+    assert!(b["messages"][1].get("content").is_none());
+}
+
+#[test]
+fn empty_and_failed_assistant_turns_are_not_sent() {
+    let m = local();
+    let c = Context {
+        messages: vec![
+            user("a"),
+            from_model(&m, vec![], StopReason::Stop),
+            user("b"),
+            from_model(&m, vec![text("partial")], StopReason::Error),
+            user("c"),
+        ],
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    let roles: Vec<&str> = b["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "user", "user"]);
+}
+
+#[test]
+fn long_and_foreign_tool_call_ids_are_normalised() {
+    let m = local();
+    let long = "call_abc|fc_0123456789abcdef0123456789abcdef0123456789";
+    let c = Context {
+        messages: vec![
+            user("x"),
+            from_model(
+                &m,
+                vec![call(long, "read_file", json!({}))],
+                StopReason::ToolUse,
+            ),
+            Message::ToolResult(ToolResultMessage::text(long, "read_file", "ok", false)),
+        ],
+        ..Default::default()
+    };
+    let b = body(&m, &c, &opts());
+    let id = b["messages"][1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(id.len() <= 40 && !id.contains('|'), "{id}");
+    assert_eq!(b["messages"][2]["tool_call_id"], id);
+
+    // Mistral: exactly 9 letters and digits, the same for the call and its result.
+    let mut mistral = model("https://api.mistral.ai/v1");
+    mistral.provider = "mistral".into();
+    let b = body(&mistral, &c, &opts());
+    let id = b["messages"][1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(
+        id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric()),
+        "{id}"
+    );
+    assert_eq!(b["messages"][2]["tool_call_id"], id);
+    // A valid Mistral id stays as it is; distinct ids stay distinct.
+    assert_eq!(alnum_id("a", 9).len(), 9);
+    assert_ne!(alnum_id("call_1", 9), alnum_id("call_2", 9));
+    let mut msgs = vec![from_model(
+        &mistral,
+        vec![call("Ab3dE6gH9", "x", json!({}))],
+        StopReason::ToolUse,
+    )];
+    exact_alnum_ids(&mut msgs, 9);
+    let Message::Assistant(a) = &msgs[0] else {
+        panic!()
+    };
+    assert_eq!(a.tool_calls().next().unwrap().id, "Ab3dE6gH9");
+}
