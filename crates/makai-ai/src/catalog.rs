@@ -86,7 +86,12 @@ fn entry_to_model(e: &Entry) -> Model {
     if e.images {
         m.input = vec![Modality::Text, Modality::Image];
     }
-    m.cost = ModelCost { input: e.cost[0], output: e.cost[1], cache_read: e.cost[2], cache_write: e.cost[3] };
+    m.cost = ModelCost {
+        input: e.cost[0],
+        output: e.cost[1],
+        cache_read: e.cost[2],
+        cache_write: e.cost[3],
+    };
     m.context_window = e.context_window;
     m.max_tokens = e.max_tokens;
     m
@@ -101,7 +106,9 @@ pub struct ModelRegistry {
 impl ModelRegistry {
     /// A registry holding the built-in models.
     pub fn builtin() -> Self {
-        ModelRegistry { models: builtin_models().to_vec() }
+        ModelRegistry {
+            models: builtin_models().to_vec(),
+        }
     }
 
     /// An empty registry.
@@ -116,7 +123,8 @@ impl ModelRegistry {
 
     /// Adds a model, replacing one with the same provider and id.
     pub fn add(&mut self, model: Model) {
-        self.models.retain(|m| !(m.provider == model.provider && m.id == model.id));
+        self.models
+            .retain(|m| !(m.provider == model.provider && m.id == model.id));
         self.models.push(model);
     }
 
@@ -126,10 +134,17 @@ impl ModelRegistry {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(ProviderError::Catalog { path: path.display().to_string(), message: e.to_string() }),
+            Err(e) => {
+                return Err(ProviderError::Catalog {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
         };
-        let models = parse_models_json(&text)
-            .map_err(|message| ProviderError::Catalog { path: path.display().to_string(), message })?;
+        let models = parse_models_json(&text).map_err(|message| ProviderError::Catalog {
+            path: path.display().to_string(),
+            message,
+        })?;
         let n = models.len();
         for m in models {
             self.add(m);
@@ -141,7 +156,10 @@ impl ModelRegistry {
     /// case-insensitive substring of the id when that is unambiguous.
     pub fn find(&self, spec: &str) -> Option<&Model> {
         if let Some((provider, id)) = spec.split_once('/')
-            && let Some(m) = self.models.iter().find(|m| m.provider == provider && m.id == id)
+            && let Some(m) = self
+                .models
+                .iter()
+                .find(|m| m.provider == provider && m.id == id)
         {
             return Some(m);
         }
@@ -149,7 +167,10 @@ impl ModelRegistry {
             return Some(m);
         }
         let needle = spec.to_ascii_lowercase();
-        let mut matches = self.models.iter().filter(|m| m.id.to_ascii_lowercase().contains(&needle));
+        let mut matches = self
+            .models
+            .iter()
+            .filter(|m| m.id.to_ascii_lowercase().contains(&needle));
         let first = matches.next()?;
         matches.next().is_none().then_some(first)
     }
@@ -198,16 +219,24 @@ struct ModelSection {
 
 /// Parses the text of a `models.json` file.
 pub fn parse_models_json(text: &str) -> Result<Vec<Model>, String> {
-    let file: ModelsFile = serde_json::from_str(text).map_err(|e| format!("invalid models.json: {e}"))?;
+    let file: ModelsFile =
+        serde_json::from_str(text).map_err(|e| format!("invalid models.json: {e}"))?;
     let mut out = Vec::new();
     for (provider, section) in file.providers {
         for m in section.models {
             let api = m.api.or(section.api).ok_or_else(|| {
                 format!("model '{}' of provider '{provider}' has no \"api\" (set it on the model or the provider)", m.id)
             })?;
-            let base_url = m.base_url.clone().or_else(|| section.base_url.clone()).ok_or_else(|| {
-                format!("model '{}' of provider '{provider}' has no \"baseUrl\"", m.id)
-            })?;
+            let base_url = m
+                .base_url
+                .clone()
+                .or_else(|| section.base_url.clone())
+                .ok_or_else(|| {
+                    format!(
+                        "model '{}' of provider '{provider}' has no \"baseUrl\"",
+                        m.id
+                    )
+                })?;
             let mut model = Model::custom(api, provider.clone(), m.id.clone(), base_url);
             if let Some(name) = m.name {
                 model.name = name;
@@ -244,7 +273,11 @@ mod tests {
         let m = reg.find("anthropic/claude-sonnet-4-5").unwrap();
         assert_eq!(m.api, Api::AnthropicMessages);
         assert!(m.cost.output > 0.0 && m.context_window >= 200_000);
-        assert!(reg.models().iter().all(|m| m.max_tokens > 0 && m.context_window > m.max_tokens / 2));
+        assert!(
+            reg.models()
+                .iter()
+                .all(|m| m.max_tokens > 0 && m.context_window > m.max_tokens / 2)
+        );
     }
 
     #[test]
@@ -259,14 +292,20 @@ mod tests {
 
     #[test]
     fn missing_api_is_a_clear_error() {
-        let err = parse_models_json(r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"id": "m"}]}}}"#)
-            .unwrap_err();
+        let err = parse_models_json(
+            r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"id": "m"}]}}}"#,
+        )
+        .unwrap_err();
         assert!(err.contains("has no \"api\""), "{err}");
     }
 
     #[test]
     fn missing_file_is_not_an_error() {
         let mut reg = ModelRegistry::empty();
-        assert_eq!(reg.load_file(Path::new("/nonexistent/models.json")).unwrap(), 0);
+        assert_eq!(
+            reg.load_file(Path::new("/nonexistent/models.json"))
+                .unwrap(),
+            0
+        );
     }
 }

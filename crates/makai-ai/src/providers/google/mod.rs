@@ -1,0 +1,45 @@
+//! Google Gemini (`POST {base_url}/models/{id}:streamGenerateContent?alt=sse`).
+//!
+//! - [`request`] builds the URL, headers (the key goes in `x-goog-api-key`, never
+//!   in the URL) and the JSON body (`contents`, `systemInstruction`, `tools`,
+//!   `toolConfig`, `generationConfig`);
+//! - [`decode`] turns the stream of `GenerateContentResponse` chunks into
+//!   [`MessageBuilder`](crate::MessageBuilder) calls;
+//! - [`args`] assembles Vertex's streamed function-call arguments (`partialArgs`).
+//!
+//! Gemini sends no end-of-stream event: the message is finished at the end of the
+//! body when a `finishReason` was seen.
+
+mod args;
+mod decode;
+mod request;
+
+#[cfg(test)]
+mod decode_tests;
+#[cfg(test)]
+mod request_tests;
+
+use crate::context::Context;
+use crate::error::ProviderError;
+use crate::model::Model;
+use crate::options::{ApiKey, StreamOptions};
+use crate::provider::{HttpRequest, WireApi, WireDecoder};
+
+/// The `google-generative-ai` wire API.
+pub(crate) struct GoogleGenerativeAi;
+
+impl WireApi for GoogleGenerativeAi {
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&ApiKey>,
+    ) -> Result<HttpRequest, ProviderError> {
+        request::build(model, context, options, api_key)
+    }
+
+    fn decoder(&self) -> Box<dyn WireDecoder> {
+        Box::new(decode::Decoder::new())
+    }
+}

@@ -1,0 +1,340 @@
+//! The request of the Responses API: URL, headers and JSON body.
+//!
+//! Choices worth knowing:
+//! - `store: false`: makai keeps the conversation itself, so every request is
+//!   self-contained. Reasoning is therefore replayed from the reasoning item kept in
+//!   the thinking block's signature, and only when that item carries
+//!   `encrypted_content` (a bare `rs_…` id cannot be resolved without storage).
+//!   When a reasoning item of an assistant message cannot be replayed, the ids of
+//!   that message's other items are left out too: OpenAI rejects a `msg_…`/`fc_…`
+//!   item whose reasoning item is missing, while id-less items are always accepted.
+//! - Item ids (`msg_…`, `fc_…`) are only replayed for messages produced by this
+//!   very model (same provider, API and model id).
+//! - Function tools are sent with `strict: false`: the API defaults to strict mode,
+//!   which rejects ordinary JSON schemas (optional properties, open objects).
+//! - `temperature` is not sent to reasoning models (they reject it).
+//! - Reasoning effort is only sent when thinking is on and the model reasons;
+//!   `xhigh` becomes `high` except on models known to offer it (`*codex-max*`,
+//!   `gpt-5.2*`), and `minimal` becomes `low` on `gpt-5.1*`/`gpt-5.2*`, which
+//!   replaced it.
+//! - `include: ["reasoning.encrypted_content"]` is sent for every reasoning model
+//!   (it reasons even without an explicit effort, and the encrypted content is what
+//!   lets the next turn replay it); non-reasoning models reject the field.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::context::Context;
+use crate::error::ProviderError;
+use crate::message::{AssistantContent, AssistantMessage, Message, ThinkingContent, UserContent};
+use crate::model::Model;
+use crate::options::{ApiKey, CacheRetention, StreamOptions, ThinkingLevel, ToolChoice};
+use crate::provider::HttpRequest;
+use crate::transform::{ToolCallIdRules, prepare_messages};
+
+/// What OpenAI accepts as a `call_id`: letters, digits, `_` and `-`, at most 64.
+const CALL_ID_RULES: ToolCallIdRules = ToolCallIdRules {
+    max_len: 64,
+    extra_chars: "_-",
+};
+
+/// Builds the request.
+pub(super) fn build(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: Option<&ApiKey>,
+) -> Result<HttpRequest, ProviderError> {
+    let messages = prepare_messages(model, &context.messages, ToolCallIdRules::LENIENT);
+    let ids = IdMap::new(&context.messages);
+    let input = convert_messages(model, &messages, &ids);
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("input".into(), Value::Array(input));
+    if let Some(system) = context
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        body.insert("instructions".into(), json!(system));
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("store".into(), json!(false));
+    let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
+    if max_tokens > 0 {
+        body.insert("max_output_tokens".into(), json!(max_tokens));
+    }
+    if let Some(t) = options.temperature
+        && !model.reasoning
+    {
+        // Through its decimal form, so 0.7f32 is sent as 0.7, not 0.699999988079071.
+        let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
+        body.insert("temperature".into(), json!(t));
+    }
+    if !context.tools.is_empty() {
+        let tools: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": false,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        if let Some(choice) = &options.tool_choice {
+            body.insert("tool_choice".into(), tool_choice(choice));
+        }
+    }
+    if model.reasoning {
+        if let Some(effort) = reasoning_effort(&model.id, options.thinking) {
+            body.insert(
+                "reasoning".into(),
+                json!({"effort": effort, "summary": "auto"}),
+            );
+        }
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
+    if options.cache_retention != CacheRetention::None {
+        if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
+            body.insert("prompt_cache_key".into(), json!(session));
+        }
+        if options.cache_retention == CacheRetention::Long
+            && model.base_url.contains("api.openai.com")
+        {
+            body.insert("prompt_cache_retention".into(), json!("24h"));
+        }
+    }
+
+    Ok(HttpRequest {
+        url: endpoint(&model.base_url),
+        headers: headers(model, options, api_key),
+        body: Value::Object(body),
+    })
+}
+
+fn endpoint(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base.ends_with("/responses") {
+        base.to_string()
+    } else {
+        format!("{base}/responses")
+    }
+}
+
+fn headers(
+    model: &Model,
+    options: &StreamOptions,
+    api_key: Option<&ApiKey>,
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![("accept".into(), "text/event-stream".into())];
+    if let Some(key) = api_key.map(|k| k.expose().trim()).filter(|k| !k.is_empty()) {
+        out.push(("authorization".into(), format!("Bearer {key}")));
+    }
+    for (k, v) in model.headers.iter().chain(options.headers.iter()) {
+        out.retain(|(existing, _)| !existing.eq_ignore_ascii_case(k));
+        out.push((k.clone(), v.clone()));
+    }
+    out
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+    }
+}
+
+/// The `reasoning.effort` for `level`, or `None` when thinking is off.
+pub(super) fn reasoning_effort(model_id: &str, level: ThinkingLevel) -> Option<&'static str> {
+    let id = model_id.rsplit('/').next().unwrap_or(model_id);
+    let newer = id.starts_with("gpt-5.1") || id.starts_with("gpt-5.2");
+    let has_xhigh = id.contains("codex-max") || id.starts_with("gpt-5.2");
+    Some(match level {
+        ThinkingLevel::Off => return None,
+        ThinkingLevel::Minimal if newer => "low",
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh if has_xhigh => "xhigh",
+        ThinkingLevel::Xhigh => "high",
+    })
+}
+
+/// Maps the ids `prepare_messages` produced back to the original tool-call ids,
+/// which hold the `call_id|fc_id` pair (the `|` does not survive normalisation).
+struct IdMap(HashMap<String, String>);
+
+impl IdMap {
+    fn new(original: &[Message]) -> Self {
+        let mut map = HashMap::new();
+        let mut add = |id: &str| {
+            let normalized = ToolCallIdRules::LENIENT.normalize(id);
+            if normalized != id {
+                map.insert(normalized, id.to_string());
+            }
+        };
+        for m in original {
+            match m {
+                Message::Assistant(a) => a.tool_calls().for_each(|c| add(&c.id)),
+                Message::ToolResult(r) => add(&r.tool_call_id),
+                _ => {}
+            }
+        }
+        IdMap(map)
+    }
+
+    /// The wire `call_id` and, when known, the `fc_…` item id of `prepared_id`.
+    fn split<'a>(&'a self, prepared_id: &'a str) -> (String, Option<&'a str>) {
+        let original = self
+            .0
+            .get(prepared_id)
+            .map(String::as_str)
+            .unwrap_or(prepared_id);
+        let (call, item) = match original.split_once('|') {
+            Some((call, item)) => (call, Some(item)),
+            None => (original, None),
+        };
+        let item = item.filter(|i| i.starts_with("fc_") && CALL_ID_RULES.accepts(i));
+        (CALL_ID_RULES.normalize(call), item)
+    }
+}
+
+fn convert_messages(model: &Model, messages: &[Message], ids: &IdMap) -> Vec<Value> {
+    let mut input = Vec::with_capacity(messages.len());
+    // Images returned by consecutive tool results, sent in one user item after them.
+    let mut tool_images: Vec<Value> = Vec::new();
+    for message in messages {
+        if !matches!(message, Message::ToolResult(_)) {
+            flush_tool_images(&mut input, &mut tool_images);
+        }
+        match message {
+            Message::User(u) => {
+                let content: Vec<Value> = u.content.iter().filter_map(user_part).collect();
+                if !content.is_empty() {
+                    input.push(json!({"role": "user", "content": content}));
+                }
+            }
+            Message::Assistant(a) => convert_assistant(model, a, ids, &mut input),
+            Message::ToolResult(r) => {
+                let (call_id, _) = ids.split(&r.tool_call_id);
+                let images: Vec<Value> = r
+                    .content
+                    .iter()
+                    .filter(|c| matches!(c, UserContent::Image(_)))
+                    .filter_map(user_part)
+                    .collect();
+                let mut output = r.text_content();
+                if output.is_empty() && !images.is_empty() {
+                    output = "(the tool returned the image(s) attached below)".to_string();
+                }
+                input.push(json!({
+                    "type": "function_call_output",
+                    "call_id": call_id,
+                    "output": output,
+                }));
+                tool_images.extend(images);
+            }
+        }
+    }
+    flush_tool_images(&mut input, &mut tool_images);
+    input
+}
+
+fn flush_tool_images(input: &mut Vec<Value>, images: &mut Vec<Value>) {
+    if images.is_empty() {
+        return;
+    }
+    let mut content =
+        vec![json!({"type": "input_text", "text": "Image(s) returned by the tool call(s) above:"})];
+    content.append(images);
+    input.push(json!({"role": "user", "content": content}));
+}
+
+fn user_part(c: &UserContent) -> Option<Value> {
+    match c {
+        UserContent::Text(t) if t.text.is_empty() => None,
+        UserContent::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+        UserContent::Image(i) => Some(json!({
+            "type": "input_image",
+            "detail": "auto",
+            "image_url": format!("data:{};base64,{}", i.mime_type, i.data),
+        })),
+    }
+}
+
+/// The reasoning item kept in a thinking block's signature, when it can be replayed.
+fn replayable_reasoning(t: &ThinkingContent) -> Option<Value> {
+    let item: Value = serde_json::from_str(t.thinking_signature.as_deref()?).ok()?;
+    let ok = item.get("type").and_then(Value::as_str) == Some("reasoning")
+        && item
+            .get("encrypted_content")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+    ok.then_some(item)
+}
+
+fn convert_assistant(model: &Model, a: &AssistantMessage, ids: &IdMap, input: &mut Vec<Value>) {
+    let same_model =
+        a.provider == model.provider && a.api == model.api.as_str() && a.model == model.id;
+    // Item ids are only safe when they come from this model and every reasoning item
+    // they may be paired with is replayed as well.
+    let keep_ids = same_model
+        && a.content.iter().all(|c| match c {
+            AssistantContent::Thinking(t) => replayable_reasoning(t).is_some(),
+            _ => true,
+        });
+    for block in &a.content {
+        match block {
+            AssistantContent::Thinking(t) => {
+                if same_model && let Some(item) = replayable_reasoning(t) {
+                    input.push(item);
+                }
+            }
+            AssistantContent::Text(t) => {
+                if t.text.is_empty() {
+                    continue;
+                }
+                let mut item = json!({
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": t.text, "annotations": []}],
+                });
+                if keep_ids
+                    && let Some(id) = t.text_signature.as_deref()
+                    && id.starts_with("msg_")
+                    && let Value::Object(map) = &mut item
+                {
+                    map.insert("id".into(), json!(id));
+                }
+                input.push(item);
+            }
+            AssistantContent::ToolCall(c) => {
+                let (call_id, item_id) = ids.split(&c.id);
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": c.name,
+                    "arguments": Value::Object(c.arguments.clone()).to_string(),
+                });
+                if keep_ids
+                    && let Some(id) = item_id
+                    && let Value::Object(map) = &mut item
+                {
+                    map.insert("id".into(), json!(id));
+                }
+                input.push(item);
+            }
+        }
+    }
+}
