@@ -19,12 +19,17 @@ use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let model_spec = args.next();
-    let prompt = args.next().unwrap_or_else(|| "Tell me about makai in one sentence.".to_string());
+    let prompt = args
+        .next()
+        .unwrap_or_else(|| "Tell me about makai in one sentence.".to_string());
 
     // Keep the server alive for the whole run when we use it.
     let mut _server = None;
     let model = match model_spec {
-        Some(spec) => ModelRegistry::builtin().find(&spec).cloned().ok_or(format!("unknown model '{spec}'"))?,
+        Some(spec) => ModelRegistry::builtin()
+            .find(&spec)
+            .cloned()
+            .ok_or(format!("unknown model '{spec}'"))?,
         None => {
             let server = MockServer::start(Scenario::new().push(
                 ScriptedResponse::text(
@@ -32,16 +37,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                      and an agent loop that never lets a failing tool take it down.",
                 )
                 .with_thinking("The user wants a one-sentence summary.")
-                .delay_ms(15),
+                .delay(15),
             ))
             .await?;
-            let model = Model::custom(Api::OpenAiCompletions, "mockllm", "scripted", server.base_url_v1());
+            let model = Model::custom(
+                Api::OpenAiCompletions,
+                "mockllm",
+                "scripted",
+                server.base_url_v1(),
+            );
             _server = Some(server);
             model
         }
     };
 
-    let context = Context { messages: vec![UserMessage::text(prompt).into()], ..Default::default() };
+    let context = Context {
+        messages: vec![UserMessage::text(prompt).into()],
+        ..Default::default()
+    };
     let mut events = stream(&model, &context, StreamOptions::default());
     let mut out = std::io::stdout();
     while let Some(event) = events.next().await {

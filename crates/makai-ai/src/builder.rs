@@ -347,7 +347,8 @@ impl MessageBuilder {
         usage.apply_cost(&model.cost);
     }
 
-    /// Discards everything for a retry, emitting a `retry` event.
+    /// Discards everything for a retry, emitting a `retry` event; the next attempt
+    /// emits a fresh `start`.
     pub fn reset_for_retry(
         &mut self,
         attempt: u32,
@@ -355,16 +356,12 @@ impl MessageBuilder {
         error_message: String,
         model: &Model,
     ) {
-        let started = self.started;
         *self = MessageBuilder::new(model);
-        self.started = started;
-        if started {
-            self.events.push(AssistantMessageEvent::Retry {
-                attempt,
-                delay_ms,
-                error_message,
-            });
-        }
+        self.events.push(AssistantMessageEvent::Retry {
+            attempt,
+            delay_ms,
+            error_message,
+        });
     }
 
     /// The finished message (or the message so far).

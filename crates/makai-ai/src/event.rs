@@ -10,8 +10,9 @@ use crate::message::{AssistantMessage, StopReason, ToolCall};
 /// number of `*_delta`, `*_end` (blocks are numbered by `content_index`, their
 /// position in the final message's `content`); exactly one terminal event,
 /// `done` or `error`, last. A `retry` event means the provider is retrying after
-/// a failure: everything streamed since `start` is void and the stream goes on
-/// with a fresh message (the final message never repeats text).
+/// a failure (it may come before any `start`, e.g. after an HTTP 429): everything
+/// streamed since `start` is void, and the next attempt begins with a fresh
+/// `start` (the final message never repeats text).
 ///
 /// The JSON form is pi-ai's `AssistantMessageEvent` without the per-event
 /// `partial` snapshot (use [`crate::MessageAccumulator`] to keep one).
