@@ -54,6 +54,7 @@ async fn run(
         Some(AssistantMessageEvent::Error { error, .. }) => error,
         other => panic!("stream did not end with a terminal event: {other:?}"),
     };
+    server.assert_request_invariants();
     (events, message, server)
 }
 

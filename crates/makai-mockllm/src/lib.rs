@@ -92,6 +92,7 @@ mod bench;
 mod body;
 mod chunking;
 mod error;
+pub mod invariants;
 mod record;
 mod scenario;
 mod script;

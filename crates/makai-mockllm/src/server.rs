@@ -152,6 +152,24 @@ impl MockServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// Checks every recorded request against [`crate::invariants`] and panics
+    /// with the full list of violations if any request breaks them. For tests.
+    #[allow(clippy::panic)]
+    pub fn assert_request_invariants(&self) {
+        let mut problems = Vec::new();
+        for (i, request) in self.requests().iter().enumerate() {
+            for p in crate::invariants::check_request(request) {
+                problems.push(format!("request {i} ({}): {p}", request.path));
+            }
+        }
+        if !problems.is_empty() {
+            panic!(
+                "recorded requests break the invariants:\n{}",
+                problems.join("\n")
+            );
+        }
+    }
+
     /// Forgets the recorded requests.
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();

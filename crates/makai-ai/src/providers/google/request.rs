@@ -271,7 +271,27 @@ fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
         }
     }
     tools.flush(&mut contents);
-    contents
+    merge_same_role(contents)
+}
+
+/// Gemini expects turns to alternate: consecutive turns of one role (tool
+/// responses followed by user text, say) become one turn with all their parts.
+fn merge_same_role(contents: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(contents.len());
+    for turn in contents {
+        if let Some(last) = out.last_mut()
+            && last.get("role") == turn.get("role")
+            && let (Some(into), Some(parts)) = (
+                last.get_mut("parts").and_then(Value::as_array_mut),
+                turn.get("parts").and_then(Value::as_array),
+            )
+        {
+            into.extend(parts.iter().cloned());
+            continue;
+        }
+        out.push(turn);
+    }
+    out
 }
 
 fn user_part(c: &UserContent) -> Option<Value> {

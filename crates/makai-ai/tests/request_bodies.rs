@@ -1,0 +1,270 @@
+//! What each provider sends, checked on the request the scripted server recorded:
+//! system prompt placement, tool schemas, tool results, cache breakpoints,
+//! thinking parameters, and the conversation invariants of every API.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use makai_ai::{
+    Api, AssistantContent, AssistantMessage, CacheRetention, Context, Message, Model, StopReason,
+    StreamOptions, TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolChoice,
+    ToolDefinition, ToolResultMessage, UserContent, UserMessage, stream,
+};
+use makai_mockllm::{MockServer, RecordedRequest, Scenario, ScriptedResponse};
+use serde_json::{Value, json};
+
+const SYSTEM: &str = "You are a careful assistant.";
+
+fn model(api: Api, server: &MockServer, provider: &str) -> Model {
+    let base = match api {
+        Api::GoogleGenerativeAi => format!("{}/v1beta", server.url()),
+        _ => server.base_url_v1(),
+    };
+    let mut m = Model::custom(api, provider, "target-model", base);
+    m.reasoning = true;
+    m.input = vec![makai_ai::Modality::Text, makai_ai::Modality::Image];
+    m
+}
+
+/// A conversation with a tool round produced by `provider`/`api`, then a follow-up.
+fn conversation(api: &str, provider: &str, model_id: &str) -> Context {
+    let mut args = serde_json::Map::new();
+    args.insert("path".into(), json!("src/lib.rs"));
+    let mut first = UserMessage::text("Read the file and look at this picture.");
+    first
+        .content
+        .push(UserContent::image("iVBORw0KGgo=", "image/png"));
+    Context {
+        system_prompt: Some(SYSTEM.into()),
+        messages: vec![
+            first.into(),
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    AssistantContent::Thinking(ThinkingContent {
+                        thinking: "I should read the file.".into(),
+                        thinking_signature: Some("sig-abc".into()),
+                        redacted: false,
+                    }),
+                    AssistantContent::Text(TextContent {
+                        text: "Reading it now.".into(),
+                        text_signature: None,
+                    }),
+                    AssistantContent::ToolCall(ToolCall::new("call|with|pipes-0001", "read", args)),
+                ],
+                api: api.into(),
+                provider: provider.into(),
+                model: model_id.into(),
+                stop_reason: StopReason::ToolUse,
+                ..Default::default()
+            }),
+            ToolResultMessage::text("call|with|pipes-0001", "read", "fn main() {}", false).into(),
+            UserMessage::text("Thanks. Summarize.").into(),
+        ],
+        tools: vec![ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        }],
+    }
+}
+
+async fn send(api: Api, context: &Context, options: StreamOptions) -> RecordedRequest {
+    let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("ok")))
+        .await
+        .unwrap();
+    let m = model(api, &server, "mock");
+    let message = stream(&m, context, options).result().await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{api}: {:?}",
+        message.error_message
+    );
+    server.assert_request_invariants();
+    server.requests().remove(0)
+}
+
+#[tokio::test]
+async fn anthropic_request_body() {
+    let options = StreamOptions {
+        thinking: ThinkingLevel::Medium,
+        cache_retention: CacheRetention::Short,
+        ..Default::default()
+    };
+    let ctx = conversation("anthropic-messages", "mock", "target-model");
+    let body = send(Api::AnthropicMessages, &ctx, options).await.body;
+    assert_eq!(body["system"][0]["text"], SYSTEM);
+    assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(
+        body["tools"][0]["input_schema"]["properties"]["path"]["type"],
+        "string"
+    );
+    assert_eq!(body["tools"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(body["thinking"]["type"], "enabled");
+    assert!(body["thinking"]["budget_tokens"].as_u64().unwrap() >= 1024);
+    assert!(body.get("temperature").is_none());
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][1]["type"], "image");
+    // Same model: thinking replayed with its signature.
+    assert_eq!(messages[1]["content"][0]["type"], "thinking");
+    assert_eq!(messages[1]["content"][0]["signature"], "sig-abc");
+    let call_id = messages[1]["content"][2]["id"].as_str().unwrap();
+    assert!(
+        call_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+        "{call_id}"
+    );
+    // Tool result in a user turn, merged with the follow-up text.
+    assert_eq!(messages[2]["role"], "user");
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], call_id);
+    let last_block = messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last_block["cache_control"]["type"], "ephemeral");
+}
+
+#[tokio::test]
+async fn openai_completions_request_body() {
+    let options = StreamOptions {
+        tool_choice: Some(ToolChoice::Tool("read".into())),
+        ..Default::default()
+    };
+    let ctx = conversation("openai-completions", "mock", "target-model");
+    let body = send(Api::OpenAiCompletions, &ctx, options).await.body;
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[0]["content"], SYSTEM);
+    assert_eq!(body["tools"][0]["type"], "function");
+    assert_eq!(
+        body["tools"][0]["function"]["parameters"]["required"][0],
+        "path"
+    );
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "function": {"name": "read"}})
+    );
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert!(!assistant["content"].is_null());
+    let call_id = assistant["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(call_id.len() <= 40 && !call_id.contains('|'), "{call_id}");
+    assert_eq!(
+        serde_json::from_str::<Value>(
+            assistant["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap()
+        )
+        .unwrap()["path"],
+        "src/lib.rs"
+    );
+    let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(tool["tool_call_id"], call_id);
+    assert_eq!(tool["content"], "fn main() {}");
+}
+
+#[tokio::test]
+async fn openai_responses_request_body() {
+    let options = StreamOptions {
+        thinking: ThinkingLevel::High,
+        session_id: Some("session-42".into()),
+        ..Default::default()
+    };
+    let ctx = conversation("anthropic-messages", "anthropic", "claude");
+    let body = send(Api::OpenAiResponses, &ctx, options).await.body;
+    assert_eq!(body["instructions"], SYSTEM);
+    assert_eq!(body["store"], false);
+    assert_eq!(body["reasoning"]["effort"], "high");
+    assert_eq!(body["prompt_cache_key"], "session-42");
+    assert_eq!(body["tools"][0]["name"], "read");
+    let input = body["input"].as_array().unwrap();
+    let call = input.iter().find(|i| i["type"] == "function_call").unwrap();
+    let output = input
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .unwrap();
+    assert_eq!(call["call_id"], output["call_id"]);
+    // Thinking from another provider arrives as plain text, never as a reasoning item.
+    assert!(!input.iter().any(|i| i["type"] == "reasoning"));
+    assert!(body.to_string().contains("I should read the file."));
+}
+
+#[tokio::test]
+async fn gemini_request_body() {
+    let options = StreamOptions {
+        thinking: ThinkingLevel::Low,
+        api_key: Some("gm-key-123".into()),
+        ..Default::default()
+    };
+    let ctx = conversation("openai-responses", "openai", "gpt");
+    let request = send(Api::GoogleGenerativeAi, &ctx, options).await;
+    assert!(request.path.ends_with("target-model:streamGenerateContent"));
+    assert!(request.has_query_param("alt", "sse"));
+    assert!(
+        !request
+            .query
+            .clone()
+            .unwrap_or_default()
+            .contains("gm-key-123"),
+        "the key must never be in the URL"
+    );
+    assert_eq!(request.header("x-goog-api-key"), Some("gm-key-123"));
+    let body = request.body;
+    assert_eq!(body["systemInstruction"]["parts"][0]["text"], SYSTEM);
+    assert_eq!(body["tools"][0]["functionDeclarations"][0]["name"], "read");
+    let contents = body["contents"].as_array().unwrap();
+    assert_eq!(contents[1]["role"], "model");
+    assert!(
+        contents[1]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["functionCall"]["name"] == "read")
+    );
+    assert!(contents[2]["parts"][0]["functionResponse"]["name"] == "read");
+}
+
+#[tokio::test]
+async fn a_conversation_from_each_provider_replays_to_every_other() {
+    let sources = [
+        ("anthropic-messages", "anthropic", "claude"),
+        ("openai-completions", "openai", "gpt-4o"),
+        ("openai-responses", "openai", "gpt-5"),
+        ("google-generative-ai", "google", "gemini"),
+    ];
+    for (api, provider, model_id) in sources {
+        for target in Api::ALL {
+            let ctx = conversation(api, provider, model_id);
+            let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("ok")))
+                .await
+                .unwrap();
+            let mut m = model(target, &server, "other");
+            m.input = vec![makai_ai::Modality::Text];
+            let message = stream(&m, &ctx, StreamOptions::default()).result().await;
+            assert_eq!(
+                message.stop_reason,
+                StopReason::Stop,
+                "{api} -> {target}: {:?}",
+                message.error_message
+            );
+            server.assert_request_invariants();
+            let raw = server.requests()[0].raw_body.clone();
+            assert!(
+                !raw.contains("sig-abc"),
+                "{api} -> {target}: a foreign signature was replayed"
+            );
+            assert!(
+                !raw.contains("iVBORw0KGgo="),
+                "{api} -> {target}: an image went to a text-only model"
+            );
+            assert!(
+                raw.contains("image omitted"),
+                "{api} -> {target}: the image note is missing"
+            );
+        }
+    }
+}
