@@ -1,0 +1,229 @@
+//! The standard agent-loop benchmark.
+//!
+//! ```text
+//! cargo run --release -p makai-agent --example loop_bench
+//! MOCK_URL=http://127.0.0.1:18080/v1 API=anthropic-messages RUNS=200 CONCURRENCY=50 \
+//!     cargo run --release -p makai-agent --example loop_bench
+//! ```
+//!
+//! Each run is one `Agent` prompted once against a server that follows the bench
+//! script (makai-mockllm's `bench_responder`): every response streams TOKENS text
+//! tokens, rounds 0..TOOL_ROUNDS call the tool `echo` with `{"text": "echo-<round>"}`,
+//! and the last round ends with `[final]` when every tool result came back right.
+//! With `MOCK_URL` unset the example starts that server itself, in process.
+//!
+//! Every run is verified (final text, tool executions, text deltas seen by a
+//! subscriber); the example prints one line and exits non-zero on any failure.
+//! The counting subscriber opts out of delta merging so every delta is counted.
+//! `SNAPSHOTS=0` turns off the partial-message snapshots in `message_update`.
+
+use std::process::ExitCode;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use makai_agent::makai_ai::{Api, Model, RetryPolicy};
+use makai_agent::{
+    Agent, AgentEvent, AgentLoopConfig, InProcessClient, ToolOutput, ToolSet, TypedTool,
+};
+use makai_mockllm::{MockServer, Scenario, ServerOptions, bench_responder};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// The text to return.
+    text: String,
+}
+
+struct Settings {
+    api: Api,
+    runs: usize,
+    concurrency: usize,
+    tokens: usize,
+    tool_rounds: usize,
+}
+
+fn env_num(name: &str, default: usize) -> Result<usize, String> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{name}={v:?} is not a whole number")),
+        Err(_) => Ok(default),
+    }
+}
+
+fn settings() -> Result<Settings, String> {
+    let api = match std::env::var("API") {
+        Ok(v) => Api::from_str(v.trim())?,
+        Err(_) => Api::OpenAiCompletions,
+    };
+    if !matches!(api, Api::OpenAiCompletions | Api::AnthropicMessages) {
+        return Err(format!(
+            "API={api} is not benchmarked: use openai-completions or anthropic-messages"
+        ));
+    }
+    let s = Settings {
+        api,
+        runs: env_num("RUNS", 200)?,
+        concurrency: env_num("CONCURRENCY", 1)?.max(1),
+        tokens: env_num("TOKENS", 200)?,
+        tool_rounds: env_num("TOOL_ROUNDS", 5)?,
+    };
+    if s.tokens == 0 {
+        return Err("TOKENS must be at least 1".into());
+    }
+    Ok(s)
+}
+
+/// What one run saw.
+#[derive(Default)]
+struct RunStats {
+    events: u64,
+    text_deltas: u64,
+    failure: Option<String>,
+}
+
+async fn one_run(agent_config: AgentLoopConfig, tools: ToolSet, s: &Settings) -> RunStats {
+    let agent = Agent::new(agent_config).with_tools(tools);
+    // Every delta is counted, so this subscriber opts out of delta merging.
+    let mut events = agent.subscribe_stream_with(usize::MAX);
+    let counter = tokio::spawn(async move {
+        let mut stats = RunStats::default();
+        let mut tool_ok = 0usize;
+        let mut tool_err = 0usize;
+        while let Some(e) = events.next().await {
+            stats.events += 1;
+            match &e {
+                AgentEvent::MessageUpdate { .. } if e.text_delta().is_some() => {
+                    stats.text_deltas += 1
+                }
+                AgentEvent::ToolExecutionEnd { is_error, .. } => {
+                    if *is_error {
+                        tool_err += 1
+                    } else {
+                        tool_ok += 1
+                    }
+                }
+                AgentEvent::AgentEnd { .. } => break,
+                _ => {}
+            }
+        }
+        (stats, tool_ok, tool_err)
+    });
+    let outcome = agent.prompt("Run the benchmark script.").await;
+    let (mut stats, tool_ok, tool_err) = counter.await.unwrap_or_default();
+    let expected_text: String = (0..s.tokens - 1)
+        .map(|i| format!("w{i} "))
+        .chain(std::iter::once("[final]".to_string()))
+        .collect();
+    let expected_deltas = (s.tokens * (s.tool_rounds + 1)) as u64;
+    stats.failure = match outcome {
+        Err(e) => Some(format!("the run failed to start or finish: {e}")),
+        Ok(o) => {
+            let last = o.messages.last().map(|m| m.text()).unwrap_or_default();
+            if !o.end_reason.is_completed() {
+                Some(format!("the run ended early: {}", o.end_reason.describe()))
+            } else if last != expected_text {
+                Some(format!(
+                    "final text mismatch: got {:?}",
+                    last.chars().rev().take(40).collect::<String>()
+                ))
+            } else if tool_ok != s.tool_rounds || tool_err != 0 {
+                Some(format!(
+                    "expected {} successful tool executions, saw {tool_ok} (and {tool_err} errors)",
+                    s.tool_rounds
+                ))
+            } else if stats.text_deltas != expected_deltas {
+                Some(format!(
+                    "expected {expected_deltas} text deltas, the subscriber saw {}",
+                    stats.text_deltas
+                ))
+            } else {
+                None
+            }
+        }
+    };
+    stats
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let s = match settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("loop_bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Without MOCK_URL, serve the bench script ourselves.
+    let mut _server = None;
+    let base_url = match std::env::var("MOCK_URL") {
+        Ok(url) => url,
+        Err(_) => {
+            let options = ServerOptions {
+                record_requests: false,
+                ..Default::default()
+            };
+            let scenario = Scenario::from_responder(bench_responder(s.tokens, s.tool_rounds));
+            match MockServer::start_with(scenario, options).await {
+                Ok(server) => {
+                    let url = server.base_url_v1();
+                    _server = Some(server);
+                    url
+                }
+                Err(e) => {
+                    eprintln!("loop_bench: could not start the mock server: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+
+    let model = Model::custom(s.api, "mock", "mock-model", base_url);
+    let mut config = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    config.options.retry = RetryPolicy::none();
+    if std::env::var("SNAPSHOTS").as_deref() == Ok("0") {
+        config.partial_snapshots = false;
+    }
+    let echo = TypedTool::new(
+        "echo",
+        "Returns its text argument.",
+        |a: EchoArgs, _ctx| async move { Ok(ToolOutput::text(a.text)) },
+    )
+    .read_only(true)
+    .into_arc();
+    let tools = ToolSet::new([echo]);
+
+    let s = Arc::new(s);
+    let started = Instant::now();
+    let results: Vec<RunStats> = futures::stream::iter(0..s.runs)
+        .map(|_| {
+            let config = config.clone();
+            let tools = tools.clone();
+            let s = s.clone();
+            async move { one_run(config, tools, &s).await }
+        })
+        .buffer_unordered(s.concurrency)
+        .collect()
+        .await;
+    let wall = started.elapsed().as_secs_f64();
+
+    let events: u64 = results.iter().map(|r| r.events).sum();
+    let text_deltas: u64 = results.iter().map(|r| r.text_deltas).sum();
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.failure.as_ref()).collect();
+    let verified = if failures.is_empty() { "ok" } else { "FAILED" };
+    println!(
+        "peer=makai api={} runs={} concurrency={} events={events} text_deltas={text_deltas} tool_rounds={} wall_s={wall:.3} verified={verified}",
+        s.api, s.runs, s.concurrency, s.tool_rounds
+    );
+    if let Some(first) = failures.first() {
+        eprintln!(
+            "loop_bench: {} of {} runs failed verification; first: {first}",
+            failures.len(),
+            s.runs
+        );
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}

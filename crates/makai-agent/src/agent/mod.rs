@@ -1,0 +1,546 @@
+//! [`Agent`]: the stateful, shareable agent.
+//!
+//! An `Agent` owns the transcript, the model and tools for future runs, the
+//! steering and follow-up queues, and the subscribers. It is `Send + Sync` and
+//! cheap to clone (an `Arc` inside): a UI task can steer or abort while another
+//! task awaits the run. State changes come from the run's events, applied before
+//! the event reaches any subscriber, so a subscriber that reads the state sees it
+//! at least as new as the event.
+
+mod state;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use makai_ai::{ImageContent, Model, ThinkingLevel, UserContent, UserMessage, now_ms};
+
+use crate::agent_loop::{RunOutcome, check_continuable, run_loop};
+use crate::config::AgentLoopConfig;
+use crate::error::AgentError;
+use crate::event::AgentEvent;
+use crate::subscribers::{COALESCE_AFTER, EventStream, Registry, Subscription};
+use crate::tool::ToolSet;
+use crate::types::{AgentContext, AgentMessage, QueueMode};
+
+use state::{ActiveRun, AgentSink, Core, QueueHooks};
+pub use state::{AgentState, AgentStatus};
+
+pub(crate) struct Inner {
+    core: Mutex<Core>,
+    registry: Arc<Registry>,
+    status: watch::Sender<AgentStatus>,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the status; with `keep_aborting`, an `aborting` status is left as is.
+    fn set_status_unless_aborting(&self, status: AgentStatus, keep_aborting: bool) {
+        let mut core = self.lock();
+        if keep_aborting && core.state.status == AgentStatus::Aborting {
+            return;
+        }
+        self.apply_status(&mut core, status);
+    }
+
+    /// Sets the status under the lock, so the watch never disagrees with the state.
+    fn apply_status(&self, core: &mut Core, status: AgentStatus) {
+        core.state.status = status;
+        self.status.send_if_modified(|s| {
+            let changed = *s != status;
+            *s = status;
+            changed
+        });
+    }
+
+    /// Clears the run when its task ends (however it ends).
+    fn finish_run(&self, outcome: Option<&RunOutcome>) {
+        let mut core = self.lock();
+        if let Some(o) = outcome {
+            core.state.messages = o.context.messages.clone();
+        }
+        core.run = None;
+        core.partial = None;
+        core.state.pending_tool_calls.clear();
+        self.apply_status(&mut core, AgentStatus::Idle);
+    }
+}
+
+/// What to prompt with: text, text with images, or messages.
+#[derive(Clone, Debug)]
+pub enum PromptInput {
+    /// A user message with this text.
+    Text(String),
+    /// A user message with text and images.
+    TextWithImages(String, Vec<ImageContent>),
+    /// These messages.
+    Messages(Vec<AgentMessage>),
+}
+
+impl PromptInput {
+    fn into_messages(self) -> Vec<AgentMessage> {
+        match self {
+            PromptInput::Text(t) => vec![AgentMessage::user(t)],
+            PromptInput::TextWithImages(t, images) => {
+                let mut content = vec![UserContent::text(t)];
+                content.extend(images.into_iter().map(UserContent::Image));
+                vec![
+                    UserMessage {
+                        content,
+                        timestamp: now_ms(),
+                    }
+                    .into(),
+                ]
+            }
+            PromptInput::Messages(m) => m,
+        }
+    }
+}
+
+impl From<&str> for PromptInput {
+    fn from(t: &str) -> Self {
+        PromptInput::Text(t.to_string())
+    }
+}
+impl From<String> for PromptInput {
+    fn from(t: String) -> Self {
+        PromptInput::Text(t)
+    }
+}
+impl From<AgentMessage> for PromptInput {
+    fn from(m: AgentMessage) -> Self {
+        PromptInput::Messages(vec![m])
+    }
+}
+impl From<Vec<AgentMessage>> for PromptInput {
+    fn from(m: Vec<AgentMessage>) -> Self {
+        PromptInput::Messages(m)
+    }
+}
+
+/// A started run of an [`Agent`]; await it for the outcome. Dropping it does not
+/// stop the run (use [`Agent::abort`]).
+#[derive(Debug)]
+pub struct RunHandle(JoinHandle<RunOutcome>);
+
+impl Future for RunHandle {
+    type Output = Result<RunOutcome, AgentError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.map_err(|e| AgentError::LoopFailed(e.to_string())))
+    }
+}
+
+/// Clears the agent's run if the loop task ends without doing so (panic, abort).
+struct RunGuard(Arc<Inner>);
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        let running = self.0.lock().run.is_some();
+        if running {
+            self.0.finish_run(None);
+        }
+    }
+}
+
+/// The stateful agent. See the module docs.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let core = self.inner.lock();
+        f.debug_struct("Agent")
+            .field("model", &core.state.model.id)
+            .field("status", &core.state.status)
+            .field("messages", &core.state.messages.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An idle agent using `config` for its runs (model, client, hooks, options,
+    /// strategies, limits). The thinking level starts as `config.options.thinking`.
+    pub fn new(config: AgentLoopConfig) -> Self {
+        let state = AgentState {
+            system_prompt: String::new(),
+            model: config.model.clone(),
+            thinking_level: config.options.thinking,
+            tools: ToolSet::default(),
+            messages: Vec::new(),
+            status: AgentStatus::Idle,
+            partial_message: None,
+            pending_tool_calls: Default::default(),
+            error_message: None,
+        };
+        let core = Core {
+            state,
+            partial: None,
+            config,
+            steering: Default::default(),
+            follow_up: Default::default(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            run: None,
+        };
+        Agent {
+            inner: Arc::new(Inner {
+                core: Mutex::new(core),
+                registry: Registry::new(),
+                status: watch::Sender::new(AgentStatus::Idle),
+            }),
+        }
+    }
+
+    /// Sets the system prompt (builder style).
+    pub fn with_system_prompt(self, prompt: impl Into<String>) -> Self {
+        self.set_system_prompt(prompt);
+        self
+    }
+
+    /// Sets the tools (builder style).
+    pub fn with_tools(self, tools: ToolSet) -> Self {
+        self.set_tools(tools);
+        self
+    }
+
+    // ---- state ----
+
+    /// A snapshot of the state.
+    pub fn state(&self) -> AgentState {
+        self.inner.lock().snapshot()
+    }
+
+    /// The transcript.
+    pub fn messages(&self) -> Vec<AgentMessage> {
+        self.inner.lock().state.messages.clone()
+    }
+
+    /// The status.
+    pub fn status(&self) -> AgentStatus {
+        self.inner.lock().state.status
+    }
+
+    /// A receiver that sees every status change.
+    pub fn status_watch(&self) -> watch::Receiver<AgentStatus> {
+        self.inner.status.subscribe()
+    }
+
+    /// True while a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.inner.lock().run.is_some()
+    }
+
+    /// Sets the system prompt for future runs.
+    pub fn set_system_prompt(&self, prompt: impl Into<String>) {
+        self.inner.lock().state.system_prompt = prompt.into();
+    }
+
+    /// Sets the model for future runs.
+    pub fn set_model(&self, model: Model) {
+        self.inner.lock().state.model = model;
+    }
+
+    /// Sets the thinking level for future runs.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        self.inner.lock().state.thinking_level = level;
+    }
+
+    /// Sets the tools for future runs.
+    pub fn set_tools(&self, tools: ToolSet) {
+        self.inner.lock().state.tools = tools;
+    }
+
+    /// Changes the run configuration for future runs (hooks, options, limits, ...).
+    pub fn update_config(&self, f: impl FnOnce(&mut AgentLoopConfig)) {
+        f(&mut self.inner.lock().config);
+    }
+
+    fn idle_core(&self) -> Result<MutexGuard<'_, Core>, AgentError> {
+        let core = self.inner.lock();
+        if core.run.is_some() {
+            return Err(AgentError::AlreadyRunning);
+        }
+        Ok(core)
+    }
+
+    /// Replaces the transcript (not while running).
+    pub fn replace_messages(&self, messages: Vec<AgentMessage>) -> Result<(), AgentError> {
+        self.idle_core()?.state.messages = messages;
+        Ok(())
+    }
+
+    /// Appends a message to the transcript (not while running).
+    pub fn append_message(&self, message: impl Into<AgentMessage>) -> Result<(), AgentError> {
+        self.idle_core()?.state.messages.push(message.into());
+        Ok(())
+    }
+
+    /// Empties the transcript (not while running).
+    pub fn clear_messages(&self) -> Result<(), AgentError> {
+        self.idle_core()?.state.messages.clear();
+        Ok(())
+    }
+
+    /// Clears the transcript, queues and last error (not while running).
+    pub fn reset(&self) -> Result<(), AgentError> {
+        let mut core = self.idle_core()?;
+        core.state.messages.clear();
+        core.state.error_message = None;
+        core.state.pending_tool_calls.clear();
+        core.partial = None;
+        core.steering.clear();
+        core.follow_up.clear();
+        let event = core.queue_event();
+        self.inner.registry.broadcast(&event);
+        Ok(())
+    }
+
+    // ---- subscribers ----
+
+    /// Calls `callback` for every event, on a thread of its own: it may block or
+    /// be slow without delaying the run or other subscribers; a panic in it is
+    /// caught. Dropping the returned handle unsubscribes.
+    pub fn subscribe<F>(&self, callback: F) -> Result<Subscription, AgentError>
+    where
+        F: Fn(&AgentEvent) + Send + 'static,
+    {
+        self.inner.registry.subscribe(COALESCE_AFTER, callback)
+    }
+
+    /// Like [`Agent::subscribe`], merging deltas only once more than
+    /// `coalesce_after` events are queued (`usize::MAX`: never merge; memory then
+    /// grows with how far the subscriber falls behind).
+    pub fn subscribe_with<F>(
+        &self,
+        coalesce_after: usize,
+        callback: F,
+    ) -> Result<Subscription, AgentError>
+    where
+        F: Fn(&AgentEvent) + Send + 'static,
+    {
+        self.inner.registry.subscribe(coalesce_after, callback)
+    }
+
+    /// Events as an async stream with its own queue. Dropping it unsubscribes.
+    pub fn subscribe_stream(&self) -> EventStream {
+        self.inner.registry.subscribe_stream(COALESCE_AFTER)
+    }
+
+    /// Like [`Agent::subscribe_stream`] with its own merge threshold (see
+    /// [`Agent::subscribe_with`]).
+    pub fn subscribe_stream_with(&self, coalesce_after: usize) -> EventStream {
+        self.inner.registry.subscribe_stream(coalesce_after)
+    }
+
+    // ---- queues ----
+
+    fn enqueue(&self, message: AgentMessage, steering: bool) {
+        let mut core = self.inner.lock();
+        if steering {
+            core.steering.push_back(message);
+        } else {
+            core.follow_up.push_back(message);
+        }
+        let event = core.queue_event();
+        self.inner.registry.broadcast(&event);
+    }
+
+    /// Queues a message that interrupts the run: delivered after the running tool
+    /// call completes (remaining calls are skipped) or after the turn.
+    pub fn steer(&self, message: impl Into<AgentMessage>) {
+        self.enqueue(message.into(), true);
+    }
+
+    /// Queues a message delivered when the run would otherwise end.
+    pub fn follow_up(&self, message: impl Into<AgentMessage>) {
+        self.enqueue(message.into(), false);
+    }
+
+    /// Sets how many steering messages are delivered at a time.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.inner.lock().steering_mode = mode;
+    }
+
+    /// Sets how many follow-up messages are delivered at a time.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.inner.lock().follow_up_mode = mode;
+    }
+
+    /// The steering queue mode.
+    pub fn steering_mode(&self) -> QueueMode {
+        self.inner.lock().steering_mode
+    }
+
+    /// The follow-up queue mode.
+    pub fn follow_up_mode(&self) -> QueueMode {
+        self.inner.lock().follow_up_mode
+    }
+
+    fn clear_queues(&self, steering: bool, follow_up: bool) {
+        let mut core = self.inner.lock();
+        if steering {
+            core.steering.clear();
+        }
+        if follow_up {
+            core.follow_up.clear();
+        }
+        let event = core.queue_event();
+        self.inner.registry.broadcast(&event);
+    }
+
+    /// Drops queued steering messages.
+    pub fn clear_steering_queue(&self) {
+        self.clear_queues(true, false);
+    }
+
+    /// Drops queued follow-up messages.
+    pub fn clear_follow_up_queue(&self) {
+        self.clear_queues(false, true);
+    }
+
+    /// Drops every queued message.
+    pub fn clear_all_queues(&self) {
+        self.clear_queues(true, true);
+    }
+
+    /// True when a steering or follow-up message is queued.
+    pub fn has_queued_messages(&self) -> bool {
+        let core = self.inner.lock();
+        !core.steering.is_empty() || !core.follow_up.is_empty()
+    }
+
+    // ---- runs ----
+
+    /// Starts a run with `prompts` while holding the lock.
+    fn start_locked(
+        &self,
+        mut core: MutexGuard<'_, Core>,
+        prompts: Option<Vec<AgentMessage>>,
+        skip_initial_steering_poll: bool,
+    ) -> RunHandle {
+        let cancel = CancellationToken::new();
+        core.run = Some(ActiveRun {
+            cancel: cancel.clone(),
+        });
+        core.state.error_message = None;
+        core.partial = None;
+        let context = AgentContext {
+            system_prompt: core.state.system_prompt.clone(),
+            messages: core.state.messages.clone(),
+            tools: core.state.tools.clone(),
+        };
+        let mut config = core.config.clone();
+        config.model = core.state.model.clone();
+        config.options.thinking = core.state.thinking_level;
+        config.hooks = Arc::new(QueueHooks {
+            user: config.hooks.clone(),
+            inner: self.inner.clone(),
+        });
+        config.skip_initial_steering_poll = skip_initial_steering_poll;
+        self.inner.apply_status(&mut core, AgentStatus::Streaming);
+        drop(core);
+        let inner = self.inner.clone();
+        RunHandle(tokio::spawn(async move {
+            let guard = RunGuard(inner.clone());
+            let sink = Arc::new(AgentSink {
+                inner: inner.clone(),
+            });
+            let outcome = run_loop(
+                prompts,
+                context,
+                Arc::new(config.normalized()),
+                cancel,
+                sink,
+            )
+            .await;
+            inner.finish_run(Some(&outcome));
+            drop(guard);
+            outcome
+        }))
+    }
+
+    /// Starts a run with a prompt and returns at once. Fails with
+    /// [`AgentError::AlreadyRunning`] while a run is in progress.
+    pub fn start_prompt(&self, input: impl Into<PromptInput>) -> Result<RunHandle, AgentError> {
+        let core = self.idle_core()?;
+        Ok(self.start_locked(core, Some(input.into().into_messages()), false))
+    }
+
+    /// Runs a prompt (text, text with images, or messages) to the end.
+    pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<RunOutcome, AgentError> {
+        self.start_prompt(input)?.await
+    }
+
+    /// Runs a text prompt with images to the end.
+    pub async fn prompt_with_images(
+        &self,
+        text: impl Into<String>,
+        images: Vec<ImageContent>,
+    ) -> Result<RunOutcome, AgentError> {
+        self.prompt(PromptInput::TextWithImages(text.into(), images))
+            .await
+    }
+
+    /// Starts a continuation and returns at once (see [`Agent::continue_`]).
+    pub fn start_continue(&self) -> Result<RunHandle, AgentError> {
+        let mut core = self.idle_core()?;
+        match core.state.messages.last() {
+            Some(m) if m.is_assistant() => {
+                let steering = core.drain(true);
+                let (prompts, skip) = if !steering.is_empty() {
+                    (steering, true)
+                } else {
+                    let follow_ups = core.drain(false);
+                    if follow_ups.is_empty() {
+                        return Err(AgentError::CannotContinueFromAssistant);
+                    }
+                    (follow_ups, false)
+                };
+                let event = core.queue_event();
+                self.inner.registry.broadcast(&event);
+                Ok(self.start_locked(core, Some(prompts), skip))
+            }
+            _ => {
+                check_continuable(&core.state.messages)?;
+                Ok(self.start_locked(core, None, false))
+            }
+        }
+    }
+
+    /// Continues from the transcript: retries after an error, or answers a
+    /// transcript ending with a user message or tool results. When it ends with an
+    /// assistant message, queued steering is delivered first, then follow-ups;
+    /// with nothing queued this is an error.
+    pub async fn continue_(&self) -> Result<RunOutcome, AgentError> {
+        self.start_continue()?.await
+    }
+
+    /// Aborts the run, if any: the status becomes `aborting` until it ends.
+    pub fn abort(&self) {
+        let mut core = self.inner.lock();
+        let cancel = core.run.as_ref().map(|r| r.cancel.clone());
+        if let Some(c) = cancel {
+            self.inner.apply_status(&mut core, AgentStatus::Aborting);
+            drop(core);
+            c.cancel();
+        }
+    }
+
+    /// Waits until no run is in progress (returns at once when idle).
+    pub async fn wait_for_idle(&self) {
+        let mut rx = self.inner.status.subscribe();
+        let _ = rx.wait_for(|s| *s == AgentStatus::Idle).await;
+    }
+}

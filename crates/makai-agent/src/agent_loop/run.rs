@@ -1,0 +1,441 @@
+//! The loop algorithm: an inner loop for tool calls and steering, an outer loop
+//! for follow-ups (see the crate docs for the event order it produces).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use makai_ai::{AssistantMessage, StopReason, Usage};
+
+use super::RunOutcome;
+use super::orphans::{LoopTracker, tail_orphan_results};
+use super::tools::{BatchOutcome, execute_batch, fail_truncated_calls};
+use crate::compaction::{
+    CompactionContext, CompactionError, estimate_tokens_from, is_context_overflow,
+};
+use crate::config::AgentLoopConfig;
+use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EndReason, EventSink, RunPhase};
+use crate::hooks::{InputDecision, TurnDecision, TurnInfo, TurnSummary};
+use crate::types::{AgentContext, AgentMessage};
+
+/// State of one run.
+pub(super) struct Run {
+    pub(super) cfg: Arc<AgentLoopConfig>,
+    pub(super) sink: Arc<dyn EventSink>,
+    pub(super) ctx: AgentContext,
+    pub(super) new_messages: Vec<AgentMessage>,
+    pub(super) cancel: CancellationToken,
+    pub(super) loop_tracker: LoopTracker,
+    wall_expired: Arc<AtomicBool>,
+    started: Instant,
+    pub(super) turns: u32,
+    pub(super) model_calls: u32,
+    pub(super) usage: Usage,
+    /// Usage reported by assistant messages before this index is stale (compaction).
+    usage_floor: usize,
+}
+
+impl Run {
+    pub(super) fn emit(&self, event: AgentEvent) {
+        self.sink.emit(event);
+    }
+
+    /// Announces a message and appends it to the transcript.
+    pub(super) fn add_message(&mut self, message: AgentMessage) {
+        let shared = Arc::new(message);
+        self.emit(AgentEvent::MessageStart {
+            message: shared.clone(),
+        });
+        self.emit(AgentEvent::MessageEnd {
+            message: shared.clone(),
+        });
+        let message = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
+        self.ctx.messages.push(message.clone());
+        self.new_messages.push(message);
+    }
+
+    /// Why the run stops after its token was cancelled.
+    pub(super) fn cancel_reason(&self) -> EndReason {
+        if self.wall_expired.load(Ordering::SeqCst) {
+            EndReason::MaxWallTime {
+                limit_ms: self
+                    .cfg
+                    .limits
+                    .max_wall_time
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or_default(),
+            }
+        } else {
+            EndReason::Aborted
+        }
+    }
+
+    pub(super) fn wall_expired(&self) -> bool {
+        self.wall_expired.load(Ordering::SeqCst)
+    }
+
+    fn check_limits(&self) -> Option<EndReason> {
+        let limits = &self.cfg.limits;
+        if let Some(limit) = limits.max_turns
+            && self.turns >= limit
+        {
+            return Some(EndReason::MaxTurns { limit });
+        }
+        if let Some(limit) = limits.max_total_tokens
+            && self.usage.total_tokens >= limit
+        {
+            return Some(EndReason::MaxTotalTokens {
+                limit,
+                used: self.usage.total_tokens,
+            });
+        }
+        if let Some(limit) = limits.max_wall_time
+            && (self.started.elapsed() >= limit || self.wall_expired())
+        {
+            return Some(EndReason::MaxWallTime {
+                limit_ms: limit.as_millis() as u64,
+            });
+        }
+        None
+    }
+
+    /// Applies the input filter; `Err` carries the rejection reason.
+    async fn filter(&self, message: AgentMessage) -> Result<AgentMessage, String> {
+        match self.cfg.hooks.filter_input(&message).await {
+            InputDecision::Accept => Ok(message),
+            InputDecision::Replace(m) => Ok(*m),
+            InputDecision::Reject(reason) => Err(reason),
+        }
+    }
+
+    async fn filter_all(&self, messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
+        let mut out = Vec::with_capacity(messages.len());
+        for m in messages {
+            match self.filter(m).await {
+                Ok(m) => out.push(m),
+                Err(reason) => {
+                    tracing::info!(%reason, "the input filter rejected a queued message; it is dropped")
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) async fn poll_steering(&self) -> Vec<AgentMessage> {
+        let msgs = self.cfg.hooks.get_steering_messages().await;
+        if msgs.is_empty() {
+            return msgs;
+        }
+        self.filter_all(msgs).await
+    }
+
+    async fn poll_follow_ups(&self) -> Vec<AgentMessage> {
+        let msgs = self.cfg.hooks.get_follow_up_messages().await;
+        if msgs.is_empty() {
+            return msgs;
+        }
+        self.filter_all(msgs).await
+    }
+
+    /// Runs compaction. Returns true when it succeeded.
+    async fn compact(&mut self, reason: CompactionReason, target: u64, before: u64) -> bool {
+        let Some(cc) = self.cfg.context.clone() else {
+            return false;
+        };
+        self.sink.phase(RunPhase::Compacting);
+        self.emit(AgentEvent::CompactionStart { reason });
+        let mut options = self.cfg.options.clone();
+        // A child token: dropping a stream cancels its token, which must not end the run.
+        options.cancel = self.cancel.child_token();
+        if let Some(key) = self.cfg.hooks.get_api_key(&self.cfg.model.provider).await {
+            options.api_key = Some(key);
+        }
+        let cfg = self.cfg.clone();
+        let cx = CompactionContext {
+            reason,
+            target_tokens: target,
+            tokens_before: before,
+            config: &cc,
+            model: &cfg.model,
+            client: &cfg.client,
+            options,
+            cancel: &self.cancel,
+        };
+        let result = cfg.compaction.compact(self.ctx.messages.clone(), &cx).await;
+        let will_retry = reason == CompactionReason::Overflow;
+        match result {
+            Ok(out) => {
+                if let Some(u) = &out.usage {
+                    self.usage.add(u);
+                }
+                self.ctx.messages = out.messages;
+                self.usage_floor = self.ctx.messages.len();
+                let after = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                self.emit(AgentEvent::CompactionEnd {
+                    reason,
+                    result: Some(Box::new(CompactionInfo {
+                        summary: out.summary.unwrap_or_default(),
+                        tokens_before: before,
+                        estimated_tokens_after: after,
+                        usage: out.usage,
+                        details: out.details,
+                    })),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                    messages: Some(Arc::new(self.ctx.messages.clone())),
+                });
+                true
+            }
+            Err(e) => {
+                let aborted = matches!(e, CompactionError::Aborted);
+                self.emit(AgentEvent::CompactionEnd {
+                    reason,
+                    result: None,
+                    aborted,
+                    will_retry: false,
+                    error_message: (!aborted).then(|| e.to_string()),
+                    messages: None,
+                });
+                false
+            }
+        }
+    }
+
+    /// One model call, with compaction before it and one retry after an overflow.
+    async fn model_turn(&mut self) -> AssistantMessage {
+        let mut retried = false;
+        loop {
+            let cc = self.cfg.context.clone();
+            if let Some(cc) = &cc {
+                let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                let budget = cc.budget_for(&self.cfg.model);
+                if estimate > budget {
+                    self.compact(CompactionReason::Threshold, budget, estimate)
+                        .await;
+                }
+            }
+            let first_call = self.model_calls == 0;
+            let message = super::stream::stream_response(self, first_call).await;
+            self.model_calls += 1;
+            self.usage.add(&message.usage);
+            let overflow = message.stop_reason == StopReason::Error
+                && message
+                    .error_message
+                    .as_deref()
+                    .is_some_and(is_context_overflow);
+            match &cc {
+                Some(cc)
+                    if overflow && cc.overflow_retry && !retried && !self.cancel.is_cancelled() =>
+                {
+                    retried = true;
+                    // The failed call is not part of the transcript.
+                    let failed = self.ctx.messages.pop();
+                    self.new_messages.pop();
+                    let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                    let target = cc
+                        .budget_for(&self.cfg.model)
+                        .min(estimate.saturating_mul(3) / 4)
+                        .max(1);
+                    if self
+                        .compact(CompactionReason::Overflow, target, estimate)
+                        .await
+                    {
+                        continue;
+                    }
+                    if let Some(f) = failed {
+                        self.ctx.messages.push(f.clone());
+                        self.new_messages.push(f);
+                    }
+                    return message;
+                }
+                _ => return message,
+            }
+        }
+    }
+
+    /// The run itself; returns why it ended (the caller emits `agent_end`).
+    async fn execute(&mut self, prompts: Option<Vec<AgentMessage>>) -> EndReason {
+        self.emit(AgentEvent::AgentStart);
+        let mut prelude: Vec<AgentMessage> = Vec::new();
+        if let Some(prompts) = prompts {
+            let mut accepted = Vec::with_capacity(prompts.len());
+            for p in prompts {
+                match self.filter(p).await {
+                    Ok(m) => accepted.push(m),
+                    Err(reason) => return EndReason::InputRejected { reason },
+                }
+            }
+            prelude = tail_orphan_results(&self.ctx.messages);
+            prelude.extend(accepted);
+        }
+        let mut pending = if self.cfg.skip_initial_steering_poll {
+            Vec::new()
+        } else {
+            self.poll_steering().await
+        };
+        let mut first = true;
+        loop {
+            let mut has_more_tool_calls = true;
+            while has_more_tool_calls || !pending.is_empty() {
+                if !first {
+                    if self.cancel.is_cancelled() {
+                        return self.cancel_reason();
+                    }
+                    if let Some(reason) = self.check_limits() {
+                        return reason;
+                    }
+                    if let Some(delay) = self.cfg.turn_delay {
+                        tokio::select! {
+                            _ = self.cancel.cancelled() => return self.cancel_reason(),
+                            _ = tokio::time::sleep(delay) => {}
+                        }
+                    }
+                }
+                let mut inject = std::mem::take(&mut prelude);
+                inject.append(&mut pending);
+                let decision = self
+                    .cfg
+                    .hooks
+                    .before_turn(&TurnInfo {
+                        turn: self.turns,
+                        messages: &self.ctx.messages,
+                        pending: &inject,
+                        usage: &self.usage,
+                    })
+                    .await;
+                if let TurnDecision::Stop(reason) = decision {
+                    return EndReason::StoppedByHook { reason };
+                }
+                self.emit(AgentEvent::TurnStart);
+                first = false;
+                for m in inject {
+                    self.add_message(m);
+                }
+
+                let message = self.model_turn().await;
+                let shared = Arc::new(AgentMessage::from(message.clone()));
+                if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    self.turns += 1;
+                    self.emit(AgentEvent::TurnEnd {
+                        message: shared,
+                        tool_results: Arc::new(Vec::new()),
+                    });
+                    if message.stop_reason == StopReason::Error {
+                        self.cfg.hooks.on_error(&message).await;
+                    }
+                    self.after_turn(&message, &[]).await;
+                    return if message.stop_reason == StopReason::Aborted
+                        || self.cancel.is_cancelled()
+                    {
+                        self.cancel_reason()
+                    } else {
+                        EndReason::Error {
+                            message: message.error_message.clone().unwrap_or_default(),
+                        }
+                    };
+                }
+
+                let mut batch = BatchOutcome::default();
+                if message.tool_calls().next().is_some() {
+                    self.sink.phase(RunPhase::ExecutingTools);
+                    batch = if message.stop_reason == StopReason::Length {
+                        fail_truncated_calls(self, &message)
+                    } else {
+                        execute_batch(self, &message).await
+                    };
+                }
+                has_more_tool_calls = !batch.results.is_empty();
+                self.turns += 1;
+                self.emit(AgentEvent::TurnEnd {
+                    message: shared,
+                    tool_results: Arc::new(batch.results.clone()),
+                });
+                self.after_turn(&message, &batch.results).await;
+                if let Some(reason) = batch.stop {
+                    return reason;
+                }
+                if self.cancel.is_cancelled() {
+                    return self.cancel_reason();
+                }
+                pending = match batch.steering {
+                    Some(s) if !s.is_empty() => s,
+                    _ => self.poll_steering().await,
+                };
+            }
+            let follow_ups = self.poll_follow_ups().await;
+            if follow_ups.is_empty() {
+                return EndReason::Completed;
+            }
+            pending = follow_ups;
+        }
+    }
+
+    async fn after_turn(
+        &self,
+        message: &AssistantMessage,
+        results: &[makai_ai::ToolResultMessage],
+    ) {
+        self.cfg
+            .hooks
+            .after_turn(&TurnSummary {
+                turn: self.turns.saturating_sub(1),
+                message,
+                tool_results: results,
+                messages: &self.ctx.messages,
+                usage: &self.usage,
+            })
+            .await;
+    }
+}
+
+/// Runs the loop to its end, emitting every event to `sink` (`agent_end` last).
+pub(crate) async fn run_loop(
+    prompts: Option<Vec<AgentMessage>>,
+    ctx: AgentContext,
+    cfg: Arc<AgentLoopConfig>,
+    cancel: CancellationToken,
+    sink: Arc<dyn EventSink>,
+) -> RunOutcome {
+    let wall_expired = Arc::new(AtomicBool::new(false));
+    let timer = cfg.limits.max_wall_time.map(|limit| {
+        let flag = wall_expired.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            flag.store(true, Ordering::SeqCst);
+            cancel.cancel();
+        })
+    });
+    let mut run = Run {
+        cfg,
+        sink,
+        ctx,
+        new_messages: Vec::new(),
+        cancel,
+        loop_tracker: LoopTracker::default(),
+        wall_expired,
+        started: Instant::now(),
+        turns: 0,
+        model_calls: 0,
+        usage: Usage::default(),
+        usage_floor: 0,
+    };
+    let end_reason = run.execute(prompts).await;
+    if let Some(t) = timer {
+        t.abort();
+    }
+    run.emit(AgentEvent::AgentEnd {
+        messages: Arc::new(run.new_messages.clone()),
+        end_reason: end_reason.clone(),
+    });
+    RunOutcome {
+        messages: run.new_messages,
+        context: run.ctx,
+        end_reason,
+        usage: run.usage,
+        turns: run.turns,
+    }
+}

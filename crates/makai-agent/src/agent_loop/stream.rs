@@ -1,0 +1,165 @@
+//! One model call: build the LLM context, stream the response, forward its events.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+
+use makai_ai::{
+    AssistantMessage, AssistantMessageEvent as E, Context, MessageAccumulator, StopReason,
+};
+
+use super::orphans::answer_orphans;
+use super::run::Run;
+use crate::event::{AgentEvent, RunPhase};
+use crate::types::AgentMessage;
+
+/// Stream events forwarded between two cooperative yields.
+const YIELD_EVERY: u32 = 64;
+
+fn empty_message(run: &Run) -> AssistantMessage {
+    let model = &run.cfg.model;
+    AssistantMessage {
+        api: model.api.as_str().to_string(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        timestamp: makai_ai::now_ms(),
+        ..Default::default()
+    }
+}
+
+/// Streams one assistant response: emits `message_start`, one `message_update` per
+/// content event, `message_end`; appends the final message to the transcript and
+/// returns it. Failures come back as a message with stop reason `error`/`aborted`.
+pub(super) async fn stream_response(run: &mut Run, first_call: bool) -> AssistantMessage {
+    run.sink.phase(RunPhase::Streaming);
+    let cfg = run.cfg.clone();
+    let hooks = &cfg.hooks;
+    let messages = hooks
+        .transform_context(run.ctx.messages.clone(), &run.cancel)
+        .await;
+    let mut llm = hooks.convert_to_llm(&messages);
+    answer_orphans(&mut llm);
+    let context = Context {
+        system_prompt: (!run.ctx.system_prompt.is_empty()).then(|| run.ctx.system_prompt.clone()),
+        messages: llm,
+        tools: run.ctx.tools.definitions().to_vec(),
+    };
+    let mut options = cfg.options.clone();
+    // A child token: dropping the stream cancels its token, which must not end the run.
+    options.cancel = run.cancel.child_token();
+    if let Some(key) = hooks.get_api_key(&cfg.model.provider).await {
+        options.api_key = Some(key);
+    }
+    options.tool_choice = if first_call || !cfg.tool_choice_first_turn_only {
+        cfg.tool_choice.clone()
+    } else {
+        None
+    };
+
+    let mut stream = cfg.client.stream(&cfg.model, &context, options).await;
+    let mut acc = cfg.partial_snapshots.then(|| {
+        MessageAccumulator::new(cfg.model.api.as_str(), &cfg.model.provider, &cfg.model.id)
+    });
+    let mut started = false;
+    let mut since_yield = 0u32;
+    let mut retry_attempt: Option<u32> = None;
+    let mut final_message: Option<AssistantMessage> = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            E::Start => {
+                if !started {
+                    started = true;
+                    run.emit(AgentEvent::MessageStart {
+                        message: Arc::new(empty_message(run).into()),
+                    });
+                }
+            }
+            E::Retry {
+                attempt,
+                delay_ms,
+                error_message,
+            } => {
+                if let Some(acc) = acc.as_mut() {
+                    acc.apply(&E::Start);
+                }
+                retry_attempt = Some(attempt);
+                run.emit(AgentEvent::AutoRetryStart {
+                    attempt,
+                    max_attempts: cfg.options.retry.max_retries,
+                    delay_ms,
+                    error_message,
+                });
+            }
+            E::Done { message, .. } => {
+                final_message = Some(message);
+                break;
+            }
+            E::Error { error, .. } => {
+                final_message = Some(error);
+                break;
+            }
+            other => {
+                if !started {
+                    started = true;
+                    run.emit(AgentEvent::MessageStart {
+                        message: Arc::new(empty_message(run).into()),
+                    });
+                }
+                let snapshot = acc.as_mut().map(|acc| {
+                    acc.apply(&other);
+                    if matches!(other, E::ToolcallDelta { .. }) {
+                        acc.refresh_partial_arguments();
+                    }
+                    Arc::new(AgentMessage::from(acc.message().clone()))
+                });
+                run.emit(AgentEvent::MessageUpdate {
+                    message: snapshot,
+                    assistant_message_event: Arc::new(other),
+                });
+                // A whole response can arrive in one network read; let the
+                // subscribers' tasks on this worker run now and then.
+                since_yield += 1;
+                if since_yield == YIELD_EVERY {
+                    since_yield = 0;
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+    }
+    let message = final_message.unwrap_or_else(|| {
+        let mut m = empty_message(run);
+        if run.cancel.is_cancelled() {
+            m.stop_reason = StopReason::Aborted;
+            m.error_message = Some("the request was aborted".into());
+        } else {
+            m.stop_reason = StopReason::Error;
+            m.error_message = Some(
+                "the model stream ended without a final message (the protocol client broke its contract)"
+                    .into(),
+            );
+        }
+        m
+    });
+    if let Some(attempt) = retry_attempt {
+        let success = !matches!(message.stop_reason, StopReason::Error | StopReason::Aborted);
+        run.emit(AgentEvent::AutoRetryEnd {
+            success,
+            attempt,
+            final_error: if success {
+                None
+            } else {
+                message.error_message.clone()
+            },
+        });
+    }
+    let shared = Arc::new(AgentMessage::from(message.clone()));
+    if !started {
+        run.emit(AgentEvent::MessageStart {
+            message: shared.clone(),
+        });
+    }
+    run.emit(AgentEvent::MessageEnd { message: shared });
+    run.ctx.messages.push(message.clone().into());
+    run.new_messages.push(message.clone().into());
+    message
+}

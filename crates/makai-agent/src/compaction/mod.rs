@@ -1,0 +1,230 @@
+//! Context size: token estimates and compaction.
+//!
+//! The estimate of a transcript is the context size the provider last reported
+//! (input, cache reads and writes, and output of the newest assistant message that
+//! has usage) plus about one token per four characters of every newer message. When
+//! a [`crate::ContextConfig`] is set and the estimate passes its budget, the
+//! [`CompactionStrategy`] runs before the model call. A provider error that says the
+//! context overflowed triggers compaction and one retry of the call.
+
+mod default;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use makai_ai::{AssistantContent, Message, Model, StopReason, StreamOptions, Usage, UserContent};
+
+use crate::client::ProtocolClient;
+use crate::config::ContextConfig;
+use crate::event::CompactionReason;
+use crate::types::AgentMessage;
+
+pub use default::DefaultCompaction;
+
+/// Tokens assumed for one image.
+const IMAGE_TOKENS: u64 = 1200;
+/// Tokens of per-message overhead (role markers and framing).
+const MESSAGE_OVERHEAD: u64 = 4;
+
+/// Rough token count of one message: characters / 4 plus a small overhead.
+pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
+    fn parts(content: &[UserContent]) -> u64 {
+        content
+            .iter()
+            .map(|c| match c {
+                UserContent::Text(t) => t.text.len() as u64 / 4,
+                _ => IMAGE_TOKENS,
+            })
+            .sum()
+    }
+    let body = match message {
+        AgentMessage::Llm(Message::User(u)) => parts(&u.content),
+        AgentMessage::Llm(Message::ToolResult(r)) => {
+            parts(&r.content) + r.tool_name.len() as u64 / 4
+        }
+        AgentMessage::Llm(Message::Assistant(a)) => a
+            .content
+            .iter()
+            .map(|c| match c {
+                AssistantContent::Text(t) => t.text.len() as u64 / 4,
+                AssistantContent::Thinking(t) => t.thinking.len() as u64 / 4,
+                AssistantContent::ToolCall(c) => {
+                    let args: usize = c.arguments.iter().map(|(k, v)| k.len() + json_len(v)).sum();
+                    (c.name.len() + args) as u64 / 4 + 8
+                }
+                _ => 0,
+            })
+            .sum(),
+        AgentMessage::Custom(c) => parts(&c.content),
+        AgentMessage::CompactionSummary(s) => s.summary.len() as u64 / 4,
+        _ => 0,
+    };
+    body + MESSAGE_OVERHEAD
+}
+
+fn json_len(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => a.iter().map(json_len).sum::<usize>() + 2,
+        Value::Object(o) => {
+            o.iter()
+                .map(|(k, v)| k.len() + 3 + json_len(v))
+                .sum::<usize>()
+                + 2
+        }
+        _ => 4,
+    }
+}
+
+/// Estimated context tokens of `messages` (see the module docs).
+pub fn estimate_tokens(messages: &[AgentMessage]) -> u64 {
+    estimate_tokens_from(messages, 0)
+}
+
+/// Like [`estimate_tokens`], trusting reported usage only of assistant messages at
+/// index `trusted_from` or later (usage reported before a compaction is stale).
+pub(crate) fn estimate_tokens_from(messages: &[AgentMessage], trusted_from: usize) -> u64 {
+    let anchor = messages
+        .iter()
+        .enumerate()
+        .skip(trusted_from)
+        .rev()
+        .find_map(|(i, m)| match m.as_assistant() {
+            Some(a)
+                if !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
+                    && context_tokens(&a.usage) > 0 =>
+            {
+                Some((i, context_tokens(&a.usage)))
+            }
+            _ => None,
+        });
+    match anchor {
+        Some((i, tokens)) => {
+            tokens
+                + messages[i + 1..]
+                    .iter()
+                    .map(estimate_message_tokens)
+                    .sum::<u64>()
+        }
+        None => messages.iter().map(estimate_message_tokens).sum(),
+    }
+}
+
+/// Context size implied by one response's usage: everything read plus what was written.
+fn context_tokens(u: &Usage) -> u64 {
+    u.input + u.cache_read + u.cache_write + u.output
+}
+
+/// True when a provider error message says the context was too long.
+pub fn is_context_overflow(error_message: &str) -> bool {
+    const PHRASES: [&str; 8] = [
+        "context length",
+        "context_length",
+        "too many tokens",
+        "maximum context",
+        "prompt is too long",
+        "context window",
+        "input is too long",
+        "exceeds the context",
+    ];
+    let lower = error_message.to_ascii_lowercase();
+    PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// What a compaction strategy is given.
+#[non_exhaustive]
+pub struct CompactionContext<'a> {
+    /// Why compaction runs.
+    pub reason: CompactionReason,
+    /// The estimate to get under.
+    pub target_tokens: u64,
+    /// The estimate before compaction.
+    pub tokens_before: u64,
+    /// The context settings.
+    pub config: &'a ContextConfig,
+    /// The model of the run (also used for summaries).
+    pub model: &'a Model,
+    /// The run's client, for summary calls.
+    pub client: &'a Arc<dyn ProtocolClient>,
+    /// Request options for summary calls (API key and cancellation already set).
+    pub options: StreamOptions,
+    /// Cancelled when the run is aborted.
+    pub cancel: &'a CancellationToken,
+}
+
+/// What a compaction produced.
+#[derive(Clone, Debug, Default)]
+pub struct CompactionOutput {
+    /// The new transcript.
+    pub messages: Vec<AgentMessage>,
+    /// The summary written, if any.
+    pub summary: Option<String>,
+    /// Usage of the model calls made.
+    pub usage: Option<Usage>,
+    /// Strategy-specific data (reported in `compaction_end.result.details`).
+    pub details: Value,
+}
+
+/// Why compaction failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompactionError {
+    /// The run was aborted during compaction.
+    #[error("compaction was aborted")]
+    Aborted,
+    /// The strategy failed.
+    #[error("compaction failed: {0}")]
+    Failed(String),
+}
+
+/// Shrinks a transcript that no longer fits.
+///
+/// Must keep the transcript valid: every tool result stays right after the
+/// assistant message that made its call (never keep one without the other).
+#[async_trait]
+pub trait CompactionStrategy: Send + Sync {
+    /// Returns the compacted transcript.
+    async fn compact(
+        &self,
+        messages: Vec<AgentMessage>,
+        cx: &CompactionContext<'_>,
+    ) -> Result<CompactionOutput, CompactionError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use makai_ai::AssistantMessage;
+
+    #[test]
+    fn estimate_uses_last_usage_plus_newer_messages() {
+        let mut a = AssistantMessage::default();
+        a.usage.input = 1000;
+        a.usage.output = 50;
+        let msgs = vec![
+            AgentMessage::user("x".repeat(4000)),
+            a.into(),
+            AgentMessage::user("y".repeat(400)),
+        ];
+        assert_eq!(estimate_tokens(&msgs), 1050 + 100 + MESSAGE_OVERHEAD);
+        // Usage before the trusted index is ignored.
+        assert_eq!(
+            estimate_tokens_from(&msgs, 2),
+            1000 + 100 + MESSAGE_OVERHEAD * 3
+        );
+    }
+
+    #[test]
+    fn overflow_messages_are_recognized() {
+        assert!(is_context_overflow(
+            "HTTP 400 from openai: This model's maximum context length is 8192 tokens"
+        ));
+        assert!(is_context_overflow(
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(!is_context_overflow("HTTP 429: rate limited"));
+    }
+}

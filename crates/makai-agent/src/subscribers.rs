@@ -1,0 +1,499 @@
+//! Event delivery that never stalls the loop.
+//!
+//! Every consumer (an [`crate::Agent`] subscriber, or the event stream of a
+//! low-level [`crate::AgentRun`]) has its own ordered, unbounded queue. The loop
+//! only appends to queues, so a slow or stuck consumer delays nobody else. Nothing
+//! is ever dropped: once a queue holds more than [`COALESCE_AFTER`] events, a new
+//! `text_delta`, `thinking_delta` or `toolcall_delta` for the same content block as
+//! the event at the back of the queue is merged into it (deltas concatenated, the
+//! newest partial snapshot kept), so a consumer that falls far behind receives the
+//! same text in fewer events. Lifecycle events are never merged.
+//!
+//! A callback subscriber runs on its own thread, so it may block or sleep; a
+//! panic in it is caught and logged, and delivery goes on with the next event.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll, Waker};
+
+use futures::Stream;
+
+use makai_ai::AssistantMessageEvent;
+
+use crate::error::AgentError;
+use crate::event::{AgentEvent, EventSink};
+
+/// Queue length past which consecutive deltas of one content block are merged.
+pub const COALESCE_AFTER: usize = 1024;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Default)]
+struct QueueState {
+    events: VecDeque<AgentEvent>,
+    /// The producer is done: the consumer drains what is left, then sees the end.
+    finished: bool,
+    /// A consumer thread is blocked waiting (only then is the condvar signalled).
+    thread_waiting: bool,
+    waker: Option<Waker>,
+}
+
+/// One consumer's queue. The consumer takes everything queued at once, so a
+/// consumer that keeps up never lets the queue grow.
+pub(crate) struct EventQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+    /// The consumer is gone: drop everything.
+    closed: AtomicBool,
+    /// Events taken by the consumer and not yet handled.
+    in_hand: AtomicUsize,
+    coalesce_after: usize,
+}
+
+impl EventQueue {
+    pub(crate) fn new(coalesce_after: usize) -> Arc<Self> {
+        Arc::new(EventQueue {
+            state: Mutex::new(QueueState::default()),
+            ready: Condvar::new(),
+            closed: AtomicBool::new(false),
+            in_hand: AtomicUsize::new(0),
+            coalesce_after,
+        })
+    }
+
+    pub(crate) fn push(&self, event: AgentEvent) {
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut st = lock(&self.state);
+        if st.finished {
+            return;
+        }
+        if st.events.len() >= self.coalesce_after
+            && let Some(back) = st.events.back_mut()
+            && merge_delta(back, &event)
+        {
+            return;
+        }
+        st.events.push_back(event);
+        let waker = st.waker.take();
+        let notify = st.thread_waiting;
+        drop(st);
+        if notify {
+            self.ready.notify_one();
+        }
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    fn wake_all(&self, mut st: MutexGuard<'_, QueueState>) {
+        let waker = st.waker.take();
+        drop(st);
+        self.ready.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let mut st = lock(&self.state);
+        st.events.clear();
+        self.wake_all(st);
+    }
+
+    pub(crate) fn finish(&self) {
+        let mut st = lock(&self.state);
+        st.finished = true;
+        self.wake_all(st);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    /// Events queued or taken and not yet handled.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.state).events.len() + self.in_hand.load(Ordering::Relaxed)
+    }
+
+    /// Blocks until events arrive and moves them all into `out` (which must be
+    /// empty); false once closed, or finished and drained.
+    fn take_blocking(&self, out: &mut VecDeque<AgentEvent>) -> bool {
+        let mut st = lock(&self.state);
+        loop {
+            if self.is_closed() {
+                return false;
+            }
+            if !st.events.is_empty() {
+                std::mem::swap(&mut st.events, out);
+                self.in_hand.store(out.len(), Ordering::Relaxed);
+                return true;
+            }
+            if st.finished {
+                return false;
+            }
+            st.thread_waiting = true;
+            st = self.ready.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.thread_waiting = false;
+        }
+    }
+
+    /// Moves every queued event into `out` (which must be empty); `Ready(false)`
+    /// once closed, or finished and drained.
+    fn poll_take(&self, cx: &mut Context<'_>, out: &mut VecDeque<AgentEvent>) -> Poll<bool> {
+        if self.is_closed() {
+            return Poll::Ready(false);
+        }
+        let mut st = lock(&self.state);
+        if !st.events.is_empty() {
+            std::mem::swap(&mut st.events, out);
+            return Poll::Ready(true);
+        }
+        if st.finished {
+            return Poll::Ready(false);
+        }
+        st.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Reads a queue in batches (one lock per batch).
+pub(crate) struct QueueReader {
+    queue: Arc<EventQueue>,
+    local: VecDeque<AgentEvent>,
+}
+
+impl QueueReader {
+    pub(crate) fn new(queue: Arc<EventQueue>) -> Self {
+        QueueReader {
+            queue,
+            local: VecDeque::new(),
+        }
+    }
+
+    /// Events not yet read.
+    pub(crate) fn len(&self) -> usize {
+        self.local.len() + self.queue.len()
+    }
+
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        if self.queue.is_closed() {
+            return Poll::Ready(None);
+        }
+        if let Some(e) = self.local.pop_front() {
+            return Poll::Ready(Some(e));
+        }
+        match self.queue.poll_take(cx, &mut self.local) {
+            Poll::Ready(true) => Poll::Ready(self.local.pop_front()),
+            Poll::Ready(false) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl EventSink for EventQueue {
+    fn emit(&self, event: AgentEvent) {
+        self.push(event);
+    }
+}
+
+/// Merges `new` into `back` when both are deltas of the same kind for the same block.
+fn merge_delta(back: &mut AgentEvent, new: &AgentEvent) -> bool {
+    use AssistantMessageEvent as E;
+    let (
+        AgentEvent::MessageUpdate {
+            message: back_msg,
+            assistant_message_event: back_ev,
+        },
+        AgentEvent::MessageUpdate {
+            message: new_msg,
+            assistant_message_event: new_ev,
+        },
+    ) = (back, new)
+    else {
+        return false;
+    };
+    let same = match (back_ev.as_ref(), new_ev.as_ref()) {
+        (
+            E::TextDelta {
+                content_index: a, ..
+            },
+            E::TextDelta {
+                content_index: b, ..
+            },
+        )
+        | (
+            E::ThinkingDelta {
+                content_index: a, ..
+            },
+            E::ThinkingDelta {
+                content_index: b, ..
+            },
+        )
+        | (
+            E::ToolcallDelta {
+                content_index: a, ..
+            },
+            E::ToolcallDelta {
+                content_index: b, ..
+            },
+        ) => a == b,
+        _ => false,
+    };
+    if !same {
+        return false;
+    }
+    match (Arc::make_mut(back_ev), new_ev.as_ref()) {
+        (E::TextDelta { delta, .. }, E::TextDelta { delta: more, .. })
+        | (E::ThinkingDelta { delta, .. }, E::ThinkingDelta { delta: more, .. })
+        | (E::ToolcallDelta { delta, .. }, E::ToolcallDelta { delta: more, .. }) => {
+            delta.push_str(more)
+        }
+        _ => return false,
+    }
+    back_msg.clone_from(new_msg);
+    true
+}
+
+/// The set of subscriber queues of one agent.
+pub(crate) struct Registry {
+    queues: Mutex<Vec<(u64, Arc<EventQueue>)>>,
+    next_id: AtomicU64,
+}
+
+impl Registry {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Registry {
+            queues: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// Appends `event` to every queue, in registration order.
+    pub(crate) fn broadcast(&self, event: &AgentEvent) {
+        for (_, q) in lock(&self.queues).iter() {
+            q.push(event.clone());
+        }
+    }
+
+    fn add(self: &Arc<Self>, coalesce_after: usize) -> Subscription {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let queue = EventQueue::new(coalesce_after);
+        lock(&self.queues).push((id, queue.clone()));
+        Subscription {
+            id,
+            queue,
+            registry: Arc::downgrade(self),
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        lock(&self.queues).retain(|(i, _)| *i != id);
+    }
+
+    /// Subscribes a callback served by its own thread.
+    pub(crate) fn subscribe<F>(
+        self: &Arc<Self>,
+        coalesce_after: usize,
+        callback: F,
+    ) -> Result<Subscription, AgentError>
+    where
+        F: Fn(&AgentEvent) + Send + 'static,
+    {
+        let sub = self.add(coalesce_after);
+        let queue = sub.queue.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("makai-subscriber-{}", sub.id))
+            .spawn(move || {
+                let mut batch = VecDeque::new();
+                while queue.take_blocking(&mut batch) {
+                    while let Some(event) = batch.pop_front() {
+                        if queue.is_closed() {
+                            return;
+                        }
+                        if catch_unwind(AssertUnwindSafe(|| callback(&event))).is_err() {
+                            tracing::error!(
+                                event = event.kind(),
+                                "an agent event subscriber panicked; it keeps receiving later events"
+                            );
+                        }
+                        queue.in_hand.fetch_sub(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        match spawned {
+            Ok(_) => Ok(sub),
+            Err(e) => Err(AgentError::Subscribe(e)),
+        }
+    }
+
+    /// Subscribes a stream.
+    pub(crate) fn subscribe_stream(self: &Arc<Self>, coalesce_after: usize) -> EventStream {
+        let sub = self.add(coalesce_after);
+        EventStream {
+            reader: QueueReader::new(sub.queue.clone()),
+            _sub: sub,
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        for (_, q) in lock(&self.queues).iter() {
+            q.finish();
+        }
+    }
+}
+
+/// A subscription; dropping it unsubscribes (queued events are discarded).
+pub struct Subscription {
+    id: u64,
+    queue: Arc<EventQueue>,
+    registry: Weak<Registry>,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .field("queued", &self.queue.len())
+            .finish()
+    }
+}
+
+impl Subscription {
+    /// Events queued and not yet delivered (shows how far behind the subscriber is).
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(r) = self.registry.upgrade() {
+            r.remove(self.id);
+        }
+        self.queue.close();
+    }
+}
+
+/// A subscription read as an async [`Stream`] of events; dropping it unsubscribes.
+/// The stream ends when the agent is dropped.
+pub struct EventStream {
+    reader: QueueReader,
+    _sub: Subscription,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("queued", &self.queued())
+            .finish()
+    }
+}
+
+impl EventStream {
+    /// Events queued and not yet read.
+    pub fn queued(&self) -> usize {
+        self.reader.len()
+    }
+}
+
+impl Stream for EventStream {
+    type Item = AgentEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.reader.poll_next(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(i: usize, d: &str) -> AgentEvent {
+        AgentEvent::MessageUpdate {
+            message: None,
+            assistant_message_event: Arc::new(AssistantMessageEvent::TextDelta {
+                content_index: i,
+                delta: d.into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn deltas_merge_only_past_the_threshold_and_only_same_block() {
+        let q = EventQueue::new(2);
+        q.push(AgentEvent::TurnStart);
+        q.push(delta(0, "a"));
+        q.push(delta(0, "b")); // len 2 >= 2: merged into "ab"
+        q.push(delta(1, "c")); // different block: appended
+        q.push(AgentEvent::TurnStart); // lifecycle: appended
+        q.push(delta(1, "d")); // back is lifecycle: appended
+        let mut texts = Vec::new();
+        let mut kinds = Vec::new();
+        q.finish();
+        let mut batch = VecDeque::new();
+        while q.take_blocking(&mut batch) {
+            for e in batch.drain(..) {
+                kinds.push(e.kind());
+                if let Some(t) = e.text_delta() {
+                    texts.push(t.to_string());
+                }
+            }
+        }
+        assert_eq!(texts, ["ab", "c", "d"]);
+        assert_eq!(
+            kinds,
+            [
+                "turn_start",
+                "message_update",
+                "message_update",
+                "turn_start",
+                "message_update"
+            ]
+        );
+    }
+
+    #[test]
+    fn closed_queue_ignores_pushes() {
+        let q = EventQueue::new(10);
+        q.close();
+        q.push(AgentEvent::TurnStart);
+        assert_eq!(q.len(), 0);
+        assert!(!q.take_blocking(&mut VecDeque::new()));
+    }
+
+    #[test]
+    fn panicking_subscriber_keeps_receiving() {
+        let reg = Registry::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _sub = reg
+            .subscribe(COALESCE_AFTER, move |e| {
+                if matches!(e, AgentEvent::TurnStart) {
+                    panic!("boom");
+                }
+                let _ = tx.send(e.kind());
+            })
+            .unwrap();
+        reg.broadcast(&AgentEvent::TurnStart);
+        reg.broadcast(&AgentEvent::AgentStart);
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(got, "agent_start");
+    }
+
+    #[test]
+    fn dropping_the_subscription_unsubscribes() {
+        let reg = Registry::new();
+        let sub = reg.subscribe(COALESCE_AFTER, |_| {}).unwrap();
+        assert_eq!(lock(&reg.queues).len(), 1);
+        drop(sub);
+        assert_eq!(lock(&reg.queues).len(), 0);
+    }
+}

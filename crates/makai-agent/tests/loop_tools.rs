@@ -1,0 +1,372 @@
+//! Fault isolation of tools, argument checks and the tool hooks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::*;
+use makai_agent::makai_ai::{ApiKey, Message, StopReason, UserContent};
+use makai_agent::testing::{ScriptedClient, ScriptedResponse};
+use makai_agent::{
+    AgentHooks, AgentMessage, CancellationToken, CustomMessage, EndReason, InputDecision,
+    ToolCallDecision, ToolCallInfo, ToolContext, ToolOutput, ToolResultOverride, TypedTool,
+    agent_loop,
+};
+use serde_json::json;
+
+async fn run_one_call(
+    tools: Vec<Arc<dyn makai_agent::Tool>>,
+    call: ScriptedResponse,
+) -> (
+    Vec<(String, String, bool)>,
+    Arc<ScriptedClient>,
+    makai_agent::RunOutcome,
+) {
+    let client = ScriptedClient::new([call, ScriptedResponse::text("carry on")]);
+    let (events, outcome) = agent_loop(
+        vec!["go".into()],
+        context(tools),
+        config(client.clone()),
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    (tool_result_texts(&events), client, outcome)
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result_and_the_run_goes_on() {
+    let boom = TypedTool::new("boom", "Panics.", |_a: EchoArgs, _ctx| async move {
+        if true {
+            panic!("kaboom at line 1");
+        }
+        Ok(ToolOutput::text("unreachable"))
+    })
+    .into_arc();
+    let (results, client, outcome) = run_one_call(
+        vec![boom, echo_tool()],
+        ScriptedResponse::tool_call("a", "boom", json!({"text": ""})).with_tool_call(
+            "b",
+            "echo",
+            json!({"text": "still here"}),
+        ),
+    )
+    .await;
+    assert!(results[0].2);
+    assert!(
+        results[0].1.contains("crashed") && results[0].1.contains("kaboom at line 1"),
+        "{results:?}"
+    );
+    assert_eq!(results[1], ("b".into(), "still here".into(), false));
+    assert_eq!(client.calls(), 2);
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+}
+
+#[tokio::test]
+async fn unknown_tool_lists_the_available_tools() {
+    let (results, _, _) = run_one_call(
+        vec![echo_tool()],
+        ScriptedResponse::tool_call("a", "nope", json!({})),
+    )
+    .await;
+    assert_eq!(
+        results,
+        [(
+            "a".into(),
+            "Tool 'nope' not found. Available tools: echo.".into(),
+            true
+        )]
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_name_each_problem_and_the_tool_does_not_run() {
+    let ran = Arc::new(Mutex::new(false));
+    let r = ran.clone();
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        path: String,
+        count: u32,
+    }
+    let tool = TypedTool::new("read", "Reads.", move |_a: Args, _ctx| {
+        let r = r.clone();
+        async move {
+            *r.lock().unwrap() = true;
+            Ok(ToolOutput::text("x"))
+        }
+    })
+    .into_arc();
+    let (results, _, _) = run_one_call(
+        vec![tool],
+        ScriptedResponse::tool_call("a", "read", json!({"count": "many"})),
+    )
+    .await;
+    let text = &results[0].1;
+    assert!(results[0].2);
+    assert!(
+        text.starts_with("Invalid arguments for tool 'read':"),
+        "{text}"
+    );
+    assert!(text.contains("\"path\" is a required property"), "{text}");
+    assert!(text.contains("/count"), "{text}");
+    assert!(!*ran.lock().unwrap());
+}
+
+#[tokio::test]
+async fn truncated_arguments_are_never_executed() {
+    let (results, _, _) = run_one_call(
+        vec![echo_tool()],
+        ScriptedResponse::raw_tool_call("a", "echo", "{\"text\": \"unterminated"),
+    )
+    .await;
+    assert!(results[0].2);
+    assert!(results[0].1.contains("was not executed"), "{results:?}");
+}
+
+#[tokio::test]
+async fn calls_of_a_length_limited_response_are_failed() {
+    let (results, _, _) = run_one_call(
+        vec![echo_tool()],
+        ScriptedResponse::tool_call("a", "echo", json!({"text": "x"}))
+            .with_stop_reason(StopReason::Length),
+    )
+    .await;
+    assert!(
+        results[0].2 && results[0].1.contains("output token limit"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_and_a_timeout_are_error_results() {
+    let failing_tool = TypedTool::new("fail", "Fails.", |_a: EchoArgs, _ctx| async move {
+        failing("disk full: /tmp")
+    })
+    .into_arc();
+    let slow = TypedTool::new("slow", "Slow.", |_a: EchoArgs, _ctx| async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(ToolOutput::text("late"))
+    })
+    .timeout(Duration::from_millis(100))
+    .into_arc();
+    let (results, _, _) = run_one_call(
+        vec![failing_tool, slow],
+        ScriptedResponse::tool_call("a", "fail", json!({"text": ""})).with_tool_call(
+            "b",
+            "slow",
+            json!({"text": ""}),
+        ),
+    )
+    .await;
+    assert_eq!(results[0], ("a".into(), "disk full: /tmp".into(), true));
+    assert!(
+        results[1].2 && results[1].1.contains("timed out after 0.1 s"),
+        "{results:?}"
+    );
+}
+
+struct Approvals {
+    after_calls: Mutex<u32>,
+}
+
+#[async_trait]
+impl AgentHooks for Approvals {
+    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
+        if call.args["text"] == "rm -rf" {
+            ToolCallDecision::Block("The user denied this call.".into())
+        } else {
+            ToolCallDecision::Allow
+        }
+    }
+    async fn after_tool_call(
+        &self,
+        _call: &ToolCallInfo<'_>,
+        result: &ToolOutput,
+        _is_error: bool,
+    ) -> Option<ToolResultOverride> {
+        *self.after_calls.lock().unwrap() += 1;
+        Some(ToolResultOverride {
+            content: Some(vec![UserContent::text(format!(
+                "[redacted] {}",
+                result.text_content().len()
+            ))]),
+            details: Some(json!({"rewritten": true})),
+            is_error: None,
+        })
+    }
+    async fn get_api_key(&self, provider: &str) -> Option<ApiKey> {
+        (provider == "test").then(|| ApiKey::new("fresh-token"))
+    }
+}
+
+#[tokio::test]
+async fn before_tool_call_blocks_and_after_tool_call_rewrites() {
+    let hooks = Arc::new(Approvals {
+        after_calls: Mutex::new(0),
+    });
+    let client = ScriptedClient::new([
+        ScriptedResponse::tool_call("a", "echo", json!({"text": "rm -rf"})).with_tool_call(
+            "b",
+            "echo",
+            json!({"text": "secret"}),
+        ),
+        ScriptedResponse::text("ok"),
+    ]);
+    let mut cfg = config(client.clone());
+    cfg.hooks = hooks.clone();
+    let (events, outcome) = agent_loop(
+        vec!["go".into()],
+        context(vec![echo_tool()]),
+        cfg,
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    let results = tool_result_texts(&events);
+    assert_eq!(
+        results[0],
+        ("a".into(), "The user denied this call.".into(), true)
+    );
+    assert_eq!(results[1], ("b".into(), "[redacted] 6".into(), false));
+    assert_eq!(*hooks.after_calls.lock().unwrap(), 1);
+    assert_eq!(
+        outcome.messages[3].as_tool_result().unwrap().details,
+        Some(json!({"rewritten": true}))
+    );
+    assert!(client.requests().iter().all(|r| r.had_api_key));
+}
+
+struct Filter;
+
+#[async_trait]
+impl AgentHooks for Filter {
+    async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
+        let text = message.text();
+        if text.contains("forbidden") {
+            InputDecision::Reject("that topic is not allowed".into())
+        } else if text.contains("sk-123") {
+            InputDecision::Replace(Box::new(AgentMessage::user(
+                text.replace("sk-123", "[key]"),
+            )))
+        } else {
+            InputDecision::Accept
+        }
+    }
+}
+
+#[tokio::test]
+async fn input_filters_reject_or_rewrite_user_messages() {
+    let client = ScriptedClient::new([ScriptedResponse::text("ok")]);
+    let mut cfg = config(client.clone());
+    cfg.hooks = Arc::new(Filter);
+    let (events, outcome) = agent_loop(
+        vec!["forbidden thing".into()],
+        context(vec![]),
+        cfg.clone(),
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    assert_eq!(
+        outcome.end_reason,
+        EndReason::InputRejected {
+            reason: "that topic is not allowed".into()
+        }
+    );
+    assert_eq!(outline(&events), ["agent_start", "agent_end"]);
+    assert_eq!(client.calls(), 0);
+
+    let outcome = agent_loop(
+        vec!["my key is sk-123".into()],
+        context(vec![]),
+        cfg,
+        CancellationToken::new(),
+    )
+    .join()
+    .await
+    .unwrap();
+    assert_eq!(outcome.messages[0].text(), "my key is [key]");
+    let Message::User(u) = &client.requests()[0].context.messages[0] else {
+        panic!()
+    };
+    assert_eq!(AgentMessage::from(u.clone()).text(), "my key is [key]");
+}
+
+#[tokio::test]
+async fn tools_get_cwd_session_and_a_snapshot() {
+    let seen = Arc::new(Mutex::new(
+        None::<(String, Option<String>, usize, Vec<String>)>,
+    ));
+    let s = seen.clone();
+    let probe = TypedTool::new(
+        "probe",
+        "Looks around.",
+        move |_a: EchoArgs, ctx: ToolContext| {
+            let s = s.clone();
+            async move {
+                let snap = ctx.snapshot().unwrap();
+                *s.lock().unwrap() = Some((
+                    ctx.cwd().display().to_string(),
+                    ctx.session_id().map(str::to_string),
+                    snap.messages.len(),
+                    snap.tools.names().iter().map(|n| n.to_string()).collect(),
+                ));
+                Ok(ToolOutput::text("ok"))
+            }
+        },
+    )
+    .into_arc();
+    let client = ScriptedClient::new([
+        ScriptedResponse::tool_call("a", "probe", json!({"text": ""})),
+        ScriptedResponse::text("ok"),
+    ]);
+    let mut cfg = config(client);
+    cfg.cwd = "/tmp/work".into();
+    cfg.options.session_id = Some("sess-1".into());
+    agent_loop(
+        vec!["go".into()],
+        context(vec![probe]),
+        cfg,
+        CancellationToken::new(),
+    )
+    .join()
+    .await
+    .unwrap();
+    let (cwd, session, n, tools) = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(cwd, "/tmp/work");
+    assert_eq!(session.as_deref(), Some("sess-1"));
+    assert_eq!(
+        n, 2,
+        "the snapshot holds the prompt and the assistant message"
+    );
+    assert_eq!(tools, ["probe"]);
+}
+
+#[tokio::test]
+async fn custom_messages_reach_the_model_through_convert_to_llm() {
+    let client = ScriptedClient::new([ScriptedResponse::text("ok")]);
+    let ctx = context(vec![]).with_messages(vec![CustomMessage::text("note", "remember X").into()]);
+    agent_loop(
+        vec!["go".into()],
+        ctx,
+        config(client.clone()),
+        CancellationToken::new(),
+    )
+    .join()
+    .await
+    .unwrap();
+    let sent = &client.requests()[0].context.messages;
+    assert_eq!(sent.len(), 2);
+    let Message::User(u) = &sent[0] else { panic!() };
+    assert_eq!(AgentMessage::from(u.clone()).text(), "remember X");
+}
