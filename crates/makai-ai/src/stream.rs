@@ -69,6 +69,9 @@ impl AssistantMessageEventStream {
     }
 
     /// A stream whose events come from `rx` (for other `ProtocolClient` implementations).
+    ///
+    /// Dropping the stream cancels `cancel`: pass a token owned by this one request
+    /// (e.g. `caller_token.child_token()`), never a token shared with other work.
     pub fn from_channel(
         rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
         cancel: tokio_util::sync::CancellationToken,
@@ -118,10 +121,12 @@ impl Stream for AssistantMessageEventStream {
 pub fn stream(
     model: &Model,
     context: &Context,
-    options: StreamOptions,
+    mut options: StreamOptions,
 ) -> AssistantMessageEventStream {
     let (tx, rx) = mpsc::channel(64);
-    let cancel = options.cancel.clone();
+    // Dropping the stream cancels only this request, never the caller's token.
+    let cancel = options.cancel.child_token();
+    options.cancel = cancel.clone();
     let model = Arc::new(model.clone());
     let request = crate::provider::build_request(&model, context, &options);
     tokio::spawn(drive(model, request, options, tx));

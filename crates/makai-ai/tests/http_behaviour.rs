@@ -476,3 +476,21 @@ async fn connection_refused_is_retried_then_reported() {
     };
     assert!(error.error_message.unwrap().contains("connection"));
 }
+
+#[tokio::test]
+async fn dropping_a_stream_never_cancels_the_callers_token() {
+    let server =
+        MockServer::start(Scenario::new().push(ScriptedResponse::text("one two three").delay(20)))
+            .await
+            .unwrap();
+    let m = model(Api::OpenAiCompletions, &server);
+    let options = StreamOptions::default();
+    let caller_token = options.cancel.clone();
+    let mut s = stream(&m, &context(), options);
+    let _first = s.next().await;
+    drop(s);
+    assert!(
+        !caller_token.is_cancelled(),
+        "the caller's token must survive the stream"
+    );
+}
