@@ -48,6 +48,38 @@ pub struct SseParser {
     offset: usize,
 }
 
+/// The position of the first CR or LF in `bytes`.
+///
+/// Scans eight bytes at a time (SSE lines are long: a JSON event per line), as
+/// this search is most of the parser's work. In each word, a byte equal to the
+/// target becomes zero after the XOR; `(x - 0x01..) & !x & 0x80..` then sets the
+/// high bit of the lowest zero byte exactly (higher bytes may be false positives,
+/// which the lowest-set-bit search ignores).
+fn find_line_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const LF: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    const CR: u64 = u64::from_ne_bytes([b'\r'; 8]);
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for word in words.by_ref() {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(word);
+        let w = u64::from_le_bytes(buf);
+        let hits = zero_bytes(w ^ LF) | zero_bytes(w ^ CR);
+        if hits != 0 {
+            return Some(offset + (hits.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|p| offset + p)
+}
+
 impl SseParser {
     /// A new parser.
     pub fn new() -> Self {
@@ -71,32 +103,30 @@ impl SseParser {
         }
         let mut start = 0;
         let mut i = 0;
-        while i < chunk.len() {
-            let b = chunk[i];
-            if b == b'\n' || b == b'\r' {
-                let line_end = i;
-                if b == b'\r' {
-                    if i + 1 < chunk.len() {
-                        if chunk[i + 1] == b'\n' {
-                            i += 1;
-                        }
-                    } else {
-                        self.skip_lf = true;
+        while let Some(found) = find_line_end(&chunk[i..]) {
+            let line_end = i + found;
+            i = line_end;
+            if chunk[i] == b'\r' {
+                if i + 1 < chunk.len() {
+                    if chunk[i + 1] == b'\n' {
+                        i += 1;
                     }
-                }
-                if self.pending.is_empty() {
-                    self.line(&chunk[start..line_end], on_event)?;
                 } else {
-                    let mut line = std::mem::take(&mut self.pending);
-                    line.extend_from_slice(&chunk[start..line_end]);
-                    let result = self.line(&line, on_event);
-                    line.clear();
-                    self.pending = line;
-                    result?;
+                    self.skip_lf = true;
                 }
-                start = i + 1;
+            }
+            if self.pending.is_empty() {
+                self.line(&chunk[start..line_end], on_event)?;
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(&chunk[start..line_end]);
+                let result = self.line(&line, on_event);
+                line.clear();
+                self.pending = line;
+                result?;
             }
             i += 1;
+            start = i;
         }
         self.pending.extend_from_slice(&chunk[start..]);
         self.offset += chunk.len();
@@ -237,6 +267,13 @@ mod tests {
         fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), split in 0usize..512) {
             let split = split.min(bytes.len());
             let _ = parse_chunks(&[&bytes[..split], &bytes[split..]]);
+        }
+
+        #[test]
+        fn find_line_end_agrees_with_a_plain_search(bytes in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'a'), Just(0x8a_u8), Just(0x0d_u8 ^ 0x80), any::<u8>()], 0..40), skip in 0usize..40) {
+            let bytes: Vec<u8> = bytes.into_iter().skip(skip.min(3)).collect();
+            let plain = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+            prop_assert_eq!(find_line_end(&bytes), plain);
         }
 
         #[test]

@@ -13,6 +13,8 @@
 //! `finishReason` may repeat on every chunk, so the message is only finished at
 //! the end of the body. An `{"error": …}` chunk ends the attempt with a fault.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -59,26 +61,39 @@ struct Counts {
     cached: Option<u64>,
 }
 
+/// A string borrowed from the chunk when it has no escapes (a bare
+/// `Option<Cow<str>>` or `String` field would allocate for every chunk).
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Chunk {
-    #[serde(default)]
-    candidates: Vec<Candidate>,
-    #[serde(default)]
-    usage_metadata: Option<UsageMetadata>,
-    #[serde(default)]
-    response_id: Option<String>,
-    #[serde(default)]
-    prompt_feedback: Option<PromptFeedback>,
-    #[serde(default)]
-    error: Option<Value>,
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Candidate {
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
     #[serde(default)]
-    content: Option<Content>,
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(default, borrow)]
+    response_id: Option<Str<'a>>,
+    #[serde(default)]
+    prompt_feedback: Option<PromptFeedback>,
+    #[serde(default)]
+    error: Option<Box<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
     #[serde(default)]
     finish_reason: Option<String>,
     #[serde(default)]
@@ -88,16 +103,16 @@ struct Candidate {
 }
 
 #[derive(Deserialize)]
-struct Content {
-    #[serde(default)]
-    parts: Vec<Part>,
+struct Content<'a> {
+    #[serde(default, borrow)]
+    parts: Vec<Part<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Part {
-    #[serde(default)]
-    text: Option<String>,
+struct Part<'a> {
+    #[serde(default, borrow)]
+    text: Option<Str<'a>>,
     #[serde(default)]
     thought: bool,
     #[serde(default)]
@@ -168,7 +183,7 @@ impl WireDecoder for Decoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the Gemini stream sent a chunk that is not a valid GenerateContentResponse ({e}): {}",
                 snippet(data)
@@ -177,7 +192,10 @@ impl WireDecoder for Decoder {
         if let Some(error) = &chunk.error {
             return Err(fault_from_error(error, data));
         }
-        if let Some(id) = chunk.response_id.as_deref() {
+        // Every chunk repeats the id: set it once rather than allocate per chunk.
+        if let Some(id) = chunk.response_id.as_deref()
+            && out.message().response_id.as_deref() != Some(id)
+        {
             out.set_response_id(id);
         }
         if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
@@ -244,7 +262,7 @@ impl WireDecoder for Decoder {
 }
 
 impl Decoder {
-    fn on_part(&mut self, part: &Part, out: &mut MessageBuilder) -> Result<(), Fault> {
+    fn on_part(&mut self, part: &Part<'_>, out: &mut MessageBuilder) -> Result<(), Fault> {
         let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
         if let Some(fc) = &part.function_call {
             return self.on_function_call(fc, signature, out);

@@ -13,6 +13,7 @@
 
 use serde_json::Value;
 
+use self::hot::HotChunk;
 use super::request::REASONING_FIELDS;
 use crate::builder::MessageBuilder;
 use crate::error::{Fault, error_message_from_body, retry_hint_in_text};
@@ -67,6 +68,11 @@ impl WireDecoder for Decoder {
         if data == "[DONE]" {
             return self.on_done(out, model);
         }
+        // Nearly every chunk parses into the borrowed hot-path structs; only
+        // chunks of an unusual shape pay for a `Value` tree.
+        if let Ok(chunk) = serde_json::from_str::<HotChunk<'_>>(data) {
+            return self.on_hot_chunk(&chunk, out);
+        }
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the server sent a stream chunk that is not JSON ({e}): {}",
@@ -95,15 +101,7 @@ impl Decoder {
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(error_fault(err));
         }
-        if self.response_id.is_none()
-            && let Some(id) = chunk
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        {
-            self.response_id = Some(id.to_string());
-            out.set_response_id(id);
-        }
+        self.on_response_id(chunk.get("id").and_then(Value::as_str), out);
         let choice = chunk
             .get("choices")
             .and_then(Value::as_array)
@@ -129,22 +127,35 @@ impl Decoder {
         if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
             self.on_delta(delta, out);
         }
-        if let Some(reason) = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            && self.finish_reason.is_none()
-        {
-            self.finish_reason = Some(reason.to_string());
-            // The calls are complete: close them now so their arguments count as whole.
-            for slot in &self.calls {
-                out.end_block(slot.block);
-            }
-            if let Some(b) = self.legacy_call {
-                out.end_block(b);
-            }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.on_finish_reason(reason, out);
         }
         Ok(())
+    }
+
+    /// Records choice 0's `finish_reason` (the first non-empty one wins).
+    fn on_finish_reason(&mut self, reason: &str, out: &mut MessageBuilder) {
+        if reason.is_empty() || self.finish_reason.is_some() {
+            return;
+        }
+        self.finish_reason = Some(reason.to_string());
+        // The calls are complete: close them now so their arguments count as whole.
+        for slot in &self.calls {
+            out.end_block(slot.block);
+        }
+        if let Some(b) = self.legacy_call {
+            out.end_block(b);
+        }
+    }
+
+    /// Records the response id of the first chunk that has one.
+    fn on_response_id(&mut self, id: Option<&str>, out: &mut MessageBuilder) {
+        if self.response_id.is_none()
+            && let Some(id) = id.filter(|s| !s.is_empty())
+        {
+            self.response_id = Some(id.to_string());
+            out.set_response_id(id);
+        }
     }
 
     fn on_delta(&mut self, delta: &Value, out: &mut MessageBuilder) {
@@ -267,7 +278,19 @@ impl Decoder {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
         let args = function.and_then(|f| f.get("arguments"));
+        let block = self.tool_call_block(wire_index, id, name, out);
+        push_args(out, block, args);
+    }
 
+    /// The builder block of the tool call a `tool_calls` entry continues, or of
+    /// the call it starts. `id` and `name` are `None` when absent or empty.
+    fn tool_call_block(
+        &mut self,
+        wire_index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        out: &mut MessageBuilder,
+    ) -> usize {
         let existing = match (wire_index, id) {
             // Same index: the same call, unless it now carries a different id
             // (servers that give every call index 0).
@@ -282,7 +305,7 @@ impl Decoder {
             (None, Some(id)) => self.calls.iter().rposition(|s| s.wire_id == id),
             (None, None) => self.calls.len().checked_sub(1),
         };
-        let block = match existing {
+        match existing {
             Some(pos) => {
                 let slot = &mut self.calls[pos];
                 if slot.wire_id.is_empty()
@@ -312,8 +335,7 @@ impl Decoder {
                 });
                 block
             }
-        };
-        push_args(out, block, args);
+        }
     }
 
     fn on_legacy_call(&mut self, f: &Value, out: &mut MessageBuilder) {
@@ -511,6 +533,9 @@ fn error_fault_from_text(data: &str) -> Fault {
         Err(_) => error_fault(&Value::String(data.to_string())),
     }
 }
+
+#[path = "decode_hot.rs"]
+mod hot;
 
 #[cfg(test)]
 #[path = "decode_tests.rs"]

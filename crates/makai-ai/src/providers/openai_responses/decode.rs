@@ -59,29 +59,43 @@ enum Kind {
     Ignored,
 }
 
-/// The fields of a Responses event that the decoder reads.
+/// A string borrowed from the event data when it has no escapes (serde never
+/// borrows into a bare `Option<Cow<str>>`: it allocates).
+#[derive(Deserialize)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The fields of a Responses event that the decoder reads (the large, rare ones
+/// boxed: the struct is built for every delta).
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", default, borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Str<'a>>,
     #[serde(default)]
     output_index: Option<u64>,
     #[serde(default, borrow)]
-    item_id: Option<Cow<'a, str>>,
+    item_id: Option<Str<'a>>,
     #[serde(default)]
     summary_index: Option<u64>,
     #[serde(default, borrow)]
-    delta: Option<Cow<'a, str>>,
+    delta: Option<Str<'a>>,
     #[serde(default, borrow)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<Str<'a>>,
     #[serde(default)]
-    item: Option<Value>,
+    item: Option<Box<Value>>,
     #[serde(default)]
-    response: Option<Value>,
+    response: Option<Box<Value>>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<Box<Value>>,
     #[serde(default)]
-    code: Option<Value>,
+    code: Option<Box<Value>>,
     #[serde(default)]
     message: Option<String>,
 }
@@ -106,7 +120,7 @@ impl WireDecoder for Decoder {
         let kind = ev.kind.as_deref().unwrap_or(event.event);
         match kind {
             "response.created" | "response.in_progress" => {
-                if let Some(id) = ev.response.as_ref().and_then(|r| str_at(r, "id")) {
+                if let Some(id) = ev.response.as_deref().and_then(|r| str_at(r, "id")) {
                     out.set_response_id(id);
                 }
             }
@@ -169,10 +183,10 @@ impl WireDecoder for Decoder {
                 } else {
                     "completed"
                 };
-                return self.complete(ev.response.as_ref(), status_hint, out, model);
+                return self.complete(ev.response.as_deref(), status_hint, out, model);
             }
             "response.failed" | "response.cancelled" => {
-                let response = ev.response.as_ref();
+                let response = ev.response.as_deref();
                 if let Some(r) = response {
                     read_usage(r, out);
                 }
@@ -180,7 +194,7 @@ impl WireDecoder for Decoder {
                 return Err(fault_from_error(error, kind));
             }
             "error" => {
-                let nested = ev.error.as_ref().filter(|e| e.is_object());
+                let nested = ev.error.as_deref().filter(|e| e.is_object());
                 let fault = match nested {
                     Some(e) => fault_from_error(Some(e), kind),
                     None => {
