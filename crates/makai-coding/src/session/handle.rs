@@ -1,0 +1,446 @@
+//! [`Session`]: a [`SessionTree`] kept in sync with its file.
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use makai_ai::ThinkingLevel;
+use serde_json::Value;
+
+use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
+use super::error::{LoadWarning, SessionError};
+use super::file::{Durability, SessionFile, read_session_file};
+use super::message::{AgentMessage, MessageContent};
+use super::new_entry::{CompactionRecord, NewEntry};
+use super::tree::SessionTree;
+
+/// A session: the tree in memory plus, unless in memory only, its file.
+///
+/// Every append is written (and by default synced) before the method returns;
+/// the tree changes only when the write succeeded. Read access goes through
+/// [`Deref`] to [`SessionTree`] (`session.context()`, `session.entries()`, ...).
+#[derive(Debug)]
+pub struct Session {
+    tree: SessionTree,
+    file: Option<SessionFile>,
+    warnings: Vec<LoadWarning>,
+}
+
+impl Deref for Session {
+    type Target = SessionTree;
+    fn deref(&self) -> &SessionTree {
+        &self.tree
+    }
+}
+
+/// A new session id (UUID v7, time-ordered, as pi).
+pub fn new_session_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// The file name pi uses: `<ISO timestamp with : and . as ->_<id>.jsonl`.
+pub fn session_file_name(header: &SessionHeader) -> String {
+    format!(
+        "{}_{}.jsonl",
+        header.timestamp.replace([':', '.'], "-"),
+        header.id
+    )
+}
+
+impl Session {
+    /// A new session stored in `dir`, named `<timestamp>_<id>.jsonl`.
+    ///
+    /// The file is created by the first append (header and entry in one write),
+    /// so a session nobody wrote to leaves no file behind.
+    pub fn create(dir: &Path, cwd: impl Into<String>) -> Session {
+        let header = SessionHeader::new(new_session_id(), cwd);
+        let path = dir.join(session_file_name(&header));
+        Session::with_header(header, Some(path))
+    }
+
+    /// A new session at an explicit path (created by the first append).
+    pub fn create_at(path: impl Into<PathBuf>, cwd: impl Into<String>) -> Session {
+        let header = SessionHeader::new(new_session_id(), cwd);
+        Session::with_header(header, Some(path.into()))
+    }
+
+    /// A session that is never written to disk.
+    pub fn in_memory(cwd: impl Into<String>) -> Session {
+        Session::with_header(SessionHeader::new(new_session_id(), cwd), None)
+    }
+
+    fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Session {
+        Session {
+            tree: SessionTree::new(header),
+            file: path.map(|p| SessionFile::new(p, Durability::default())),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Opens an existing session file. The leaf is its last entry.
+    ///
+    /// A torn last line is skipped (see [`Session::warnings`]); a damaged line
+    /// elsewhere is an error naming it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Session, SessionError> {
+        let path = path.as_ref();
+        let loaded = read_session_file(path)?;
+        let file = SessionFile::after_load(path, &loaded, Durability::default());
+        let mut warnings = loaded.warnings;
+        let header = match loaded.header {
+            Some(h) => h,
+            None => {
+                // Empty file or torn first write: start it afresh under the same id.
+                let id = id_from_file_name(path).unwrap_or_else(new_session_id);
+                let cwd = std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default();
+                SessionHeader::new(id, cwd)
+            }
+        };
+        let (tree, more) = SessionTree::from_entries(header, loaded.entries);
+        warnings.extend(more);
+        Ok(Session {
+            tree,
+            file: Some(file),
+            warnings,
+        })
+    }
+
+    /// Opens the session file at `path`, or starts a new session there (for
+    /// `cwd`) when it does not exist yet, as pi's `--session PATH` does.
+    pub fn open_or_create(
+        path: impl AsRef<Path>,
+        cwd: impl Into<String>,
+    ) -> Result<Session, SessionError> {
+        let path = path.as_ref();
+        if path.exists() {
+            Session::open(path)
+        } else {
+            Ok(Session::create_at(path, cwd))
+        }
+    }
+
+    /// The in-memory tree.
+    pub fn tree(&self) -> &SessionTree {
+        &self.tree
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        self.tree.session_id()
+    }
+
+    /// The working directory in the header.
+    pub fn cwd(&self) -> &str {
+        &self.tree.header().cwd
+    }
+
+    /// The session file (`None` when in memory only).
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(SessionFile::path)
+    }
+
+    /// What loading and later appends skipped or repaired.
+    pub fn warnings(&self) -> &[LoadWarning] {
+        &self.warnings
+    }
+
+    /// Sets how appends reach the disk (default [`Durability::Fsync`]).
+    pub fn set_durability(&mut self, durability: Durability) {
+        if let Some(f) = &mut self.file {
+            f.set_durability(durability);
+        }
+    }
+
+    /// Appends one entry below the current leaf and makes it the leaf. Returns its id.
+    pub fn append(&mut self, entry: NewEntry) -> Result<String, SessionError> {
+        let mut ids = self.append_all(vec![entry])?;
+        ids.pop().ok_or_else(|| self.tree.not_found("(new entry)"))
+    }
+
+    /// Appends entries as a chain below the current leaf in one write. Returns their ids.
+    pub fn append_all(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, SessionError> {
+        self.append_below(self.tree.leaf_id().map(str::to_string), entries)
+    }
+
+    fn append_below(
+        &mut self,
+        parent: Option<String>,
+        news: Vec<NewEntry>,
+    ) -> Result<Vec<String>, SessionError> {
+        let tree = &mut self.tree;
+        let build = |tree: &mut SessionTree| {
+            let mut parent = parent;
+            let mut out: Vec<SessionEntry> = Vec::with_capacity(news.len());
+            let timestamp = now_iso();
+            for new in news {
+                let id = tree.fresh_id(&out);
+                out.push(new.into_entry(id.clone(), parent, timestamp.clone()));
+                parent = Some(id);
+            }
+            out
+        };
+        let built = match &mut self.file {
+            None => build(tree),
+            Some(file) => {
+                let header = tree.header().clone();
+                let (foreign, built) = file.append(&header, |foreign| {
+                    if let Some(h) = &foreign.header
+                        && h.id != header.id
+                    {
+                        tracing::warn!(ours = %header.id, theirs = %h.id, "session file was created by another process; adopting its header");
+                        tree.set_header(h.clone());
+                    }
+                    for e in &foreign.entries {
+                        tree.insert(e.clone());
+                    }
+                    Ok(build(tree))
+                })?;
+                self.warnings.extend(foreign.warnings);
+                built
+            }
+        };
+        let ids = built.iter().map(|e| e.id().to_string()).collect();
+        for e in built {
+            self.tree.push(e);
+        }
+        Ok(ids)
+    }
+
+    /// Appends a message.
+    pub fn append_message(
+        &mut self,
+        message: impl Into<AgentMessage>,
+    ) -> Result<String, SessionError> {
+        self.append(NewEntry::Message(message.into()))
+    }
+
+    /// Records a model switch.
+    pub fn append_model_change(
+        &mut self,
+        provider: impl Into<String>,
+        model_id: impl Into<String>,
+    ) -> Result<String, SessionError> {
+        self.append(NewEntry::ModelChange {
+            provider: provider.into(),
+            model_id: model_id.into(),
+        })
+    }
+
+    /// Records a thinking-level change.
+    pub fn append_thinking_level(&mut self, level: ThinkingLevel) -> Result<String, SessionError> {
+        self.append(NewEntry::ThinkingLevelChange(level.as_str().to_string()))
+    }
+
+    /// Records a compaction. `first_kept_entry_id` must be on the current path.
+    pub fn append_compaction(&mut self, record: CompactionRecord) -> Result<String, SessionError> {
+        let on_path = self
+            .tree
+            .current_path()
+            .iter()
+            .any(|e| e.id() == record.first_kept_entry_id);
+        if !on_path {
+            return Err(self.tree.not_found(&record.first_kept_entry_id));
+        }
+        self.append(NewEntry::Compaction(record))
+    }
+
+    /// Stores extension state (not part of the model's context).
+    pub fn append_custom(
+        &mut self,
+        custom_type: impl Into<String>,
+        data: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(NewEntry::Custom {
+            custom_type: custom_type.into(),
+            data,
+        })
+    }
+
+    /// Adds an extension message to the model's context.
+    pub fn append_custom_message(
+        &mut self,
+        custom_type: impl Into<String>,
+        content: impl Into<MessageContent>,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(NewEntry::CustomMessage {
+            custom_type: custom_type.into(),
+            content: content.into(),
+            display,
+            details,
+        })
+    }
+
+    /// Sets (`Some`) or clears (`None`) the label of an entry.
+    pub fn set_label(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+    ) -> Result<String, SessionError> {
+        if self.tree.get(target_id).is_none() {
+            return Err(self.tree.not_found(target_id));
+        }
+        self.append(NewEntry::Label {
+            target_id: target_id.to_string(),
+            label: label.map(str::to_string),
+        })
+    }
+
+    /// Sets the session's display name (an empty name clears it).
+    pub fn set_name(&mut self, name: &str) -> Result<String, SessionError> {
+        self.append(NewEntry::SessionInfo {
+            name: name.to_string(),
+        })
+    }
+
+    /// Continues from an earlier entry: the next append becomes its child,
+    /// starting a new branch. Also switches between existing branches (pass a
+    /// branch's leaf). Not written to the file: on reopen the leaf is the last
+    /// entry appended, as in pi.
+    pub fn branch_from(&mut self, entry_id: &str) -> Result<(), SessionError> {
+        self.tree.set_leaf(Some(entry_id))
+    }
+
+    /// Moves the leaf before the first entry: the next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        // Moving to "before the first entry" cannot fail.
+        let _ = self.tree.set_leaf(None);
+    }
+
+    /// Branches from `from` (`None`: before the first entry) and records a
+    /// summary of the branch being left; the summary becomes the new leaf.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: impl Into<String>,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        if let Some(id) = from
+            && self.tree.get(id).is_none()
+        {
+            return Err(self.tree.not_found(id));
+        }
+        let left = self.tree.leaf_id().unwrap_or("root").to_string();
+        let mut ids = self.append_below(
+            from.map(str::to_string),
+            vec![NewEntry::BranchSummary {
+                from_id: left,
+                summary: summary.into(),
+                usage: None,
+                details,
+            }],
+        )?;
+        ids.pop().ok_or_else(|| self.tree.not_found("(new entry)"))
+    }
+
+    /// Copies the path from the root to `leaf_id` into a new session file at
+    /// `path`, with `parentSession` pointing at this session's file. Labels on
+    /// copied entries are carried over. The new file is written before this returns.
+    pub fn fork(&self, leaf_id: &str, path: impl Into<PathBuf>) -> Result<Session, SessionError> {
+        let header = SessionHeader::new(new_session_id(), self.cwd());
+        self.fork_with(header, leaf_id, path.into())
+    }
+
+    fn fork_with(
+        &self,
+        mut header: SessionHeader,
+        leaf_id: &str,
+        path: PathBuf,
+    ) -> Result<Session, SessionError> {
+        let branch = self.tree.path_to(leaf_id);
+        if branch.is_empty() {
+            return Err(self.tree.not_found(leaf_id));
+        }
+        header.parent_session = self.path().map(|p| p.display().to_string());
+        let copied: Vec<SessionEntry> = branch
+            .into_iter()
+            .filter(|e| !matches!(e, SessionEntry::Label(_)))
+            .cloned()
+            .collect();
+        let mut tree = SessionTree::new(header.clone());
+        for e in &copied {
+            tree.push(e.clone());
+        }
+        let mut labels: Vec<(String, String, String)> = self
+            .tree
+            .labels()
+            .filter(|(target, _, _)| tree.get(target).is_some())
+            .map(|(t, l, ts)| (t.to_string(), l.to_string(), ts.to_string()))
+            .collect();
+        labels.sort_by(|a, b| a.2.cmp(&b.2));
+        let mut label_entries = Vec::new();
+        for (target_id, label, timestamp) in labels {
+            let id = tree.fresh_id(&label_entries);
+            label_entries.push(SessionEntry::Label(LabelEntry {
+                id,
+                parent_id: tree.leaf_id().map(str::to_string),
+                timestamp,
+                target_id,
+                label: Some(label),
+            }));
+            if let Some(last) = label_entries.last() {
+                tree.push(last.clone());
+            }
+        }
+        let mut file = SessionFile::new(
+            &path,
+            self.file
+                .as_ref()
+                .map(SessionFile::durability)
+                .unwrap_or_default(),
+        );
+        let all: Vec<SessionEntry> = copied.into_iter().chain(label_entries).collect();
+        file.append(&header, |_| Ok(all))?;
+        Ok(Session {
+            tree,
+            file: Some(file),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Forks into the same folder as this session's file, under a new pi-style name.
+    pub fn fork_here(&self, leaf_id: &str) -> Result<Session, SessionError> {
+        let dir = self
+            .path()
+            .and_then(Path::parent)
+            .ok_or_else(|| SessionError::NotPersisted {
+                session: self.id().to_string(),
+            })?
+            .to_path_buf();
+        let header = SessionHeader::new(new_session_id(), self.cwd());
+        let path = dir.join(session_file_name(&header));
+        self.fork_with(header, leaf_id, path)
+    }
+}
+
+/// Reads the id out of a `<timestamp>_<id>.jsonl` file name.
+pub(crate) fn id_from_file_name(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let (_, id) = stem.rsplit_once('_')?;
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// A session shared between tasks (e.g. the agent run and the background title job).
+#[derive(Clone, Debug)]
+pub struct SharedSession(Arc<Mutex<Session>>);
+
+impl SharedSession {
+    /// Wraps a session.
+    pub fn new(session: Session) -> Self {
+        SharedSession(Arc::new(Mutex::new(session)))
+    }
+
+    /// Locks it. A panic in another holder does not make it unusable: the
+    /// session's state is only changed after a successful write.
+    pub fn lock(&self) -> MutexGuard<'_, Session> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl From<Session> for SharedSession {
+    fn from(s: Session) -> Self {
+        SharedSession::new(s)
+    }
+}

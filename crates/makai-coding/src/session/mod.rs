@@ -1,0 +1,48 @@
+//! Sessions: durable, branching conversation trees in pi's JSONL session format.
+//!
+//! A session file is one header line followed by one entry per line
+//! ([`SessionEntry`]); entries link to their parent by id, so the file is an
+//! append-only tree. [`Session`] keeps a [`SessionTree`] in sync with its file
+//! ([`SessionFile`] does the durable, locked appends), [`SessionStore`] finds
+//! sessions under `~/.makai/sessions/<encoded cwd>/`, and [`title`] names a
+//! session in the background after its first exchange.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), makai_coding::session::SessionError> {
+//! use makai_ai::UserMessage;
+//! use makai_coding::session::SessionStore;
+//!
+//! let store = SessionStore::from_env(None)?;
+//! let mut session = store.create("/home/me/project");
+//! session.append_message(UserMessage::text("Fix the failing test"))?;
+//! let messages = session.path_to_leaf(); // what the model sees
+//! # let _ = messages; Ok(()) }
+//! ```
+
+mod entry;
+mod error;
+mod fast;
+mod file;
+mod handle;
+mod message;
+mod new_entry;
+mod store;
+mod tagged;
+pub mod title;
+mod tree;
+
+pub use entry::{
+    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderTag,
+    KNOWN_ENTRY_TYPES, LabelEntry, MessageEntry, ModelChangeEntry, SESSION_VERSION, SessionEntry,
+    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, now_iso,
+};
+pub use error::{LoadWarning, SessionError};
+pub use file::{Durability, Foreign, LoadedFile, SessionFile, read_session_file};
+pub use handle::{Session, SharedSession, new_session_id, session_file_name};
+pub use message::{
+    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
+    CustomMessage, MessageContent,
+};
+pub use new_entry::{CompactionRecord, NewEntry};
+pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
+pub use tree::{ModelRef, SessionContext, SessionTree, TreeNode, TreeView};

@@ -1,0 +1,395 @@
+//! Where sessions live: `~/.makai/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::entry::{SessionEntry, SessionHeader};
+use super::error::SessionError;
+use super::file::read_session_file;
+use super::handle::{Session, id_from_file_name};
+use super::message::AgentMessage;
+
+/// Environment variable naming a folder that holds session files directly
+/// (like the `--session-dir` flag).
+pub const SESSION_DIR_ENV: &str = "MAKAI_SESSION_DIR";
+
+/// How many characters of the first message a title keeps.
+const TITLE_CHARS: usize = 80;
+
+/// The folder name for a working directory, as pi encodes it:
+/// `/home/user/project` becomes `--home-user-project--`.
+pub fn encode_cwd(cwd: &str) -> String {
+    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+    format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
+}
+
+/// A session as the session list shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// The session id.
+    pub id: String,
+    /// The working directory in its header.
+    pub cwd: String,
+    /// The name set by a `session_info` entry.
+    pub name: Option<String>,
+    /// The name, else the first user message (one line, shortened), else `(no messages)`.
+    pub title: String,
+    /// The first user message's text (empty when none).
+    pub first_message: String,
+    /// When it was created (the header's ISO timestamp).
+    pub created: String,
+    /// When the file was last written.
+    pub modified: SystemTime,
+    /// Number of `message` entries.
+    pub message_count: usize,
+    /// Number of entries of any type.
+    pub entry_count: usize,
+    /// The session it was forked from.
+    pub parent_session: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Layout {
+    /// One sub-folder per working directory.
+    PerCwd(PathBuf),
+    /// Every session file directly in one folder.
+    Flat(PathBuf),
+}
+
+/// Finds, lists, opens and deletes session files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionStore {
+    layout: Layout,
+}
+
+impl SessionStore {
+    /// Sessions under `root/<encoded cwd>/` (the default root is `~/.makai/sessions`).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        SessionStore {
+            layout: Layout::PerCwd(root.into()),
+        }
+    }
+
+    /// All sessions directly in `dir`, whatever their working directory
+    /// (what `--session-dir` and `MAKAI_SESSION_DIR` select).
+    pub fn flat(dir: impl Into<PathBuf>) -> Self {
+        SessionStore {
+            layout: Layout::Flat(dir.into()),
+        }
+    }
+
+    /// Picks the store by precedence: `explicit` (a flag), then `env_dir`
+    /// (the value of `MAKAI_SESSION_DIR`), then `settings_dir` (the `sessionDir`
+    /// setting, already resolved), then `<home>/sessions`.
+    pub fn resolve(
+        explicit: Option<&Path>,
+        env_dir: Option<OsString>,
+        settings_dir: Option<&Path>,
+        home: Option<&Path>,
+    ) -> Result<Self, SessionError> {
+        if let Some(dir) = explicit {
+            return Ok(SessionStore::flat(dir));
+        }
+        if let Some(dir) = env_dir.filter(|d| !d.is_empty()) {
+            return Ok(SessionStore::flat(PathBuf::from(dir)));
+        }
+        if let Some(dir) = settings_dir {
+            return Ok(SessionStore::flat(dir));
+        }
+        let home = home.ok_or(SessionError::NoHome)?;
+        Ok(SessionStore::new(home.join("sessions")))
+    }
+
+    /// [`SessionStore::resolve`] with `MAKAI_SESSION_DIR` and `MAKAI_HOME` read
+    /// from the environment (no settings).
+    pub fn from_env(explicit: Option<&Path>) -> Result<Self, SessionError> {
+        let home = crate::settings::makai_home();
+        SessionStore::resolve(
+            explicit,
+            std::env::var_os(SESSION_DIR_ENV),
+            None,
+            home.as_deref(),
+        )
+    }
+
+    /// The folder holding the sessions of `cwd`.
+    pub fn dir_for(&self, cwd: &str) -> PathBuf {
+        match &self.layout {
+            Layout::PerCwd(root) => root.join(encode_cwd(cwd)),
+            Layout::Flat(dir) => dir.clone(),
+        }
+    }
+
+    /// A new session for `cwd` (its file appears with the first append).
+    pub fn create(&self, cwd: &str) -> Session {
+        Session::create(&self.dir_for(cwd), cwd)
+    }
+
+    /// The sessions of `cwd`, most recently written first.
+    pub fn list(&self, cwd: &str) -> Result<Vec<SessionInfo>, SessionError> {
+        let mut out = list_dir(&self.dir_for(cwd))?;
+        sort_newest_first(&mut out);
+        Ok(out)
+    }
+
+    /// Every session in the store, most recently written first.
+    pub fn list_all(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        let mut out = Vec::new();
+        for dir in self.all_dirs()? {
+            out.extend(list_dir(&dir)?);
+        }
+        sort_newest_first(&mut out);
+        Ok(out)
+    }
+
+    fn all_dirs(&self) -> Result<Vec<PathBuf>, SessionError> {
+        match &self.layout {
+            Layout::Flat(dir) => Ok(vec![dir.clone()]),
+            Layout::PerCwd(root) => {
+                let read = match std::fs::read_dir(root) {
+                    Ok(r) => r,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                    Err(e) => return Err(SessionError::io("list session folders in", root, e)),
+                };
+                let mut dirs: Vec<PathBuf> = read
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect();
+                dirs.sort();
+                Ok(dirs)
+            }
+        }
+    }
+
+    /// The most recently written session file of `cwd`.
+    pub fn latest(&self, cwd: &str) -> Result<Option<PathBuf>, SessionError> {
+        let mut files: Vec<(SystemTime, PathBuf)> = session_files(&self.dir_for(cwd))?
+            .into_iter()
+            .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+            .collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
+        Ok(files.into_iter().map(|(_, p)| p).find(|p| has_header(p)))
+    }
+
+    /// Opens the most recent session of `cwd`, if any.
+    pub fn resume_latest(&self, cwd: &str) -> Result<Option<Session>, SessionError> {
+        self.latest(cwd)?.map(Session::open).transpose()
+    }
+
+    /// Opens the most recent session of `cwd`, or creates one.
+    pub fn continue_or_create(&self, cwd: &str) -> Result<Session, SessionError> {
+        Ok(match self.resume_latest(cwd)? {
+            Some(s) => s,
+            None => self.create(cwd),
+        })
+    }
+
+    /// Resolves a path to a session file, or an id (or unique id prefix):
+    /// first among the sessions of `cwd`, then in the whole store.
+    pub fn find(&self, cwd: &str, query: &str) -> Result<PathBuf, SessionError> {
+        let as_path = Path::new(query);
+        if (query.contains(std::path::MAIN_SEPARATOR) || query.ends_with(".jsonl"))
+            && as_path.is_file()
+        {
+            return Ok(as_path.to_path_buf());
+        }
+        let own = self.dir_for(cwd);
+        let mut searched = vec![own.clone()];
+        let hits = matching(&own, query)?;
+        if let Some(found) = pick(query, hits)? {
+            return Ok(found);
+        }
+        let mut hits = Vec::new();
+        for dir in self.all_dirs()? {
+            if dir != own {
+                hits.extend(matching(&dir, query)?);
+                searched.push(dir);
+            }
+        }
+        pick(query, hits)?.ok_or(SessionError::NotFound {
+            query: query.to_string(),
+            searched,
+        })
+    }
+
+    /// Opens a session by path or id prefix (see [`SessionStore::find`]).
+    pub fn open(&self, cwd: &str, query: &str) -> Result<Session, SessionError> {
+        Session::open(self.find(cwd, query)?)
+    }
+
+    /// Deletes a session file. Refuses anything that is not a `.jsonl` file
+    /// starting with a session header.
+    pub fn delete(&self, path: &Path) -> Result<(), SessionError> {
+        let refuse = |reason: &str| SessionError::RefusedDelete {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            return Err(refuse("session files end in .jsonl"));
+        }
+        if !path.is_file() {
+            return Err(refuse("it is not a file"));
+        }
+        if !has_header(path) {
+            return Err(refuse("it does not start with a session header"));
+        }
+        std::fs::remove_file(path).map_err(|e| SessionError::io("delete session file", path, e))
+    }
+}
+
+fn sort_newest_first(v: &mut [SessionInfo]) {
+    v.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| b.created.cmp(&a.created))
+    });
+}
+
+/// The `.jsonl` files of a folder (none when it does not exist).
+fn session_files(dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SessionError::io("list sessions in", dir, e)),
+    };
+    Ok(read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl") && p.is_file())
+        .collect())
+}
+
+/// True when the file's first line is a session header.
+fn has_header(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if BufReader::new(f).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<SessionHeader>(first.trim_end()).is_ok()
+}
+
+fn matching(dir: &Path, query: &str) -> Result<Vec<(String, PathBuf)>, SessionError> {
+    Ok(session_files(dir)?
+        .into_iter()
+        .filter_map(|p| {
+            let id = id_from_file_name(&p)?;
+            id.starts_with(query).then_some((id, p))
+        })
+        .collect())
+}
+
+fn pick(query: &str, mut hits: Vec<(String, PathBuf)>) -> Result<Option<PathBuf>, SessionError> {
+    if let Some(exact) = hits.iter().position(|(id, _)| id == query) {
+        return Ok(Some(hits.swap_remove(exact).1));
+    }
+    match hits.len() {
+        0 => Ok(None),
+        1 => Ok(hits.pop().map(|(_, p)| p)),
+        _ => Err(SessionError::Ambiguous {
+            query: query.to_string(),
+            matches: hits.into_iter().map(|(_, p)| p).collect(),
+        }),
+    }
+}
+
+fn list_dir(dir: &Path) -> Result<Vec<SessionInfo>, SessionError> {
+    let mut out = Vec::new();
+    for path in session_files(dir)? {
+        match session_info(&path) {
+            Ok(Some(info)) => out.push(info),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(path = %path.display(), "left out of the session list: {e}"),
+        }
+    }
+    Ok(out)
+}
+
+/// Summarises one session file; `None` when it has no header yet.
+pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionError> {
+    let loaded = read_session_file(path)?;
+    let Some(header) = loaded.header else {
+        return Ok(None);
+    };
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map_err(|e| SessionError::io("read the time of", path, e))?;
+    let mut name = None;
+    let mut first_message = String::new();
+    let mut message_count = 0;
+    for entry in &loaded.entries {
+        match entry {
+            SessionEntry::SessionInfo(i) => {
+                name = i
+                    .name
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string);
+            }
+            SessionEntry::Message(m) => {
+                message_count += 1;
+                if first_message.is_empty()
+                    && let AgentMessage::User(_) = &m.message
+                    && let Some(text) = m.message.display_text()
+                {
+                    first_message = text;
+                }
+            }
+            _ => {}
+        }
+    }
+    let title = match &name {
+        Some(n) => n.clone(),
+        None if first_message.is_empty() => "(no messages)".to_string(),
+        None => one_line(&first_message, TITLE_CHARS),
+    };
+    Ok(Some(SessionInfo {
+        path: path.to_path_buf(),
+        id: header.id,
+        cwd: header.cwd,
+        name,
+        title,
+        first_message,
+        created: header.timestamp,
+        modified,
+        message_count,
+        entry_count: loaded.entries.len(),
+        parent_session: header.parent_session,
+    }))
+}
+
+/// The text on one line, shortened to `max` characters with an ellipsis.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut s: String = flat.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_cwd_like_pi() {
+        assert_eq!(encode_cwd("/home/user/project"), "--home-user-project--");
+        assert_eq!(encode_cwd("C:\\work\\x"), "--C--work-x--");
+    }
+
+    #[test]
+    fn one_line_shortens() {
+        assert_eq!(one_line("a\n b", 10), "a b");
+        assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,178 @@
+//! The built-in tools as agent-layer tools ([`makai_agent::Tool`]).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use makai_agent::{Tool, ToolContext, ToolError as AgentToolError, ToolOutput as AgentToolOutput};
+
+use super::{
+    BUILTIN_TOOL_NAMES, CallCtx, ToolEnv, ToolError, ToolOutput, args::schema_for, bash, edit,
+    find, grep, ls, read, run_builtin, write,
+};
+
+/// One built-in tool bound to an environment, usable by the agent loop.
+#[derive(Clone, Debug)]
+pub struct BuiltinTool {
+    name: &'static str,
+    description: String,
+    parameters: Value,
+    read_only: bool,
+    env: Arc<ToolEnv>,
+}
+
+impl BuiltinTool {
+    /// The built-in tool called `name` (`read`, `write`, `edit`, `bash`,
+    /// `grep`, `find`, `ls`), or `None` for any other name.
+    pub fn new(name: &str, env: Arc<ToolEnv>) -> Option<Self> {
+        let (name, description, parameters, read_only) = match name {
+            "read" => (
+                "read",
+                read::description(env.line_numbers),
+                schema_for::<read::ReadArgs>(),
+                true,
+            ),
+            "write" => (
+                "write",
+                write::description(),
+                schema_for::<write::WriteArgs>(),
+                false,
+            ),
+            "edit" => ("edit", edit::description(), edit_schema(), false),
+            "bash" => (
+                "bash",
+                bash::description(),
+                schema_for::<bash::BashArgs>(),
+                false,
+            ),
+            "grep" => (
+                "grep",
+                grep::description(),
+                schema_for::<grep::GrepArgs>(),
+                true,
+            ),
+            "find" => (
+                "find",
+                find::description(),
+                schema_for::<find::FindArgs>(),
+                true,
+            ),
+            "ls" => ("ls", ls::description(), schema_for::<ls::LsArgs>(), true),
+            _ => return None,
+        };
+        Some(BuiltinTool {
+            name,
+            description,
+            parameters,
+            read_only,
+            env,
+        })
+    }
+
+    /// The environment the tool runs in.
+    pub fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+}
+
+/// `edit`'s schema: `edits` is not marked required so that a single
+/// top-level `oldText`/`newText` pair (as older prompts send) passes
+/// validation; the tool itself insists on at least one edit.
+fn edit_schema() -> Value {
+    let mut s = schema_for::<edit::EditArgs>();
+    if let Some(obj) = s.as_object_mut() {
+        obj.insert("required".into(), Value::Array(vec![Value::from("path")]));
+    }
+    s
+}
+
+/// All seven built-in tools bound to `env`.
+pub fn builtin_tools(env: ToolEnv) -> Vec<Arc<dyn Tool>> {
+    let env = Arc::new(env);
+    BUILTIN_TOOL_NAMES
+        .iter()
+        .filter_map(|n| BuiltinTool::new(n, env.clone()))
+        .map(|t| Arc::new(t) as Arc<dyn Tool>)
+        .collect()
+}
+
+/// The built-in tools named in `names` (a list such as `read,grep,find,ls`:
+/// commas and whitespace separate, order kept, duplicates dropped). Unknown
+/// names are an error that lists the valid ones.
+pub fn tools_by_names(env: ToolEnv, names: &str) -> Result<Vec<Arc<dyn Tool>>, ToolError> {
+    let env = Arc::new(env);
+    let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for n in names
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+    {
+        if seen.contains(&n) {
+            continue;
+        }
+        seen.push(n);
+        let tool = BuiltinTool::new(n, env.clone()).ok_or_else(|| {
+            ToolError::Failed(format!(
+                "Unknown tool '{n}'. The built-in tools are: {}.",
+                BUILTIN_TOOL_NAMES.join(", ")
+            ))
+        })?;
+        out.push(Arc::new(tool));
+    }
+    Ok(out)
+}
+
+fn to_agent(out: ToolOutput) -> AgentToolOutput {
+    AgentToolOutput {
+        content: out.content,
+        details: out.details,
+    }
+}
+
+#[async_trait]
+impl Tool for BuiltinTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    async fn execute(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<AgentToolOutput, AgentToolError> {
+        let env: std::borrow::Cow<'_, ToolEnv> = if self.env.cwd.as_os_str().is_empty() {
+            let mut e = (*self.env).clone();
+            e.cwd = ctx.cwd().to_path_buf();
+            std::borrow::Cow::Owned(e)
+        } else {
+            std::borrow::Cow::Borrowed(&*self.env)
+        };
+        let updater = ctx.clone();
+        let call = CallCtx {
+            cancel: ctx.cancel_token().clone(),
+            on_update: Some(Arc::new(move |partial: ToolOutput| {
+                updater.update(to_agent(partial))
+            })),
+        };
+        match run_builtin(self.name, &env, args, &call).await {
+            Ok(out) if out.is_error => Err(AgentToolError::Output(to_agent(out))),
+            Ok(out) => Ok(to_agent(out)),
+            Err(ToolError::Aborted) => Err(AgentToolError::Cancelled),
+            Err(e) => Err(AgentToolError::Failed(e.to_string())),
+        }
+    }
+}

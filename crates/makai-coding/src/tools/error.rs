@@ -1,0 +1,83 @@
+//! The error type shared by the built-in tools.
+
+use std::path::PathBuf;
+
+/// Why a built-in tool could not do what it was asked.
+///
+/// The `Display` text is what the model sees as the tool's error result, so
+/// every variant says what happened, to what, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The arguments did not match the tool's schema or were out of range.
+    #[error("Invalid arguments for the {tool} tool: {message}")]
+    InvalidArgs {
+        /// The tool's name.
+        tool: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+    /// A path argument leaves the folders the tools may touch.
+    #[error(
+        "Access denied: '{input}' resolves to {resolved}, which is outside the working directory {cwd}{via_symlink}. \
+         Use a path inside the working directory, or allow the folder in settings (allowedPaths)."
+    )]
+    PathDenied {
+        /// The path as the model wrote it.
+        input: String,
+        /// Where it really points.
+        resolved: PathBuf,
+        /// The working directory.
+        cwd: PathBuf,
+        /// `" (through a symbolic link)"` when a link carried it outside, else empty.
+        via_symlink: &'static str,
+    },
+    /// The file or folder does not exist.
+    #[error(
+        "{what} not found: {path}. Check the path (relative paths start at {cwd}); use ls or find to look around."
+    )]
+    NotFound {
+        /// "File", "Directory" or "Path".
+        what: &'static str,
+        /// The path as the model wrote it.
+        path: String,
+        /// The working directory.
+        cwd: PathBuf,
+    },
+    /// A filesystem operation failed.
+    #[error("Could not {action} {path}: {source}")]
+    Io {
+        /// What was being done ("read", "write", "list", ...).
+        action: &'static str,
+        /// The path as the model wrote it.
+        path: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The call was cancelled before it finished.
+    #[error("Operation aborted")]
+    Aborted,
+    /// The tool ran but cannot produce a result; the message says why and what to do.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// An [`ToolError::InvalidArgs`] for `tool`.
+    pub fn invalid(tool: &'static str, message: impl Into<String>) -> Self {
+        ToolError::InvalidArgs {
+            tool,
+            message: message.into(),
+        }
+    }
+
+    /// An [`ToolError::Io`] for `path`.
+    pub fn io(action: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
+        ToolError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
