@@ -1,0 +1,179 @@
+//! User-run shell commands (RPC `bash`): output streamed as it comes, the result
+//! recorded as a `bashExecution` message that the model sees on the next prompt.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use makai_agent::{AgentMessage, CancellationToken};
+use makai_coding::tools::{CallCtx, ToolEnv, bash};
+
+use super::convert::to_stored;
+use super::{AppSession, lock};
+use crate::error::CliError;
+
+/// pi's `BashResult`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashResult {
+    /// The (possibly truncated) output.
+    pub output: String,
+    /// The exit code (`None` when killed or cancelled).
+    pub exit_code: Option<i64>,
+    /// True when the run was cancelled.
+    pub cancelled: bool,
+    /// True when the output was truncated.
+    pub truncated: bool,
+    /// Where the full output is, when truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+/// Removes the status lines the bash tool appends for the model.
+fn strip_status(text: &str) -> String {
+    let mut t = text.to_string();
+    if t == "(no output)" {
+        return String::new();
+    }
+    for marker in [
+        "\n\nCommand exited with code",
+        "\n\nCommand was killed by signal",
+        "\n\nCommand aborted",
+        "\n\n[Showing ",
+    ] {
+        if let Some(i) = t.find(marker) {
+            t.truncate(i);
+        }
+    }
+    if t.starts_with("Command exited with code") || t == "Command aborted" {
+        return String::new();
+    }
+    t
+}
+
+impl AppSession {
+    /// Runs a shell command in the working directory. `on_output` receives each
+    /// new piece of output. The result joins the transcript (after the current
+    /// run, if one is going) unless `exclude_from_context`.
+    pub async fn execute_bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_output: impl Fn(&str) + Send + Sync + 'static,
+    ) -> Result<BashResult, CliError> {
+        let cancel = CancellationToken::new();
+        lock(&self.shared().state).bash_cancel = Some(cancel.clone());
+        let shown = Arc::new(Mutex::new(String::new()));
+        let seen = shown.clone();
+        let on_output = Arc::new(on_output);
+        let emit = on_output.clone();
+        let ctx = CallCtx {
+            cancel: cancel.clone(),
+            on_update: Some(Arc::new(move |out: makai_coding::tools::ToolOutput| {
+                let text = out.text_content();
+                let mut prev = seen.lock().unwrap_or_else(|e| e.into_inner());
+                let delta = match text.strip_prefix(prev.as_str()) {
+                    Some(rest) => rest.to_string(),
+                    None => text.clone(),
+                };
+                *prev = text;
+                drop(prev);
+                if !delta.is_empty() {
+                    emit(&delta);
+                }
+            })),
+        };
+        let env = ToolEnv::new(self.cwd().to_path_buf());
+        let settings = self.settings();
+        let full = match &settings.shell_command_prefix {
+            Some(p) if !p.trim().is_empty() => format!("{p}\n{command}"),
+            _ => command.to_string(),
+        };
+        let args = bash::BashArgs {
+            command: full,
+            timeout: None,
+        };
+        let ran = bash::bash(&env, args, &ctx).await;
+        lock(&self.shared().state).bash_cancel = None;
+        let out = ran.map_err(|e| CliError::failed(e.to_string()))?;
+        let d = &out.details;
+        let result = BashResult {
+            output: strip_status(&out.text_content()),
+            exit_code: d.get("exitCode").and_then(Value::as_i64),
+            cancelled: d.get("aborted").and_then(Value::as_bool).unwrap_or(false)
+                || cancel.is_cancelled(),
+            truncated: d.get("truncation").is_some(),
+            full_output_path: d
+                .get("fullOutputPath")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        // Whatever the periodic updates did not show yet.
+        let streamed = shown.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let rest = result
+            .output
+            .strip_prefix(streamed.as_str())
+            .unwrap_or(&result.output);
+        if !rest.is_empty() {
+            on_output(rest);
+        }
+        self.record_bash(command, &result, exclude_from_context);
+        Ok(result)
+    }
+
+    /// Cancels the running shell command, if any.
+    pub fn abort_bash(&self) {
+        if let Some(c) = lock(&self.shared().state).bash_cancel.clone() {
+            c.cancel();
+        }
+    }
+
+    fn record_bash(&self, command: &str, r: &BashResult, exclude: bool) {
+        let mut v = serde_json::json!({
+            "role": "bashExecution",
+            "command": command,
+            "output": r.output,
+            "exitCode": r.exit_code,
+            "cancelled": r.cancelled,
+            "truncated": r.truncated,
+            "timestamp": makai_ai::now_ms(),
+        });
+        if let Some(p) = &r.full_output_path {
+            v["fullOutputPath"] = Value::String(p.clone());
+        }
+        if exclude {
+            v["excludeFromContext"] = Value::Bool(true);
+        }
+        let Ok(message) = serde_json::from_value::<AgentMessage>(v) else {
+            return;
+        };
+        if self.is_streaming() {
+            lock(&self.shared().state).pending_bash.push(message);
+            return;
+        }
+        let mut all = self.messages();
+        all.push(message.clone());
+        if self.agent().replace_messages(all).is_err() {
+            // A run started meanwhile: add it when that run ends.
+            lock(&self.shared().state).pending_bash.push(message);
+            return;
+        }
+        if let Some(stored) = to_stored(&message) {
+            self.record(|s| s.append_message(stored));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_are_removed() {
+        assert_eq!(strip_status("(no output)"), "");
+        assert_eq!(strip_status("a\nb\n\nCommand exited with code 2"), "a\nb");
+        assert_eq!(strip_status("Command exited with code 1"), "");
+        assert_eq!(strip_status("x"), "x");
+    }
+}

@@ -1,0 +1,163 @@
+//! The event pump: takes every agent event, updates the session (messages are
+//! written as they end, automatic compactions recorded, deferred bash runs
+//! flushed) and only then hands the event to the subscribers.
+
+use std::sync::{Arc, Weak};
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use makai_agent::{AgentEvent, AgentMessage};
+use makai_coding::session::CompactionRecord;
+
+use super::convert::to_stored;
+use super::{Shared, lock};
+
+/// One event of an [`super::AppSession`]'s stream.
+#[derive(Clone, Debug)]
+pub enum OutEvent {
+    /// An agent event (pi's JSON shape).
+    Agent(AgentEvent),
+    /// A session-level event, already in pi's JSON shape (manual compaction,
+    /// `bash_execution_update`).
+    Session(Value),
+}
+
+impl OutEvent {
+    /// The `type` of the event.
+    pub fn kind(&self) -> &str {
+        match self {
+            OutEvent::Agent(e) => e.kind(),
+            OutEvent::Session(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The event as one JSON line (without the newline), as pi writes it.
+    /// `agent_end` also carries pi's `willRetry: false`.
+    pub fn to_json_line(&self) -> String {
+        match self {
+            OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) => {
+                let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("willRetry".into(), Value::Bool(false));
+                }
+                v.to_string()
+            }
+            OutEvent::Agent(e) => serde_json::to_string(e).unwrap_or_else(|err| {
+                format!("{{\"type\":\"error\",\"message\":\"event not serializable: {err}\"}}")
+            }),
+            OutEvent::Session(v) => v.to_string(),
+        }
+    }
+}
+
+/// Starts the task forwarding agent events (it ends with the session).
+pub(crate) fn start_pump(shared: &Arc<Shared>) {
+    let mut events = shared.agent.subscribe_stream();
+    let weak: Weak<Shared> = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        while let Some(event) = events.next().await {
+            let Some(shared) = weak.upgrade() else { break };
+            shared.on_agent_event(&event);
+            if matches!(event, AgentEvent::AgentEnd { .. })
+                && !lock(&shared.state).pending_bash.is_empty()
+            {
+                // The agent applies the run's transcript when it goes idle; add
+                // the deferred bash runs after that.
+                let later = shared.clone();
+                tokio::spawn(async move {
+                    later.agent.wait_for_idle().await;
+                    later.flush_pending_bash();
+                });
+            }
+            shared.emit(OutEvent::Agent(event));
+        }
+    });
+}
+
+impl Shared {
+    fn on_agent_event(&self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageEnd { message } => {
+                lock(&self.state).retrying = false;
+                if let Some(stored) = to_stored(message) {
+                    self.record(|s| s.append_message(stored));
+                }
+            }
+            AgentEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                let mut st = lock(&self.state);
+                st.steering = steering.len();
+                st.follow_up = follow_up.len();
+            }
+            AgentEvent::AutoRetryStart { .. } => lock(&self.state).retrying = true,
+            AgentEvent::AutoRetryEnd { .. } => lock(&self.state).retrying = false,
+            AgentEvent::CompactionEnd {
+                result: Some(info),
+                messages: Some(messages),
+                ..
+            } => self.record_auto_compaction(info, messages),
+            _ => {}
+        }
+    }
+
+    /// Writes bash runs that finished while the agent was running.
+    pub(crate) fn flush_pending_bash(&self) {
+        let pending = std::mem::take(&mut lock(&self.state).pending_bash);
+        if pending.is_empty() {
+            return;
+        }
+        let mut all = self.agent.messages();
+        all.extend(pending.iter().cloned());
+        let _ = self.agent.replace_messages(all);
+        for m in pending {
+            if let Some(stored) = to_stored(&m) {
+                self.record(|s| s.append_message(stored));
+            }
+        }
+    }
+
+    /// Records an automatic compaction: the first message kept verbatim after
+    /// the summary names the entry the compaction keeps from.
+    fn record_auto_compaction(
+        &self,
+        info: &makai_agent::CompactionInfo,
+        messages: &[AgentMessage],
+    ) {
+        let ctx = self.session.lock().context();
+        let stored: Vec<Value> = ctx
+            .messages
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .collect();
+        let after_summary = messages
+            .iter()
+            .position(|m| matches!(m, AgentMessage::CompactionSummary(_)))
+            .map(|i| i + 1);
+        let Some(start) = after_summary else { return };
+        let first_kept = messages[start..].iter().find_map(|m| {
+            let v = serde_json::to_value(m).ok()?;
+            let i = stored.iter().position(|s| *s == v)?;
+            ctx.entry_ids.get(i).cloned()
+        });
+        let Some(first_kept_entry_id) = first_kept else {
+            return;
+        };
+        let summary = if info.summary.is_empty() {
+            "Earlier messages were removed to save context.".to_string()
+        } else {
+            info.summary.clone()
+        };
+        let record = CompactionRecord {
+            summary,
+            first_kept_entry_id,
+            tokens_before: info.tokens_before,
+            tokens_after: Some(info.estimated_tokens_after),
+            usage: info.usage,
+            details: Some(info.details.clone()),
+        };
+        self.record(|s| s.append_compaction(record));
+    }
+}

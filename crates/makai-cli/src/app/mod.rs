@@ -1,0 +1,502 @@
+//! [`AppSession`]: what every mode drives (pi's `AgentSession`).
+//!
+//! It joins a [`makai_agent::Agent`] with a session file: every message is
+//! appended to the file as it ends (before any mode sees its `message_end`),
+//! model and thinking changes are recorded, automatic compactions become
+//! `compaction` entries. On top: model and thinking selection, queue modes,
+//! manual compaction, auto-retry and auto-compaction switches, `bash` runs whose
+//! output joins the context, session switching, forks, the entry tree, usage and
+//! cost statistics and the HTML export.
+//!
+//! Modes read one ordered stream of [`OutEvent`]s from [`AppSession::subscribe`]:
+//! the agent's events plus session-level ones (manual compaction, bash output).
+
+mod bash;
+mod compact;
+pub mod convert;
+mod events;
+mod model;
+mod sessions;
+pub mod setup;
+pub mod stats;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use makai_agent::{Agent, ContextConfig, PromptInput, QueueMode, RunHandle};
+use makai_ai::catalog::ModelRegistry;
+use makai_ai::{ImageContent, RetryPolicy};
+use makai_coding::session::SharedSession;
+use makai_coding::{SessionStore, Settings};
+
+use crate::auth::{KeyResolver, KeySource};
+use crate::error::CliError;
+pub use bash::BashResult;
+pub use events::OutEvent;
+pub use model::{clamp_thinking, thinking_levels_for};
+pub use stats::{ContextUsage, SessionStats};
+
+/// The first line of the system prompt Anthropic requires with Claude Pro/Max tokens.
+const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
+
+/// Mutable session-level state (not the agent's).
+#[derive(Debug, Default)]
+pub(crate) struct AppState {
+    auto_compaction: bool,
+    auto_retry: bool,
+    steering: usize,
+    follow_up: usize,
+    retrying: bool,
+    compacting: bool,
+    compaction_cancel: Option<makai_agent::CancellationToken>,
+    bash_cancel: Option<makai_agent::CancellationToken>,
+    pending_bash: Vec<makai_agent::AgentMessage>,
+    persist_warned: bool,
+}
+
+pub(crate) struct Shared {
+    agent: Agent,
+    session: SharedSession,
+    registry: ModelRegistry,
+    keys: KeyResolver,
+    settings: Settings,
+    cwd: PathBuf,
+    /// Where new sessions go; `None` keeps sessions in memory.
+    store: Option<SessionStore>,
+    system_prompt: String,
+    subscribers: Mutex<Vec<Subscriber>>,
+    state: Mutex<AppState>,
+}
+
+/// Where events go: a channel, or a callback run in order on the emitting task.
+enum Subscriber {
+    Channel(mpsc::UnboundedSender<OutEvent>),
+    Callback(Box<dyn Fn(&OutEvent) + Send + Sync>),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The session every mode drives. Cheap to clone.
+#[derive(Clone)]
+pub struct AppSession {
+    inner: Arc<Shared>,
+}
+
+impl std::fmt::Debug for AppSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppSession")
+            .field("session", &self.session_id())
+            .field("model", &self.model().id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything an [`AppSession`] is made of (see [`setup::build`]).
+pub struct AppParts {
+    /// The agent, with model, tools, system prompt and hooks set.
+    pub agent: Agent,
+    /// The session (its messages are loaded into the agent by [`AppSession::new`]).
+    pub session: SharedSession,
+    /// The model catalog.
+    pub registry: ModelRegistry,
+    /// Key resolution.
+    pub keys: KeyResolver,
+    /// Settings.
+    pub settings: Settings,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Where new sessions go (`None`: in memory).
+    pub store: Option<SessionStore>,
+    /// The system prompt.
+    pub system_prompt: String,
+}
+
+impl AppSession {
+    /// Wraps the parts and starts the event pump. Needs a Tokio runtime.
+    pub fn new(parts: AppParts) -> Self {
+        let state = AppState {
+            auto_compaction: parts.settings.compaction.enabled,
+            auto_retry: parts.settings.retry.enabled,
+            ..Default::default()
+        };
+        let shared = Arc::new(Shared {
+            agent: parts.agent,
+            session: parts.session,
+            registry: parts.registry,
+            keys: parts.keys,
+            settings: parts.settings,
+            cwd: parts.cwd,
+            store: parts.store,
+            system_prompt: parts.system_prompt,
+            subscribers: Mutex::new(Vec::new()),
+            state: Mutex::new(state),
+        });
+        let app = AppSession { inner: shared };
+        app.load_session_messages();
+        app.configure_agent();
+        events::start_pump(&app.inner);
+        app
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner
+    }
+
+    /// The agent (for UIs that read its state directly).
+    pub fn agent(&self) -> &Agent {
+        &self.inner.agent
+    }
+
+    /// The session (for UIs that read the tree directly).
+    pub fn session(&self) -> &SharedSession {
+        &self.inner.session
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.inner.cwd
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// A new subscriber: every event from now on, in order.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<OutEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.inner.subscribers).push(Subscriber::Channel(tx));
+        rx
+    }
+
+    /// A subscriber called for every event, in order, on the task that emits it
+    /// (it must not block). Session-level events reach it before the call that
+    /// emitted them returns.
+    pub fn subscribe_with(&self, f: impl Fn(&OutEvent) + Send + Sync + 'static) {
+        lock(&self.inner.subscribers).push(Subscriber::Callback(Box::new(f)));
+    }
+
+    /// Sends a session-level event to every subscriber.
+    pub(crate) fn emit(&self, event: Value) {
+        self.inner.emit(OutEvent::Session(event));
+    }
+
+    /// Applies the auto-compaction and auto-retry switches to the agent.
+    fn configure_agent(&self) {
+        let (compaction, retry) = {
+            let st = lock(&self.inner.state);
+            (st.auto_compaction, st.auto_retry)
+        };
+        let model = self.model();
+        let c = &self.inner.settings.compaction;
+        let r = &self.inner.settings.retry;
+        let budget = model
+            .context_window
+            .saturating_sub(c.reserve_tokens)
+            .max(1024);
+        self.inner.agent.update_config(|cfg| {
+            cfg.context = compaction.then(|| ContextConfig {
+                budget_tokens: Some(budget),
+                ..ContextConfig::default()
+            });
+            cfg.options.retry = if retry {
+                RetryPolicy {
+                    max_retries: r.max_retries,
+                    initial_delay: std::time::Duration::from_millis(r.base_delay_ms),
+                    max_delay: std::time::Duration::from_millis(r.max_delay_ms),
+                }
+            } else {
+                RetryPolicy::none()
+            };
+        });
+    }
+
+    /// Replaces the agent's transcript with the session's context at its leaf.
+    pub(crate) fn load_session_messages(&self) {
+        let ctx = self.inner.session.lock().context();
+        let messages = convert::from_stored_all(&ctx.messages);
+        let _ = self.inner.agent.replace_messages(messages);
+    }
+
+    // ---- prompting ----
+
+    /// Starts a run with a prompt. Fails when a run is going (queue with
+    /// [`AppSession::steer`] / [`AppSession::follow_up`]) or when the model's
+    /// provider has no key.
+    pub async fn prompt(
+        &self,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<RunHandle, CliError> {
+        self.prepare_prompt().await?;
+        self.start_prompt(text, images)
+    }
+
+    /// The checks of [`AppSession::prompt`] without starting the run: not
+    /// running, a key for the model. Also sets the run's system prompt.
+    pub async fn prepare_prompt(&self) -> Result<(), CliError> {
+        if self.inner.agent.is_running() {
+            return Err(CliError::failed(
+                "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.",
+            ));
+        }
+        self.prepare_run().await
+    }
+
+    /// Starts a run with a prompt after [`AppSession::prepare_prompt`].
+    pub fn start_prompt(
+        &self,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<RunHandle, CliError> {
+        let input = if images.is_empty() {
+            PromptInput::Text(text)
+        } else {
+            PromptInput::TextWithImages(text, images)
+        };
+        self.inner
+            .agent
+            .start_prompt(input)
+            .map_err(|e| CliError::failed(e.to_string()))
+    }
+
+    /// Checks the key and sets the system prompt for the next run.
+    async fn prepare_run(&self) -> Result<(), CliError> {
+        let model = self.model();
+        let found = self.inner.keys.resolve(&model.provider).await?;
+        if found.is_none() && makai_ai::credentials::requires_api_key(&model) {
+            return Err(CliError::NoKey(crate::models::missing_key_message(&model)));
+        }
+        let oauth = matches!(found, Some((_, KeySource::OAuth)))
+            && model.api == makai_ai::Api::AnthropicMessages;
+        let prompt = if oauth {
+            format!("{CLAUDE_CODE_IDENTITY}\n\n{}", self.inner.system_prompt)
+        } else {
+            self.inner.system_prompt.clone()
+        };
+        self.inner.agent.set_system_prompt(prompt);
+        Ok(())
+    }
+
+    /// Queues a steering message (delivered after the running tool call or turn).
+    pub fn steer(&self, text: String, images: Vec<ImageContent>) {
+        self.inner.agent.steer(user_message(text, images));
+    }
+
+    /// Queues a follow-up message (delivered when the run would end).
+    pub fn follow_up(&self, text: String, images: Vec<ImageContent>) {
+        self.inner.agent.follow_up(user_message(text, images));
+    }
+
+    /// Aborts the run (and a manual compaction), then waits until idle.
+    pub async fn abort(&self) {
+        if let Some(c) = lock(&self.inner.state).compaction_cancel.clone() {
+            c.cancel();
+        }
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+    }
+
+    /// True while a run is going.
+    pub fn is_streaming(&self) -> bool {
+        self.inner.agent.is_running()
+    }
+
+    /// True while compaction (manual or automatic) runs.
+    pub fn is_compacting(&self) -> bool {
+        lock(&self.inner.state).compacting
+            || self.inner.agent.status() == makai_agent::AgentStatus::Compacting
+    }
+
+    /// Queued steering plus follow-up messages.
+    pub fn pending_message_count(&self) -> usize {
+        let st = lock(&self.inner.state);
+        st.steering + st.follow_up
+    }
+
+    // ---- queue modes, switches ----
+
+    /// Sets how steering messages are delivered.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.inner.agent.set_steering_mode(mode);
+    }
+
+    /// Sets how follow-up messages are delivered.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.inner.agent.set_follow_up_mode(mode);
+    }
+
+    /// Turns automatic compaction on or off.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        lock(&self.inner.state).auto_compaction = enabled;
+        self.configure_agent();
+    }
+
+    /// Whether automatic compaction is on.
+    pub fn auto_compaction(&self) -> bool {
+        lock(&self.inner.state).auto_compaction
+    }
+
+    /// Turns automatic retries of failed model calls on or off.
+    pub fn set_auto_retry(&self, enabled: bool) {
+        lock(&self.inner.state).auto_retry = enabled;
+        self.configure_agent();
+    }
+
+    /// Stops a retry in progress: the run ends (as aborted) instead of retrying.
+    pub fn abort_retry(&self) {
+        if lock(&self.inner.state).retrying {
+            self.inner.agent.abort();
+        }
+    }
+
+    // ---- state ----
+
+    /// The session id.
+    pub fn session_id(&self) -> String {
+        self.inner.session.lock().id().to_string()
+    }
+
+    /// The session file (`None` in memory).
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.inner.session.lock().path().map(PathBuf::from)
+    }
+
+    /// The session's display name.
+    pub fn session_name(&self) -> Option<String> {
+        self.inner.session.lock().name().map(str::to_string)
+    }
+
+    /// Sets the session's display name.
+    pub fn set_session_name(&self, name: &str) -> Result<(), CliError> {
+        self.inner
+            .session
+            .lock()
+            .set_name(name)
+            .map(|_| ())
+            .map_err(|e| CliError::failed(e.to_string()))
+    }
+
+    /// pi's `get_state` data.
+    pub fn state_json(&self) -> Value {
+        let agent = self.inner.agent.state();
+        let mode = |m: QueueMode| serde_json::to_value(m).unwrap_or(Value::Null);
+        let mut v = json!({
+            "model": self.model(),
+            "thinkingLevel": agent.thinking_level,
+            "isStreaming": self.is_streaming(),
+            "isCompacting": self.is_compacting(),
+            "steeringMode": mode(self.inner.agent.steering_mode()),
+            "followUpMode": mode(self.inner.agent.follow_up_mode()),
+            "sessionFile": self.session_file(),
+            "sessionId": self.session_id(),
+            "autoCompactionEnabled": self.auto_compaction(),
+            "messageCount": agent.messages.len(),
+            "pendingMessageCount": self.pending_message_count(),
+        });
+        if let Some(name) = self.session_name() {
+            v["sessionName"] = Value::String(name);
+        }
+        v
+    }
+
+    /// The transcript.
+    pub fn messages(&self) -> Vec<makai_agent::AgentMessage> {
+        self.inner.agent.messages()
+    }
+
+    /// Text of the last assistant message (skipping empty aborted ones).
+    pub fn last_assistant_text(&self) -> Option<String> {
+        let messages = self.messages();
+        let last = messages.iter().rev().find_map(|m| {
+            let a = m.as_assistant()?;
+            (!(a.stop_reason == makai_ai::StopReason::Aborted && a.content.is_empty())).then_some(a)
+        })?;
+        let text = last.text();
+        let t = text.trim();
+        (!t.is_empty()).then(|| t.to_string())
+    }
+
+    /// Runs `f` on the session, making sure the first model and thinking entries
+    /// precede anything else. Errors are reported once on stderr.
+    pub(crate) fn record<T>(
+        &self,
+        f: impl FnOnce(&mut makai_coding::Session) -> Result<T, makai_coding::session::SessionError>,
+    ) {
+        self.inner.record(f);
+    }
+}
+
+impl Shared {
+    /// Records a model or thinking change, unless nothing was written yet (the
+    /// first write records the values then in force).
+    fn record_change<T>(
+        &self,
+        f: impl FnOnce(&mut makai_coding::Session) -> Result<T, makai_coding::session::SessionError>,
+    ) {
+        if self.session_started() {
+            self.record(f);
+        }
+    }
+
+    fn session_started(&self) -> bool {
+        self.session.lock().entries().iter().any(|e| {
+            matches!(
+                e,
+                makai_coding::session::SessionEntry::Message(_)
+                    | makai_coding::session::SessionEntry::ModelChange(_)
+            )
+        })
+    }
+
+    pub(crate) fn emit(&self, event: OutEvent) {
+        lock(&self.subscribers).retain(|sub| match sub {
+            Subscriber::Channel(tx) => tx.send(event.clone()).is_ok(),
+            Subscriber::Callback(f) => {
+                f(&event);
+                true
+            }
+        });
+    }
+
+    pub(crate) fn record<T>(
+        &self,
+        f: impl FnOnce(&mut makai_coding::Session) -> Result<T, makai_coding::session::SessionError>,
+    ) {
+        let needs_start = !self.session_started();
+        let result = {
+            let mut session = self.session.lock();
+            let mut started = Ok(());
+            if needs_start {
+                let st = self.agent.state();
+                started = session
+                    .append_model_change(st.model.provider.clone(), st.model.id.clone())
+                    .and_then(|_| session.append_thinking_level(st.thinking_level))
+                    .map(|_| ());
+            }
+            started.and_then(|_| f(&mut session).map(|_| ()))
+        };
+        if let Err(e) = result {
+            let mut st = lock(&self.state);
+            if !st.persist_warned {
+                st.persist_warned = true;
+                eprintln!("makai: could not write the session file: {e}");
+            }
+        }
+    }
+}
+
+fn user_message(text: String, images: Vec<ImageContent>) -> makai_agent::AgentMessage {
+    let mut content = vec![makai_ai::UserContent::text(text)];
+    content.extend(images.into_iter().map(makai_ai::UserContent::Image));
+    makai_ai::UserMessage {
+        content,
+        timestamp: makai_ai::now_ms(),
+    }
+    .into()
+}

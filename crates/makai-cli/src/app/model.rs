@@ -1,0 +1,148 @@
+//! Model and thinking-level selection of an [`AppSession`].
+
+use makai_ai::catalog::ModelRegistry;
+use makai_ai::{Model, ThinkingLevel};
+
+use super::AppSession;
+
+impl AppSession {
+    /// The model for the next run.
+    pub fn model(&self) -> Model {
+        self.inner.agent.state().model
+    }
+
+    /// The thinking level for the next run.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.inner.agent.state().thinking_level
+    }
+
+    /// The catalog.
+    pub fn registry(&self) -> &ModelRegistry {
+        &self.inner.registry
+    }
+
+    /// Models whose provider has a key (or needs none), plus the current one.
+    pub async fn available_models(&self) -> Vec<Model> {
+        let current = self.model();
+        let mut out = Vec::new();
+        let mut with_key: std::collections::HashMap<String, bool> = Default::default();
+        for m in self.inner.registry.models() {
+            let ok = match with_key.get(&m.provider) {
+                Some(ok) => *ok,
+                None => {
+                    let ok = !makai_ai::credentials::requires_api_key(m)
+                        || self
+                            .inner
+                            .keys
+                            .resolve(&m.provider)
+                            .await
+                            .ok()
+                            .flatten()
+                            .is_some();
+                    with_key.insert(m.provider.clone(), ok);
+                    ok
+                }
+            };
+            if ok {
+                out.push(m.clone());
+            }
+        }
+        if !out.iter().any(|m| same_model(m, &current)) {
+            out.insert(0, current);
+        }
+        out
+    }
+
+    /// Switches the model; the thinking level is clamped to what it supports.
+    pub fn set_model(&self, model: Model) {
+        let level = self.thinking_level();
+        self.inner.agent.set_model(model.clone());
+        self.inner
+            .record_change(|s| s.append_model_change(model.provider.clone(), model.id.clone()));
+        self.set_thinking_level(level);
+        self.configure_agent();
+    }
+
+    /// Switches to the next available model; `None` when there is only one.
+    pub async fn cycle_model(&self) -> Option<(Model, ThinkingLevel)> {
+        let models = self.available_models().await;
+        if models.len() <= 1 {
+            return None;
+        }
+        let current = self.model();
+        let i = models
+            .iter()
+            .position(|m| same_model(m, &current))
+            .unwrap_or(0);
+        let next = models[(i + 1) % models.len()].clone();
+        self.set_model(next.clone());
+        Some((next, self.thinking_level()))
+    }
+
+    /// The thinking levels the current model offers (`off` only without reasoning).
+    pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        thinking_levels_for(&self.model())
+    }
+
+    /// Sets the thinking level (clamped to the model); recorded when it changes.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        let effective = clamp_thinking(&self.model(), level);
+        if effective != self.thinking_level() {
+            self.inner.agent.set_thinking_level(effective);
+            self.inner
+                .record_change(|s| s.append_thinking_level(effective));
+        }
+    }
+
+    /// The next thinking level; `None` when the model does not reason.
+    pub fn cycle_thinking_level(&self) -> Option<ThinkingLevel> {
+        if !self.model().reasoning {
+            return None;
+        }
+        let levels = self.available_thinking_levels();
+        let i = levels
+            .iter()
+            .position(|l| *l == self.thinking_level())
+            .unwrap_or(0);
+        let next = levels[(i + 1) % levels.len()];
+        self.set_thinking_level(next);
+        Some(next)
+    }
+}
+
+pub(crate) fn same_model(a: &Model, b: &Model) -> bool {
+    a.provider == b.provider && a.id == b.id
+}
+
+/// `level`, or the highest level below it that `model` offers.
+pub fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    let levels = thinking_levels_for(model);
+    if levels.contains(&level) {
+        return level;
+    }
+    levels
+        .iter()
+        .copied()
+        .filter(|l| *l <= level)
+        .max()
+        .unwrap_or(ThinkingLevel::Off)
+}
+
+/// The thinking levels a model offers.
+pub fn thinking_levels_for(model: &Model) -> Vec<ThinkingLevel> {
+    if !model.reasoning {
+        return vec![ThinkingLevel::Off];
+    }
+    let mut levels = vec![
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+    ];
+    let id = model.id.to_ascii_lowercase();
+    if id.contains("gpt-5") || id.contains("codex") {
+        levels.push(ThinkingLevel::Xhigh);
+    }
+    levels
+}

@@ -1,0 +1,226 @@
+//! Session switching and the entry tree: `new_session`, `switch_session`,
+//! `fork`, `get_fork_messages`, `get_entries`, `get_tree`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use makai_coding::Session;
+use makai_coding::session::{AgentMessage as StoredMessage, SessionEntry, SessionHeader};
+
+use super::AppSession;
+use super::convert::user_text;
+use crate::error::CliError;
+
+fn session_error(e: impl std::fmt::Display) -> CliError {
+    CliError::failed(e.to_string())
+}
+
+impl AppSession {
+    /// Stops any run and makes `session` the current one, loading its transcript,
+    /// model and thinking level.
+    async fn replace_session(&self, session: Session, restore_model: bool) {
+        self.abort().await;
+        let ctx = session.context();
+        *self.session().lock() = session;
+        self.agent().clear_all_queues();
+        self.load_session_messages();
+        if restore_model
+            && let Some(m) = &ctx.model
+            && let Some(model) = self
+                .registry()
+                .models()
+                .iter()
+                .find(|x| x.provider == m.provider && x.id == m.model_id)
+        {
+            self.agent().set_model(model.clone());
+        }
+        if restore_model && let Some(level) = ctx.thinking() {
+            self.agent().set_thinking_level(level);
+        }
+    }
+
+    /// The folder new session files go to (`None` when sessions are in memory).
+    fn session_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = self
+            .session_file()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            return Some(dir);
+        }
+        let store = self.shared().store.as_ref()?;
+        Some(store.dir_for(&self.cwd().display().to_string()))
+    }
+
+    /// Starts a new, empty session (in the same folder). `parent` is recorded in
+    /// its header.
+    pub async fn new_session(&self, parent: Option<&str>) -> Result<(), CliError> {
+        let cwd = self.cwd().display().to_string();
+        let session = match self.session_dir() {
+            None => Session::in_memory(cwd),
+            Some(dir) => match parent {
+                None => Session::create(&dir, cwd),
+                Some(parent) => {
+                    let mut header =
+                        SessionHeader::new(makai_coding::session::new_session_id(), cwd);
+                    header.parent_session = Some(parent.to_string());
+                    let path = dir.join(makai_coding::session::session_file_name(&header));
+                    std::fs::create_dir_all(&dir).map_err(session_error)?;
+                    let line = serde_json::to_string(&header).map_err(session_error)?;
+                    std::fs::write(&path, format!("{line}\n")).map_err(session_error)?;
+                    Session::open(&path).map_err(session_error)?
+                }
+            },
+        };
+        self.replace_session(session, false).await;
+        Ok(())
+    }
+
+    /// Opens another session file and makes it current.
+    pub async fn switch_session(&self, path: &str) -> Result<(), CliError> {
+        let p = Path::new(path);
+        if !p.is_file() {
+            return Err(CliError::failed(format!("Session file not found: {path}")));
+        }
+        let session = Session::open(p).map_err(session_error)?;
+        self.replace_session(session, true).await;
+        Ok(())
+    }
+
+    /// The user messages of the session, for choosing a fork point.
+    pub fn fork_messages(&self) -> Vec<(String, String)> {
+        let s = self.session().lock();
+        s.entries()
+            .iter()
+            .filter_map(|e| match e {
+                SessionEntry::Message(m) => match &m.message {
+                    StoredMessage::User(u) => {
+                        let text = user_text(&u.content);
+                        (!text.is_empty()).then(|| (m.id.clone(), text))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Forks before the user message `entry_id`: a new session holding the path
+    /// up to that message's parent. Returns the message's text (to edit and resend).
+    pub async fn fork(&self, entry_id: &str) -> Result<String, CliError> {
+        let (text, parent, persisted) = {
+            let s = self.session().lock();
+            let entry = s
+                .get(entry_id)
+                .ok_or_else(|| CliError::failed("Invalid entry ID for forking"))?;
+            let SessionEntry::Message(m) = entry else {
+                return Err(CliError::failed("Invalid entry ID for forking"));
+            };
+            let StoredMessage::User(u) = &m.message else {
+                return Err(CliError::failed("Invalid entry ID for forking"));
+            };
+            (
+                user_text(&u.content),
+                m.parent_id.clone(),
+                s.path().map(|p| p.display().to_string()),
+            )
+        };
+        match (parent, persisted) {
+            (None, parent_file) => self.new_session(parent_file.as_deref()).await?,
+            (Some(parent), Some(_)) => {
+                let forked = self
+                    .session()
+                    .lock()
+                    .fork_here(&parent)
+                    .map_err(session_error)?;
+                self.replace_session(forked, true).await;
+            }
+            (Some(parent), None) => {
+                self.abort().await;
+                self.session()
+                    .lock()
+                    .branch_from(&parent)
+                    .map_err(session_error)?;
+                self.load_session_messages();
+            }
+        }
+        Ok(text)
+    }
+
+    /// Copies the current branch into a new session file and makes it current
+    /// (pi's `clone`). In memory, the session stays as it is.
+    pub async fn clone_branch(&self) -> Result<(), CliError> {
+        let forked = {
+            let s = self.session().lock();
+            match (s.leaf_id(), s.path()) {
+                (Some(leaf), Some(_)) => Some(s.fork_here(leaf).map_err(session_error)?),
+                _ => None,
+            }
+        };
+        if let Some(f) = forked {
+            self.replace_session(f, true).await;
+        }
+        Ok(())
+    }
+
+    /// Moves the leaf to `entry_id` in the same file (tree navigation).
+    pub async fn navigate_to(&self, entry_id: &str) -> Result<(), CliError> {
+        self.abort().await;
+        self.session()
+            .lock()
+            .branch_from(entry_id)
+            .map_err(session_error)?;
+        self.load_session_messages();
+        Ok(())
+    }
+
+    /// Entries in append order, optionally only those after `since`; and the leaf id.
+    pub fn entries(&self, since: Option<&str>) -> Result<(Vec<Value>, Option<String>), CliError> {
+        let s = self.session().lock();
+        let all = s.entries();
+        let start = match since {
+            None => 0,
+            Some(id) => {
+                all.iter()
+                    .position(|e| e.id() == id)
+                    .ok_or_else(|| CliError::failed(format!("Entry not found: {id}")))?
+                    + 1
+            }
+        };
+        let entries = all[start..]
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+            .collect();
+        Ok((entries, s.leaf_id().map(str::to_string)))
+    }
+
+    /// The entry tree: nodes `{entry, children, label?}`; and the leaf id.
+    pub fn tree(&self) -> (Vec<Value>, Option<String>) {
+        let s = self.session().lock();
+        let view = s.view();
+        // Iterative post-order: a long session is a deep chain.
+        let mut built: Vec<Option<Value>> = vec![None; view.nodes.len()];
+        let mut stack: Vec<(usize, bool)> = view.roots.iter().rev().map(|&r| (r, false)).collect();
+        let mut visited = vec![false; view.nodes.len()];
+        while let Some((i, expanded)) = stack.pop() {
+            let n = &view.nodes[i];
+            if expanded {
+                let children: Vec<Value> =
+                    n.children.iter().filter_map(|&c| built[c].take()).collect();
+                let mut v = json!({
+                    "entry": serde_json::to_value(n.entry).unwrap_or(Value::Null),
+                    "children": children,
+                });
+                if let Some(label) = n.label {
+                    v["label"] = Value::String(label.to_string());
+                }
+                built[i] = Some(v);
+            } else if !std::mem::replace(&mut visited[i], true) {
+                stack.push((i, true));
+                stack.extend(n.children.iter().rev().map(|&c| (c, false)));
+            }
+        }
+        let roots = view.roots.iter().filter_map(|&r| built[r].take()).collect();
+        (roots, s.leaf_id().map(str::to_string))
+    }
+}

@@ -1,0 +1,259 @@
+//! Building an [`AppSession`] from the command line: settings, agent spec,
+//! context files, model, key, tools, session file.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use makai_agent::{Agent, AgentLoopConfig, InProcessClient, QueueMode, ToolSet};
+use makai_ai::{ThinkingBudgets, ThinkingLevel};
+use makai_coding::agent_spec::{DEFAULT_AGENT, today};
+use makai_coding::session::SharedSession;
+use makai_coding::settings::QueueMode as SettingsQueueMode;
+use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
+use makai_coding::{
+    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
+};
+
+use super::convert::SessionHooks;
+use super::{AppParts, AppSession};
+use crate::auth::KeyResolver;
+use crate::cli::Args;
+use crate::error::CliError;
+use crate::models::{self, ModelRequest};
+
+/// The working directory of a run: `--cwd` or the current directory.
+pub fn working_dir(args: &Args) -> Result<PathBuf, CliError> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| CliError::config(format!("cannot read the current directory: {e}")))?,
+    };
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
+}
+
+fn queue_mode(m: SettingsQueueMode) -> QueueMode {
+    match m {
+        SettingsQueueMode::All => QueueMode::All,
+        SettingsQueueMode::OneAtATime => QueueMode::OneAtATime,
+    }
+}
+
+/// Text given inline or, when it names an existing file, that file's content.
+fn text_or_file(value: &str, cwd: &Path, flag: &str) -> Result<String, CliError> {
+    let p = cwd.join(value);
+    if value.len() < 4096 && !value.contains('\n') && p.is_file() {
+        return std::fs::read_to_string(&p)
+            .map_err(|e| CliError::Usage(format!("{flag} {}: cannot read it: {e}", p.display())));
+    }
+    Ok(value.to_string())
+}
+
+/// Opens or creates the session the flags ask for.
+fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
+    let fail = |e: makai_coding::session::SessionError| CliError::config(e.to_string());
+    if args.no_session {
+        return Ok(Session::in_memory(cwd));
+    }
+    if let Some(query) = &args.session {
+        let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
+        if looks_like_path && !Path::new(query).exists() {
+            return Ok(Session::create_at(query, cwd));
+        }
+        return store
+            .open(cwd, query)
+            .map_err(|e| CliError::Usage(format!("--session {query}: {e}")));
+    }
+    if args.continue_ {
+        return store.continue_or_create(cwd).map_err(fail);
+    }
+    if args.resume {
+        return pick_session(store, cwd);
+    }
+    Ok(store.create(cwd))
+}
+
+/// `--resume`: lists the sessions of this directory and asks for one.
+fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
+    let list = store
+        .list(cwd)
+        .map_err(|e| CliError::config(e.to_string()))?;
+    if list.is_empty() {
+        eprintln!("No sessions for {cwd} yet; starting a new one.");
+        return Ok(store.create(cwd));
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::Usage(
+            "--resume asks which session to open and needs a terminal; use --session ID or -c (the latest) instead".into(),
+        ));
+    }
+    for (i, s) in list.iter().enumerate().take(30) {
+        eprintln!(
+            "{:>3}. {}  ({} messages, {})",
+            i + 1,
+            s.title,
+            s.message_count,
+            s.created
+        );
+    }
+    eprint!("Resume which session? [1-{}]: ", list.len().min(30));
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| CliError::failed(format!("cannot read the choice: {e}")))?;
+    let n: usize = line.trim().parse().map_err(|_| {
+        CliError::Usage(format!(
+            "--resume: '{}' is not a number from the list",
+            line.trim()
+        ))
+    })?;
+    let info = list
+        .get(n.wrapping_sub(1))
+        .ok_or_else(|| CliError::Usage(format!("--resume: {n} is not in the list")))?;
+    Session::open(&info.path).map_err(|e| CliError::config(e.to_string()))
+}
+
+/// Builds the session for a run.
+pub async fn build(args: &Args) -> Result<AppSession, CliError> {
+    let cwd = working_dir(args)?;
+    let cwd_str = cwd.display().to_string();
+    let home = makai_coding::makai_home();
+    let loaded =
+        Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?;
+    if args.verbose {
+        for w in &loaded.warnings {
+            eprintln!("makai: settings: {w}");
+        }
+    }
+    let settings = loaded.settings;
+    let registry = models::load_registry(home.as_deref())?;
+
+    let catalog = AgentCatalog::load(&cwd, home.as_deref());
+    let agent_name = args
+        .agent
+        .clone()
+        .or_else(|| settings.default_agent.clone())
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let mut spec = catalog
+        .require(&agent_name)
+        .map_err(|e| {
+            if args.agent.is_some() {
+                CliError::Usage(format!("--agent {agent_name}: {e}"))
+            } else {
+                CliError::config(e.to_string())
+            }
+        })?
+        .clone();
+
+    let store = if args.no_session {
+        None
+    } else {
+        Some(
+            SessionStore::resolve(
+                args.session_dir.as_deref(),
+                std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
+                settings.session_dir.as_deref(),
+                home.as_deref(),
+            )
+            .map_err(|e| CliError::config(e.to_string()))?,
+        )
+    };
+    let session = match &store {
+        Some(store) => open_session(args, store, &cwd_str)?,
+        None => Session::in_memory(cwd_str.clone()),
+    };
+    let ctx = session.context();
+
+    let probe_keys = KeyResolver::new(home.clone(), None, None);
+    let request = ModelRequest {
+        model: args.model.clone(),
+        provider: args.provider.clone(),
+        endpoint: args.base_url.clone().zip(args.api),
+        session_model: ctx
+            .model
+            .as_ref()
+            .map(|m| (m.provider.clone(), m.model_id.clone())),
+        spec_model: spec.model.clone(),
+        settings_model: (
+            settings.default_provider.clone(),
+            settings.default_model.clone(),
+        ),
+    };
+    let chosen = models::choose(&request, &registry, &probe_keys).await?;
+    let model = chosen.model;
+    let keys = KeyResolver::new(
+        home.clone(),
+        Some(model.provider.clone()),
+        args.api_key.clone(),
+    );
+
+    let session_thinking = (!ctx.messages.is_empty()).then(|| ctx.thinking()).flatten();
+    let thinking = args
+        .thinking
+        .or(chosen.thinking)
+        .or(session_thinking)
+        .or(spec.thinking)
+        .or(settings.default_thinking_level)
+        .unwrap_or(ThinkingLevel::Off);
+    let thinking = super::clamp_thinking(&model, thinking);
+
+    let tools = if args.no_tools {
+        Vec::new()
+    } else {
+        let mut policy = PathPolicy::confined();
+        for root in &settings.allowed_paths {
+            policy = policy.with_allowed_root(root.clone());
+        }
+        let env = ToolEnv::new(cwd.clone())
+            .with_policy(policy)
+            .with_dry_run(args.dry_run);
+        let names = args.tools.clone().unwrap_or_else(|| spec.tools.join(","));
+        tools_by_names(env, &names).map_err(|e| CliError::Usage(format!("--tools {names}: {e}")))?
+    };
+
+    if let Some(sp) = &args.system_prompt {
+        spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
+    }
+    let files = discover_context_files(&cwd, home.as_deref());
+    let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
+    for extra in &args.append_system_prompt {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
+    }
+
+    let mut budgets = ThinkingBudgets::default();
+    if let Some(b) = &settings.thinking_budgets {
+        budgets.minimal = b.minimal.unwrap_or(budgets.minimal);
+        budgets.low = b.low.unwrap_or(budgets.low);
+        budgets.medium = b.medium.unwrap_or(budgets.medium);
+        budgets.high = b.high.unwrap_or(budgets.high);
+    }
+    let config = AgentLoopConfig::builder(model.clone(), Arc::new(InProcessClient::new()))
+        .hooks(Arc::new(SessionHooks { keys: keys.clone() }))
+        .cwd(cwd.clone())
+        .partial_snapshots(false)
+        .thinking(thinking)
+        .thinking_budgets(budgets)
+        .session_id(session.id().to_string())
+        .build();
+    let agent = Agent::new(config)
+        .with_system_prompt(system_prompt.clone())
+        .with_tools(ToolSet::new(tools));
+    agent.set_steering_mode(queue_mode(settings.steering_mode));
+    agent.set_follow_up_mode(queue_mode(settings.follow_up_mode));
+
+    let app = AppSession::new(AppParts {
+        agent,
+        session: SharedSession::new(session),
+        registry,
+        keys,
+        settings,
+        cwd,
+        store,
+        system_prompt,
+    });
+    if let Some(name) = &args.name {
+        app.set_session_name(name)?;
+    }
+    Ok(app)
+}

@@ -1,0 +1,359 @@
+//! The command line: `makai [options] [@files...] [messages...]`, with pi's flag
+//! names where pi has them, plus `makai auth login|status|logout`.
+//!
+//! Parsing never panics and never exits by itself: [`parse`] returns what to do,
+//! and a usage error (exit code 2) names the flag that was wrong.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+use makai_ai::{Api, ThinkingLevel};
+
+use crate::error::CliError;
+
+/// How the run talks to its user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Print the final answer (the default for `-p` and when stdout is not a terminal).
+    Text,
+    /// Every event as one JSON line.
+    Json,
+    /// pi's JSONL RPC protocol on stdin/stdout.
+    Rpc,
+}
+
+/// The options of a normal run.
+#[derive(Clone, Debug, Default, Parser)]
+#[command(
+    name = "makai",
+    about = "makai: a coding agent for your terminal (print, JSON and RPC modes compatible with pi)",
+    disable_version_flag = true,
+    after_help = AFTER_HELP
+)]
+pub struct Args {
+    /// Print the final answer and exit (non-interactive).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Output mode: text, json (every event as a JSON line) or rpc (JSONL protocol on stdin/stdout).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<Mode>,
+    /// Provider of the model (anthropic, openai, google, ...).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model: `id`, `provider/id`, optionally with `:thinking` (e.g. `anthropic/claude-sonnet-4-5:high`).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// API key for the selected provider (overrides auth.json and the environment).
+    #[arg(long = "api-key", value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
+    pub thinking: Option<ThinkingLevel>,
+    /// Comma-separated built-in tools to enable (read,write,edit,bash,grep,find,ls).
+    #[arg(short = 't', long, value_name = "LIST", conflicts_with = "no_tools")]
+    pub tools: Option<String>,
+    /// Disable every tool.
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+    /// Replace the agent's system prompt (text, or a path to a file holding it).
+    #[arg(long = "system-prompt", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Append text to the system prompt (may be repeated).
+    #[arg(long = "append-system-prompt", value_name = "TEXT")]
+    pub append_system_prompt: Vec<String>,
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "session", "no_session"])]
+    pub continue_: bool,
+    /// Pick a session of this directory to resume.
+    #[arg(short = 'r', long, conflicts_with_all = ["session", "no_session"])]
+    pub resume: bool,
+    /// Use this session: an id (or unique id prefix) or a session file path.
+    #[arg(long, value_name = "ID|PATH", conflicts_with = "no_session")]
+    pub session: Option<String>,
+    /// Folder holding the session files.
+    #[arg(long = "session-dir", value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+    /// Keep the session in memory only.
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+    /// Display name of the session.
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// List the known models (optionally only those matching PATTERN) and exit.
+    #[arg(long = "list-models", value_name = "PATTERN", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+    /// Print the version and exit.
+    #[arg(short = 'v', long)]
+    pub version: bool,
+    /// Base URL of an ad-hoc endpoint (any OpenAI-compatible server, say), used with --api and --model.
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Wire API of --base-url: anthropic-messages, openai-completions, openai-responses, google-generative-ai.
+    #[arg(long, value_name = "API", value_parser = parse_api)]
+    pub api: Option<Api>,
+    /// Agent spec to use (see `.makai/agents/` and `~/.makai/agents/`).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Tools that change things (write, edit, bash) only describe what they would do.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print mode: show tool calls and a usage/cost line on stderr.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Messages to send; `@path` attaches a file (text inlined, images attached).
+    #[arg(value_name = "MESSAGES", allow_hyphen_values = false)]
+    pub messages: Vec<String>,
+}
+
+const AFTER_HELP: &str = "\
+Commands:
+  makai auth login [anthropic]   Log in with a Claude Pro/Max subscription (OAuth)
+  makai auth status              Show which providers have credentials
+  makai auth logout [PROVIDER]   Remove stored credentials
+
+Keys come from --api-key, ~/.makai/auth.json (makai auth login) or the provider's
+environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...).
+A local OpenAI-compatible server needs no key:
+  makai --base-url http://127.0.0.1:11434/v1 --api openai-completions --model NAME
+
+Exit codes: 0 done, 1 the run failed or was aborted, 2 usage error.";
+
+/// `makai auth ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthCommand {
+    /// Run the OAuth login for a provider.
+    Login {
+        /// The provider (only `anthropic` has a login).
+        provider: String,
+    },
+    /// Show stored credentials (never the secrets).
+    Status,
+    /// Remove stored credentials of one provider, or of all.
+    Logout {
+        /// The provider; `None` removes all.
+        provider: Option<String>,
+    },
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug)]
+pub enum Invocation {
+    /// `--help` was given: the text to print.
+    Help(String),
+    /// `--version` was given.
+    Version,
+    /// `makai auth ...`.
+    Auth(AuthCommand),
+    /// A normal run.
+    Run(Box<Args>),
+}
+
+fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {
+    s.parse()
+}
+
+fn parse_api(s: &str) -> Result<Api, String> {
+    s.parse()
+}
+
+/// Parses the arguments (without the program name at index 0 removed: pass
+/// `std::env::args_os()` as is).
+pub fn parse<I, T>(argv: I) -> Result<Invocation, CliError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    if argv.get(1).and_then(|a| a.to_str()) == Some("auth") {
+        return parse_auth(&argv[2..]).map(Invocation::Auth);
+    }
+    match Args::try_parse_from(&argv) {
+        Ok(args) => {
+            if args.version {
+                return Ok(Invocation::Version);
+            }
+            validate(&args)?;
+            Ok(Invocation::Run(Box::new(args)))
+        }
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp
+            | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                Ok(Invocation::Help(e.render().to_string()))
+            }
+            _ => Err(CliError::Usage(clap_message(&e))),
+        },
+    }
+}
+
+/// clap's error text without its trailing usage block and "For more information" line.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let tip = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("tip:"))
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    format!("{first}{tip}. Run `makai --help` for the list of options.")
+}
+
+/// Checks combinations clap cannot express.
+fn validate(args: &Args) -> Result<(), CliError> {
+    if args.api.is_some() && args.base_url.is_none() {
+        return Err(CliError::Usage(
+            "--api needs --base-url: it names the wire API of that endpoint".into(),
+        ));
+    }
+    if let Some(url) = &args.base_url {
+        if args.api.is_none() {
+            return Err(CliError::Usage(format!(
+                "--base-url {url} needs --api (one of: {})",
+                Api::ALL.map(|a| a.as_str()).join(", ")
+            )));
+        }
+        if args.model.is_none() {
+            return Err(CliError::Usage(format!(
+                "--base-url {url} needs --model NAME: the model id the server knows"
+            )));
+        }
+        if url::Url::parse(url).is_err() {
+            return Err(CliError::Usage(format!(
+                "--base-url '{url}' is not a URL (expected e.g. http://127.0.0.1:11434/v1)"
+            )));
+        }
+    }
+    if let Some(dir) = &args.cwd
+        && !dir.is_dir()
+    {
+        return Err(CliError::Usage(format!(
+            "--cwd {}: no such directory",
+            dir.display()
+        )));
+    }
+    if args.mode == Some(Mode::Rpc) && !args.messages.is_empty() {
+        return Err(CliError::Usage(
+            "--mode rpc takes commands on stdin, not messages on the command line".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_auth(rest: &[OsString]) -> Result<AuthCommand, CliError> {
+    let words: Vec<String> = rest
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let usage =
+        "usage: makai auth login [anthropic] | makai auth status | makai auth logout [PROVIDER]";
+    match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["login"] => Ok(AuthCommand::Login {
+            provider: "anthropic".into(),
+        }),
+        ["login", p] => Ok(AuthCommand::Login {
+            provider: p.to_string(),
+        }),
+        ["status"] => Ok(AuthCommand::Status),
+        ["logout"] => Ok(AuthCommand::Logout { provider: None }),
+        ["logout", p] => Ok(AuthCommand::Logout {
+            provider: Some(p.to_string()),
+        }),
+        [] => Err(CliError::Usage(format!(
+            "makai auth needs a command; {usage}"
+        ))),
+        [first, ..] => Err(CliError::Usage(format!(
+            "unknown auth command '{first}' or extra arguments; {usage}"
+        ))),
+    }
+}
+
+impl Args {
+    /// The mode this run uses, given whether stdout is a terminal.
+    /// `None` means interactive.
+    pub fn effective_mode(&self, stdout_is_terminal: bool) -> Option<Mode> {
+        match self.mode {
+            Some(m) => Some(m),
+            None if self.print || !stdout_is_terminal => Some(Mode::Text),
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Invocation, CliError> {
+        let mut v = vec!["makai"];
+        v.extend_from_slice(args);
+        parse(v)
+    }
+
+    #[test]
+    fn pi_flags_parse() {
+        let Invocation::Run(a) = run(&[
+            "-p",
+            "--model",
+            "anthropic/claude-sonnet-4-5:high",
+            "--tools",
+            "read,ls",
+            "-n",
+            "x",
+            "@a.txt",
+            "hello",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        assert!(a.print);
+        assert_eq!(a.messages, ["@a.txt", "hello"]);
+        assert_eq!(a.tools.as_deref(), Some("read,ls"));
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors_naming_the_flag() {
+        let e = run(&["--bogus"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--bogus"), "{e}");
+        let e = run(&["--thinking", "huge"]).unwrap_err();
+        assert!(e.to_string().contains("--thinking"), "{e}");
+        let e = run(&["--api", "openai-completions"]).unwrap_err();
+        assert!(e.to_string().contains("--base-url"), "{e}");
+        let e = run(&["--tools", "read", "--no-tools"]).unwrap_err();
+        assert!(e.to_string().contains("--no-tools"), "{e}");
+    }
+
+    #[test]
+    fn auth_commands() {
+        assert!(matches!(
+            run(&["auth", "login"]).unwrap(),
+            Invocation::Auth(AuthCommand::Login { .. })
+        ));
+        assert!(matches!(
+            run(&["auth", "status"]).unwrap(),
+            Invocation::Auth(AuthCommand::Status)
+        ));
+        assert_eq!(run(&["auth", "fly"]).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn list_models_takes_an_optional_pattern() {
+        let Invocation::Run(a) = run(&["--list-models"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.list_models.as_deref(), Some(""));
+        let Invocation::Run(a) = run(&["--list-models", "gpt"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.list_models.as_deref(), Some("gpt"));
+    }
+}

@@ -1,0 +1,205 @@
+//! Export of a session to one self-contained HTML file (inline CSS, no scripts,
+//! no external resources): the messages of the current branch, tool calls with
+//! their arguments and results, thinking, usage and cost.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use makai_agent::AgentMessage;
+use makai_ai::{AssistantContent, Message, UserContent};
+
+use crate::app::AppSession;
+use crate::app::stats::total_usage;
+use crate::error::CliError;
+
+/// Escapes text for HTML.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#1d1d1f;background:#fafafa}\
+h1{font-size:1.4em}.meta{color:#666;font-size:.9em}\
+.msg{border-radius:8px;padding:.6em 1em;margin:1em 0;background:#fff;border:1px solid #e3e3e3}\
+.user{border-left:4px solid #2f6fde}.assistant{border-left:4px solid #2a9d5b}.tool{border-left:4px solid #b07d12}\
+.error{border-left:4px solid #c62828}.other{border-left:4px solid #888}\
+.role{font-weight:600;font-size:.8em;text-transform:uppercase;color:#555;margin-bottom:.3em}\
+pre{white-space:pre-wrap;word-wrap:break-word;background:#f4f4f4;padding:.6em;border-radius:6px;font-size:.88em}\
+details>summary{cursor:pointer;color:#555}.thinking{color:#777;font-style:italic}\
+.usage{color:#777;font-size:.8em;margin-top:.4em}img{max-width:100%}";
+
+fn text_block(out: &mut String, text: &str) {
+    let _ = write!(out, "<pre>{}</pre>", escape(text));
+}
+
+fn user_parts(out: &mut String, content: &[UserContent]) {
+    for c in content {
+        match c {
+            UserContent::Text(t) => text_block(out, &t.text),
+            UserContent::Image(i) => {
+                let _ = write!(
+                    out,
+                    "<img alt=\"image\" src=\"data:{};base64,{}\">",
+                    escape(&i.mime_type),
+                    escape(&i.data)
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+fn render_message(out: &mut String, m: &AgentMessage) {
+    match m {
+        AgentMessage::Llm(Message::User(u)) => {
+            out.push_str("<div class=\"msg user\"><div class=\"role\">user</div>");
+            user_parts(out, &u.content);
+        }
+        AgentMessage::Llm(Message::Assistant(a)) => {
+            let failed = a.error_message.is_some();
+            let _ = write!(
+                out,
+                "<div class=\"msg {}\"><div class=\"role\">assistant · {}</div>",
+                if failed { "error" } else { "assistant" },
+                escape(&a.model)
+            );
+            for c in &a.content {
+                match c {
+                    AssistantContent::Text(t) => text_block(out, &t.text),
+                    AssistantContent::Thinking(t) => {
+                        let _ = write!(
+                            out,
+                            "<details><summary>thinking</summary><pre class=\"thinking\">{}</pre></details>",
+                            escape(&t.thinking)
+                        );
+                    }
+                    AssistantContent::ToolCall(tc) => {
+                        let args = serde_json::to_string_pretty(&tc.arguments).unwrap_or_default();
+                        let _ = write!(
+                            out,
+                            "<div>tool call <b>{}</b></div><pre>{}</pre>",
+                            escape(&tc.name),
+                            escape(&args)
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(e) = &a.error_message {
+                let _ = write!(out, "<pre>error: {}</pre>", escape(e));
+            }
+            let u = &a.usage;
+            let _ = write!(
+                out,
+                "<div class=\"usage\">{} in · {} out · {} cache read · {} cache write · ${:.4}</div>",
+                u.input, u.output, u.cache_read, u.cache_write, u.cost.total
+            );
+        }
+        AgentMessage::Llm(Message::ToolResult(r)) => {
+            let _ = write!(
+                out,
+                "<div class=\"msg {}\"><div class=\"role\">tool result · {}</div><details open><summary>output</summary>",
+                if r.is_error { "error" } else { "tool" },
+                escape(&r.tool_name)
+            );
+            user_parts(out, &r.content);
+            out.push_str("</details>");
+        }
+        other => {
+            let _ = write!(
+                out,
+                "<div class=\"msg other\"><div class=\"role\">{}</div>",
+                escape(other.role())
+            );
+            let text = match other {
+                AgentMessage::Other(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+                _ => other.text(),
+            };
+            text_block(out, &text);
+        }
+    }
+    out.push_str("</div>\n");
+}
+
+/// The HTML page of a session.
+pub fn render(app: &AppSession) -> String {
+    let messages = app.messages();
+    let model = app.model();
+    let usage = total_usage(&messages);
+    let title = app
+        .session_name()
+        .unwrap_or_else(|| format!("makai session {}", app.session_id()));
+    let mut out = String::with_capacity(16 * 1024);
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\
+         <p class=\"meta\">session {} · {} · model {}/{} · {} messages · {} tokens in, {} out · ${:.4}</p>\n",
+        escape(&title),
+        escape(&title),
+        escape(&app.session_id()),
+        escape(&app.cwd().display().to_string()),
+        escape(&model.provider),
+        escape(&model.id),
+        messages.len(),
+        usage.input + usage.cache_read + usage.cache_write,
+        usage.output,
+        usage.cost.total
+    );
+    for m in &messages {
+        render_message(&mut out, m);
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// Writes the export; returns its path. Default: `makai-session-<id>.html` in the
+/// working directory.
+pub fn export(app: &AppSession, output: Option<&str>) -> Result<String, CliError> {
+    let path: PathBuf = match output {
+        Some(p) => {
+            let p = Path::new(p);
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                app.cwd().join(p)
+            }
+        }
+        None => app
+            .cwd()
+            .join(format!("makai-session-{}.html", app.session_id())),
+    };
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&path, render(app))
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+    Ok(path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<a href='x'>&</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+}

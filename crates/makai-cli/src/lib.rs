@@ -1,0 +1,134 @@
+//! makai-cli: the `makai` coding agent.
+//!
+//! - [`cli`]: the command line (pi's flag names) and exit codes.
+//! - [`auth`]: `auth.json`, the Claude Pro/Max OAuth login, key resolution.
+//! - [`models`]: the catalog, `--model provider/id[:thinking]`, ad-hoc endpoints.
+//! - [`app`]: [`app::AppSession`], what every mode drives (pi's `AgentSession`).
+//! - [`modes`]: print, JSON and RPC modes; [`tui`]: the interactive UI.
+//! - [`export_html`]: a session as one self-contained HTML file.
+
+pub mod app;
+pub mod attachments;
+pub mod auth;
+pub mod cli;
+pub mod error;
+pub mod export_html;
+pub mod models;
+pub mod modes;
+pub mod tui;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+
+use cli::{Args, Invocation, Mode};
+use error::{CliError, EXIT_FAILED, EXIT_OK};
+use modes::print::{Format, Prompt};
+
+/// Runs `makai` with these arguments (program name first); returns the exit code.
+pub fn main_with_args<I, T>(argv: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let invocation = match cli::parse(argv) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("makai: {e}");
+            return e.exit_code();
+        }
+    };
+    match invocation {
+        Invocation::Version => {
+            println!("makai {}", env!("CARGO_PKG_VERSION"));
+            EXIT_OK
+        }
+        Invocation::Help(text) => {
+            print!("{text}");
+            EXIT_OK
+        }
+        Invocation::Auth(command) => {
+            block_on(async move { auth::run_command(command, makai_coding::makai_home()).await })
+        }
+        Invocation::Run(args) => block_on(run(*args)),
+    }
+}
+
+fn block_on<F>(f: F) -> i32
+where
+    F: std::future::Future<Output = Result<i32, CliError>>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("makai: cannot start the async runtime: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let code = match runtime.block_on(f) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("makai: {e}");
+            e.exit_code()
+        }
+    };
+    // Do not wait for stray blocking work (a stdin reader, say).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
+}
+
+/// A normal run: list models, or build the session and enter the mode.
+pub async fn run(args: Args) -> Result<i32, CliError> {
+    let home = makai_coding::makai_home();
+    if let Some(pattern) = &args.list_models {
+        let registry = models::load_registry(home.as_deref())?;
+        print!("{}", models::list(&registry, pattern));
+        return Ok(EXIT_OK);
+    }
+    let mode = args.effective_mode(std::io::stdout().is_terminal());
+    let cwd = app::setup::working_dir(&args)?;
+    let (files, mut messages) = attachments::split_args(&args.messages);
+    let attached = attachments::load(&files, &cwd)?;
+    let stdin = match mode {
+        Some(Mode::Text) | Some(Mode::Json) => attachments::read_piped_stdin()?,
+        _ => None,
+    };
+    let first = attachments::initial_message(stdin, &attached, &mut messages);
+    let mut prompts = Vec::new();
+    if let Some(text) = first {
+        prompts.push(Prompt {
+            text,
+            images: attached.images.clone(),
+        });
+    } else if !attached.images.is_empty() {
+        prompts.push(Prompt {
+            text: String::new(),
+            images: attached.images.clone(),
+        });
+    }
+    prompts.extend(messages.into_iter().map(|text| Prompt {
+        text,
+        images: Vec::new(),
+    }));
+
+    let app = app::setup::build(&args).await?;
+    let code = match mode {
+        Some(Mode::Rpc) => modes::rpc::run(app).await,
+        Some(Mode::Json) => modes::print::run(&app, prompts, Format::Json).await,
+        Some(Mode::Text) => {
+            modes::print::run(
+                &app,
+                prompts,
+                Format::Text {
+                    verbose: args.verbose,
+                },
+            )
+            .await
+        }
+        None => tui::run(app, prompts, args.verbose).await,
+    };
+    Ok(code)
+}

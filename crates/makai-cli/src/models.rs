@@ -1,0 +1,291 @@
+//! Choosing the model: the catalog (built-in plus `<makai home>/models.json`),
+//! `--model provider/id[:thinking]`, `--provider`, ad-hoc `--base-url`/`--api`
+//! endpoints, and the friendly message for a user without any key.
+
+use std::path::Path;
+
+use makai_ai::catalog::ModelRegistry;
+use makai_ai::{Model, ThinkingLevel};
+
+use crate::auth::KeyResolver;
+use crate::error::CliError;
+
+/// Providers offered first when nothing was chosen, in this order.
+const PREFERRED_PROVIDERS: [&str; 3] = ["anthropic", "openai", "google"];
+
+/// The catalog: built-in models plus `<home>/models.json`.
+pub fn load_registry(home: Option<&Path>) -> Result<ModelRegistry, CliError> {
+    let mut registry = ModelRegistry::builtin();
+    if let Some(home) = home {
+        registry
+            .load_file(&home.join("models.json"))
+            .map_err(|e| CliError::config(e.to_string()))?;
+    }
+    Ok(registry)
+}
+
+/// Splits a `:thinking` suffix off a model spec when the suffix is a thinking
+/// level (`claude-sonnet-4-5:high`); ids with other colons (`qwen2.5:7b`) are kept.
+pub fn split_thinking(spec: &str) -> (String, Option<ThinkingLevel>) {
+    if let Some((head, tail)) = spec.rsplit_once(':')
+        && let Ok(level) = tail.parse::<ThinkingLevel>()
+    {
+        return (head.to_string(), Some(level));
+    }
+    (spec.to_string(), None)
+}
+
+/// What the user asked for, from flags, the agent spec, settings and the session.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRequest {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--base-url` and `--api`.
+    pub endpoint: Option<(String, makai_ai::Api)>,
+    /// The model recorded in a resumed session (`provider`, `id`).
+    pub session_model: Option<(String, String)>,
+    /// The agent spec's default model.
+    pub spec_model: Option<String>,
+    /// Settings `defaultProvider` / `defaultModel`.
+    pub settings_model: (Option<String>, Option<String>),
+}
+
+/// The chosen model and the thinking level its spec carried.
+#[derive(Clone, Debug)]
+pub struct ChosenModel {
+    /// The model.
+    pub model: Model,
+    /// A `:thinking` suffix of the spec that chose it.
+    pub thinking: Option<ThinkingLevel>,
+}
+
+fn find(registry: &ModelRegistry, provider: Option<&str>, spec: &str) -> Option<Model> {
+    match provider {
+        Some(p) => registry
+            .find(&format!("{p}/{spec}"))
+            .filter(|m| m.provider == p)
+            .or_else(|| {
+                registry
+                    .models()
+                    .iter()
+                    .find(|m| m.provider == p && m.id == spec)
+            })
+            .cloned(),
+        None => registry.find(spec).cloned(),
+    }
+}
+
+/// Picks the model (see the module docs for the order).
+pub async fn choose(
+    request: &ModelRequest,
+    registry: &ModelRegistry,
+    keys: &KeyResolver,
+) -> Result<ChosenModel, CliError> {
+    if let Some((url, api)) = &request.endpoint {
+        let (id, thinking) = split_thinking(request.model.as_deref().unwrap_or_default());
+        let provider = request.provider.clone().unwrap_or_else(|| "custom".into());
+        let mut model = find(registry, Some(&provider), &id)
+            .unwrap_or_else(|| Model::custom(*api, provider.clone(), id.clone(), url.clone()));
+        model.api = *api;
+        model.base_url = url.clone();
+        return Ok(ChosenModel { model, thinking });
+    }
+    if let Some(spec) = &request.model {
+        let (id, thinking) = split_thinking(spec);
+        return find(registry, request.provider.as_deref(), &id)
+            .map(|model| ChosenModel { model, thinking })
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--model '{spec}' is not a known model{}. Run `makai --list-models` to see them, add it to models.json, \
+                     or use --base-url URL --api API --model ID for any other endpoint",
+                    request
+                        .provider
+                        .as_deref()
+                        .map(|p| format!(" of provider '{p}'"))
+                        .unwrap_or_default()
+                ))
+            });
+    }
+    if let Some(p) = &request.provider {
+        return registry
+            .default_for_provider(p)
+            .cloned()
+            .map(|model| ChosenModel {
+                model,
+                thinking: None,
+            })
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--provider '{p}' has no models in the catalog; run `makai --list-models`"
+                ))
+            });
+    }
+    let mut candidates: Vec<(Option<String>, String)> = Vec::new();
+    if let Some((p, id)) = &request.session_model {
+        candidates.push((Some(p.clone()), id.clone()));
+    }
+    if let Some(spec) = &request.spec_model {
+        candidates.push((None, spec.clone()));
+    }
+    match &request.settings_model {
+        (p, Some(id)) => candidates.push((p.clone(), id.clone())),
+        (Some(p), None) => {
+            if let Some(m) = registry.default_for_provider(p) {
+                candidates.push((Some(p.clone()), m.id.clone()));
+            }
+        }
+        _ => {}
+    }
+    for (provider, spec) in candidates {
+        let (id, thinking) = split_thinking(&spec);
+        if let Some(model) = find(registry, provider.as_deref(), &id) {
+            return Ok(ChosenModel { model, thinking });
+        }
+    }
+    // Nothing chosen: the first provider with a key.
+    let mut providers: Vec<&str> = PREFERRED_PROVIDERS.to_vec();
+    for m in registry.models() {
+        if !providers.contains(&m.provider.as_str()) {
+            providers.push(&m.provider);
+        }
+    }
+    for p in providers {
+        if keys.resolve(p).await.ok().flatten().is_some()
+            && let Some(model) = registry.default_for_provider(p)
+        {
+            return Ok(ChosenModel {
+                model: model.clone(),
+                thinking: None,
+            });
+        }
+    }
+    Err(CliError::NoKey(no_credentials_message()))
+}
+
+/// The message for a user with no model and no key at all.
+pub fn no_credentials_message() -> String {
+    format!(
+        "no model to use: makai found no API key and no login.\n\n\
+         Pick one:\n\
+         \x20 - put a provider key in the environment, e.g. export ANTHROPIC_API_KEY=... \
+         (or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, OPENROUTER_API_KEY, ...)\n\
+         \x20 - log in with a Claude Pro/Max subscription: makai auth login anthropic\n\
+         \x20 - pass a key for one run: makai --api-key KEY --model anthropic/claude-sonnet-4-5\n\
+         \x20 - use a local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio), no key needed:\n\
+         \x20     {LOCAL_HINT}\n\n\
+         `makai --list-models` shows the known models."
+    )
+}
+
+/// How to point makai at a local server.
+pub const LOCAL_HINT: &str =
+    "makai --base-url http://127.0.0.1:11434/v1 --api openai-completions --model NAME";
+
+/// The message for a chosen model whose provider has no key.
+pub fn missing_key_message(model: &Model) -> String {
+    let var = makai_ai::credentials::env_var_for_provider(&model.provider);
+    let env = var
+        .map(|v| format!("set {v} in the environment, "))
+        .unwrap_or_default();
+    let login = if model.provider == "anthropic" {
+        "run `makai auth login anthropic` (Claude Pro/Max), "
+    } else {
+        ""
+    };
+    format!(
+        "No API key for provider '{}' (model {}): {env}{login}or pass --api-key KEY.\n\
+         To use a local OpenAI-compatible server instead (no key needed):\n  {LOCAL_HINT}",
+        model.provider, model.id
+    )
+}
+
+/// Prints the catalog (models matching `pattern`, or all).
+pub fn list(registry: &ModelRegistry, pattern: &str) -> String {
+    let needle = pattern.to_ascii_lowercase();
+    let rows: Vec<&Model> = registry
+        .models()
+        .iter()
+        .filter(|m| {
+            needle.is_empty()
+                || format!("{}/{} {}", m.provider, m.id, m.name)
+                    .to_ascii_lowercase()
+                    .contains(&needle)
+        })
+        .collect();
+    let mut out = String::new();
+    if rows.is_empty() {
+        out.push_str(&format!("No model matches '{pattern}'.\n"));
+        return out;
+    }
+    let w = rows
+        .iter()
+        .map(|m| m.provider.len() + m.id.len() + 1)
+        .max()
+        .unwrap_or(10)
+        .max(5);
+    out.push_str(&format!(
+        "{:<w$}  {:>9}  {:>8}  {:<8}  {:<6}  {}\n",
+        "MODEL", "CONTEXT", "MAX-OUT", "THINKING", "IMAGES", "PRICE $/M in/out"
+    ));
+    for m in rows {
+        out.push_str(&format!(
+            "{:<w$}  {:>9}  {:>8}  {:<8}  {:<6}  {}/{}\n",
+            format!("{}/{}", m.provider, m.id),
+            m.context_window,
+            m.max_tokens,
+            if m.reasoning { "yes" } else { "no" },
+            if m.accepts_images() { "yes" } else { "no" },
+            m.cost.input,
+            m.cost.output
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinking_suffix_only_when_it_is_a_level() {
+        assert_eq!(
+            split_thinking("anthropic/claude-sonnet-4-5:high"),
+            (
+                "anthropic/claude-sonnet-4-5".into(),
+                Some(ThinkingLevel::High)
+            )
+        );
+        assert_eq!(split_thinking("qwen2.5:7b"), ("qwen2.5:7b".into(), None));
+    }
+
+    #[tokio::test]
+    async fn explicit_model_and_provider_resolve() {
+        let reg = ModelRegistry::builtin();
+        let keys = KeyResolver::new(None, None, None);
+        let req = ModelRequest {
+            model: Some("claude-sonnet-4-5:low".into()),
+            provider: Some("anthropic".into()),
+            ..Default::default()
+        };
+        let c = choose(&req, &reg, &keys).await.unwrap();
+        assert_eq!(c.model.id, "claude-sonnet-4-5");
+        assert_eq!(c.thinking, Some(ThinkingLevel::Low));
+        let bad = ModelRequest {
+            model: Some("nope-model".into()),
+            ..Default::default()
+        };
+        let e = choose(&bad, &reg, &keys).await.unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--model"));
+    }
+
+    #[test]
+    fn listing_filters() {
+        let reg = ModelRegistry::builtin();
+        let out = list(&reg, "gpt-5");
+        assert!(out.contains("openai/gpt-5"));
+        assert!(!out.contains("claude"));
+    }
+}

@@ -1,0 +1,4 @@
+//! The non-interactive modes: print and JSON ([`print`]) and RPC ([`rpc`]).
+
+pub mod print;
+pub mod rpc;

@@ -1,0 +1,220 @@
+//! Print mode (`-p`, or any run whose stdout is not a terminal) and JSON mode
+//! (`--mode json`): send the prompts one after another, then exit.
+//!
+//! Text: assistant text streams to stdout as it arrives; errors go to stderr;
+//! `--verbose` adds each tool call, a usage line per turn and a session total on
+//! stderr. JSON: the session header, then every event as one JSON line (pi's
+//! objects), the last one being `agent_end`.
+
+use std::io::Write;
+
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use makai_agent::{AgentEvent, EndReason};
+use makai_ai::{AssistantMessageEvent, ImageContent, StopReason};
+
+use crate::app::stats::{total_usage, usage_line};
+use crate::app::{AppSession, OutEvent};
+use crate::error::{EXIT_FAILED, EXIT_OK};
+
+/// One prompt of a print-mode run.
+#[derive(Clone, Debug, Default)]
+pub struct Prompt {
+    /// The text.
+    pub text: String,
+    /// Attached images.
+    pub images: Vec<ImageContent>,
+}
+
+/// Output format of [`run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Assistant text on stdout.
+    Text {
+        /// Tool calls and usage on stderr.
+        verbose: bool,
+    },
+    /// Every event as a JSON line.
+    Json,
+}
+
+/// Runs the prompts in order; returns the exit code.
+pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 {
+    let mut events = app.subscribe();
+    let stdout = std::io::stdout();
+    if format == Format::Json {
+        let header = app.session().lock().header().clone();
+        let mut out = stdout.lock();
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&header).unwrap_or_default()
+        );
+        let _ = out.flush();
+    }
+    if prompts.is_empty() {
+        eprintln!("makai: nothing to send: give a message, pipe text on stdin, or attach @files");
+        return crate::error::EXIT_USAGE;
+    }
+    let mut code = EXIT_OK;
+    for prompt in prompts {
+        if let Err(e) = app.prompt(prompt.text, prompt.images).await {
+            eprintln!("makai: {e}");
+            return EXIT_FAILED;
+        }
+        let ok = match format {
+            Format::Json => drain_json(&mut events).await,
+            Format::Text { verbose } => drain_text(&mut events, verbose).await,
+        };
+        if !ok {
+            code = EXIT_FAILED;
+            break;
+        }
+    }
+    if let Format::Text { verbose: true } = format {
+        eprintln!("{}", usage_line("session", &total_usage(&app.messages())));
+    }
+    code
+}
+
+/// True when the run ended normally.
+fn run_succeeded(event: &AgentEvent) -> bool {
+    let AgentEvent::AgentEnd {
+        messages,
+        end_reason,
+    } = event
+    else {
+        return false;
+    };
+    let last_failed = messages
+        .iter()
+        .rev()
+        .find_map(|m| m.as_assistant())
+        .is_some_and(|a| matches!(a.stop_reason, StopReason::Error | StopReason::Aborted));
+    end_reason.is_completed() && !last_failed
+}
+
+/// Why a run failed, for stderr.
+fn failure_text(event: &AgentEvent) -> Option<String> {
+    let AgentEvent::AgentEnd {
+        messages,
+        end_reason,
+    } = event
+    else {
+        return None;
+    };
+    if let Some(a) = messages.iter().rev().find_map(|m| m.as_assistant()) {
+        match a.stop_reason {
+            StopReason::Error => {
+                return Some(
+                    a.error_message
+                        .clone()
+                        .unwrap_or_else(|| "the request failed".into()),
+                );
+            }
+            StopReason::Aborted => return Some("the request was aborted".into()),
+            _ => {}
+        }
+    }
+    match end_reason {
+        EndReason::Completed => None,
+        other => Some(other.describe()),
+    }
+}
+
+async fn drain_json(events: &mut UnboundedReceiver<OutEvent>) -> bool {
+    let stdout = std::io::stdout();
+    while let Some(ev) = events.recv().await {
+        let line = ev.to_json_line();
+        {
+            let mut out = stdout.lock();
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.write_all(b"\n");
+            if events.is_empty() {
+                let _ = out.flush();
+            }
+        }
+        if let OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) = &ev {
+            let _ = stdout.lock().flush();
+            return run_succeeded(e);
+        }
+    }
+    false
+}
+
+fn short(v: &Value, max: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= max {
+        return s;
+    }
+    let cut: String = s.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> bool {
+    let stdout = std::io::stdout();
+    // Whether the last byte written to stdout ended a line.
+    let mut at_line_start = true;
+    let mut wrote_any = false;
+    let mut turn = 0u32;
+    while let Some(ev) = events.recv().await {
+        let OutEvent::Agent(ev) = ev else { continue };
+        match &ev {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+                ..
+            } => match assistant_message_event.as_ref() {
+                AssistantMessageEvent::TextDelta { delta, .. } => {
+                    let mut out = stdout.lock();
+                    let _ = out.write_all(delta.as_bytes());
+                    let _ = out.flush();
+                    at_line_start = delta.ends_with('\n');
+                    wrote_any = true;
+                }
+                AssistantMessageEvent::TextEnd { .. } if !at_line_start => {
+                    let _ = stdout.lock().write_all(b"\n");
+                    at_line_start = true;
+                }
+                _ => {}
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_name, args, ..
+            } if verbose => {
+                eprintln!("→ {tool_name} {}", short(args, 200));
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } if verbose => {
+                let text = result.text_content();
+                let first = text.lines().next().unwrap_or("");
+                let status = if *is_error { "error" } else { "ok" };
+                eprintln!(
+                    "← {tool_name} {status}: {}",
+                    short(&Value::String(first.into()), 160)
+                );
+            }
+            AgentEvent::TurnEnd { message, .. } => {
+                turn += 1;
+                if verbose && let Some(a) = message.as_assistant() {
+                    eprintln!("{}", usage_line(&format!("turn {turn}"), &a.usage));
+                }
+            }
+            AgentEvent::AgentEnd { .. } => {
+                if wrote_any && !at_line_start {
+                    let _ = stdout.lock().write_all(b"\n");
+                }
+                let _ = stdout.lock().flush();
+                if let Some(why) = failure_text(&ev) {
+                    eprintln!("makai: {why}");
+                }
+                return run_succeeded(&ev);
+            }
+            _ => {}
+        }
+    }
+    false
+}

@@ -1,0 +1,246 @@
+//! The UI's state: the conversation items, the editor, popups, flags and the
+//! footer figures, updated from the session's events.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use makai_agent::AgentEvent;
+use makai_ai::{ThinkingLevel, Usage};
+
+use super::input::complete::{Completion, FileIndex};
+use super::input::editor::Editor;
+use super::render::RenderCache;
+use super::selectors::Selector;
+use super::transcript::{Level, Transcript};
+use crate::app::stats::total_usage;
+use crate::app::{AppSession, ContextUsage, OutEvent};
+use crate::modes::print::Prompt;
+
+/// How long a status message stays.
+const STATUS_TIME: Duration = Duration::from_secs(4);
+
+/// A short message above the editor.
+#[derive(Clone, Debug)]
+pub struct Status {
+    /// The text.
+    pub text: String,
+    /// Its colour.
+    pub level: Level,
+    /// When it disappears.
+    pub until: Instant,
+}
+
+/// What the footer shows, refreshed when the session changes (reading it
+/// from the agent on every frame would copy the transcript each time).
+#[derive(Clone, Debug, Default)]
+pub struct FooterInfo {
+    /// Provider of the model.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// True when the model reasons.
+    pub reasoning: bool,
+    /// Thinking level.
+    pub thinking: ThinkingLevel,
+    /// Usage summed over the session.
+    pub usage: Usage,
+    /// Context-window use.
+    pub context: Option<ContextUsage>,
+    /// The working directory, with `~` for the home folder.
+    pub cwd: String,
+    /// The session's name.
+    pub session_name: Option<String>,
+}
+
+/// Everything the UI shows and remembers between frames.
+#[derive(Default)]
+pub struct UiState {
+    /// The conversation.
+    pub transcript: Transcript,
+    /// The prompt editor.
+    pub editor: Editor,
+    /// An open completion popup.
+    pub completion: Option<Completion>,
+    /// Files for `@` completion.
+    pub file_index: FileIndex,
+    /// An open selector.
+    pub selector: Option<Selector>,
+    /// Thinking blocks shown in full (else one dimmed line each).
+    pub show_thinking: bool,
+    /// Tool results shown in full (else cut to a few lines).
+    pub expand_tools: bool,
+    /// Rows scrolled up from the bottom of the conversation (0 follows it).
+    pub scroll: usize,
+    /// A run is going.
+    pub running: bool,
+    /// A prompt was sent and its run has not started yet.
+    pub starting: bool,
+    /// A compaction runs.
+    pub compacting: bool,
+    /// An abort was requested and the run has not ended yet.
+    pub aborting: bool,
+    /// Spinner frame.
+    pub spinner: usize,
+    /// A short message above the editor.
+    pub status: Option<Status>,
+    /// Queued steering messages.
+    pub steering: Vec<String>,
+    /// Queued follow-up messages.
+    pub follow_up: Vec<String>,
+    /// When Ctrl+C was last pressed.
+    pub last_ctrl_c: Option<Instant>,
+    /// Leave the UI.
+    pub quit: bool,
+    /// Something changed since the last frame.
+    pub dirty: bool,
+    /// The footer figures.
+    pub footer: FooterInfo,
+    /// Prompts from the command line still to send, one run each.
+    pub pending_prompts: VecDeque<Prompt>,
+    /// Rendered lines of the conversation, per item.
+    pub cache: RenderCache,
+}
+
+impl UiState {
+    /// A state showing the session's transcript, thinking visible.
+    pub fn new(app: &AppSession) -> Self {
+        let mut st = UiState {
+            show_thinking: true,
+            dirty: true,
+            ..Default::default()
+        };
+        st.reload(app);
+        st
+    }
+
+    /// True while a run is going or about to start.
+    pub fn busy(&self) -> bool {
+        self.running || self.starting
+    }
+
+    /// Shows a status message for a few seconds.
+    pub fn set_status(&mut self, level: Level, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            level,
+            until: Instant::now() + STATUS_TIME,
+        });
+        self.dirty = true;
+    }
+
+    /// Adds a notice to the conversation and follows the bottom.
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.transcript.notice(level, text);
+        self.scroll = 0;
+        self.dirty = true;
+    }
+
+    /// Rebuilds the conversation and the footer from the session (after a
+    /// session switch, fork or tree move) and fills the history with its prompts.
+    pub fn reload(&mut self, app: &AppSession) {
+        let messages = app.messages();
+        self.transcript.rebuild(&messages);
+        for m in &messages {
+            if let Some(u) = m.as_user() {
+                let text = crate::app::convert::user_text(&u.content);
+                self.editor.push_history(&text);
+            }
+        }
+        self.scroll = 0;
+        self.steering.clear();
+        self.follow_up.clear();
+        self.refresh(app);
+    }
+
+    /// Re-reads the footer figures.
+    pub fn refresh(&mut self, app: &AppSession) {
+        let model = app.model();
+        let home = dirs::home_dir();
+        let cwd = app.cwd().display().to_string();
+        let cwd = match home.map(|h| h.display().to_string()) {
+            Some(h) if !h.is_empty() && cwd.starts_with(&h) => format!("~{}", &cwd[h.len()..]),
+            _ => cwd,
+        };
+        self.footer = FooterInfo {
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            reasoning: model.reasoning,
+            thinking: app.thinking_level(),
+            usage: total_usage(&app.messages()),
+            context: app.context_usage(),
+            cwd,
+            session_name: app.session_name(),
+        };
+        self.dirty = true;
+    }
+
+    /// Applies one event of the session's stream.
+    pub fn apply(&mut self, app: &AppSession, event: &OutEvent) {
+        self.dirty = true;
+        match event {
+            OutEvent::Agent(ev) => self.apply_agent(app, ev),
+            OutEvent::Session(v) => self.apply_session(v),
+        }
+    }
+
+    fn apply_agent(&mut self, app: &AppSession, ev: &AgentEvent) {
+        self.transcript.apply(ev);
+        match ev {
+            AgentEvent::AgentStart => {
+                self.running = true;
+                self.starting = false;
+            }
+            AgentEvent::AgentEnd { .. } => {
+                self.running = false;
+                self.aborting = false;
+                self.refresh(app);
+            }
+            AgentEvent::MessageEnd { message } if message.is_assistant() => self.refresh(app),
+            AgentEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                self.steering = steering.clone();
+                self.follow_up = follow_up.clone();
+            }
+            AgentEvent::CompactionStart { .. } => self.compacting = true,
+            AgentEvent::CompactionEnd { .. } => {
+                self.compacting = false;
+                self.refresh(app);
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_session(&mut self, v: &Value) {
+        match v.get("type").and_then(Value::as_str) {
+            Some("compaction_start") => self.compacting = true,
+            Some("compaction_end") => {
+                self.compacting = false;
+                let result = v.get("result").filter(|r| !r.is_null());
+                if let Some(r) = result {
+                    let before = r.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0);
+                    let after = r
+                        .get("estimatedTokensAfter")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0);
+                    self.notice(
+                        Level::Info,
+                        format!("Compacted: about {before} tokens before, {after} after."),
+                    );
+                } else if v.get("aborted").and_then(Value::as_bool) == Some(true) {
+                    self.notice(Level::Warning, "Compaction cancelled.");
+                } else {
+                    let why = v
+                        .get("errorMessage")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown error");
+                    self.notice(Level::Error, format!("Compaction failed: {why}"));
+                }
+            }
+            _ => {}
+        }
+    }
+}

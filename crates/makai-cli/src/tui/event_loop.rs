@@ -1,0 +1,203 @@
+//! The UI loop: waits on terminal input, the session's events, results of
+//! background work and a tick at once, and redraws at most ~30 times a second.
+//! Nothing here waits for the agent: slow calls run on their own tasks and
+//! report back as [`UiMsg`]s.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use super::app_state::UiState;
+use super::input;
+use super::render;
+use super::selectors::Selector;
+use super::terminal::Tui;
+use super::transcript::Level;
+use crate::app::AppSession;
+use crate::modes::print::Prompt;
+
+/// The shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(33);
+/// How long one spinner frame shows.
+const SPIN: Duration = Duration::from_millis(80);
+
+/// A result of background work, for the UI loop.
+#[derive(Debug)]
+pub enum UiMsg {
+    /// Add a notice to the conversation.
+    Notice(Level, String),
+    /// Show a status message.
+    Status(Level, String),
+    /// Open a selector.
+    Selector(Selector),
+    /// The session changed: rebuild the conversation; optionally put text in
+    /// the editor and add a notice.
+    Reload {
+        /// Text for the editor.
+        editor: Option<String>,
+        /// A notice after the rebuilt conversation.
+        notice: Option<String>,
+    },
+    /// Re-read the footer figures.
+    Refresh,
+    /// A prompt could not be sent.
+    PromptFailed(String),
+}
+
+/// Where background tasks send their results.
+pub type UiTx = mpsc::UnboundedSender<UiMsg>;
+
+/// What key and command handlers work with.
+pub struct Ctx<'a> {
+    /// The session.
+    pub app: &'a AppSession,
+    /// The UI state.
+    pub st: &'a mut UiState,
+    /// For background work.
+    pub tx: &'a UiTx,
+}
+
+impl Ctx<'_> {
+    /// Runs `work` on its own task and hands its messages to the UI loop.
+    pub fn spawn<F>(&self, work: F)
+    where
+        F: Future<Output = Vec<UiMsg>> + Send + 'static,
+    {
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            for msg in work.await {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Sends a prompt: starts a run (the key check and the request happen on a task).
+    pub fn send_prompt(&mut self, prompt: Prompt) {
+        self.st.starting = true;
+        self.st.scroll = 0;
+        self.st.dirty = true;
+        let app = self.app.clone();
+        self.spawn(async move {
+            match app.prompt(prompt.text, prompt.images).await {
+                Ok(_run) => Vec::new(),
+                Err(e) => vec![UiMsg::PromptFailed(e.to_string())],
+            }
+        });
+    }
+}
+
+fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
+    let st = &mut *ctx.st;
+    st.dirty = true;
+    match msg {
+        UiMsg::Notice(level, text) => st.notice(level, text),
+        UiMsg::Status(level, text) => st.set_status(level, text),
+        UiMsg::Selector(s) => {
+            st.completion = None;
+            st.selector = Some(s);
+        }
+        UiMsg::Reload { editor, notice } => {
+            st.reload(ctx.app);
+            st.cache = Default::default();
+            if let Some(text) = editor {
+                st.editor.set_text(&text);
+            }
+            if let Some(n) = notice {
+                st.notice(Level::Info, n);
+            }
+        }
+        UiMsg::Refresh => st.refresh(ctx.app),
+        UiMsg::PromptFailed(e) => {
+            st.starting = false;
+            st.notice(Level::Error, e);
+        }
+    }
+}
+
+/// Sends the next command-line prompt when the agent is idle.
+fn next_initial_prompt(ctx: &mut Ctx<'_>) {
+    if !ctx.st.busy()
+        && !ctx.app.is_streaming()
+        && let Some(p) = ctx.st.pending_prompts.pop_front()
+    {
+        ctx.send_prompt(p);
+    }
+}
+
+/// Runs the UI until the user quits; returns the exit code.
+pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
+    let mut events = app.subscribe();
+    let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
+    let mut term = EventStream::new();
+    let mut st = UiState::new(app);
+    st.pending_prompts = initial.into();
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(FRAME);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last_draw: Option<Instant> = None;
+    let mut ctx = Ctx {
+        app,
+        st: &mut st,
+        tx: &tx,
+    };
+    next_initial_prompt(&mut ctx);
+    loop {
+        if ctx.st.dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
+            if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
+                tui.restore();
+                eprintln!("makai: cannot draw the terminal UI: {e}");
+                return crate::error::EXIT_FAILED;
+            }
+            ctx.st.dirty = false;
+            last_draw = Some(Instant::now());
+        }
+        tokio::select! {
+            ev = term.next() => match ev {
+                Some(Ok(Event::Key(key))) => input::on_key(&mut ctx, key),
+                Some(Ok(Event::Paste(text))) => input::on_paste(&mut ctx, &text),
+                Some(Ok(Event::Mouse(m))) => input::on_mouse(&mut ctx, m),
+                Some(Ok(Event::Resize(..))) => ctx.st.dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    ctx.st.notice(Level::Error, format!("terminal input failed: {e}"));
+                }
+                None => ctx.st.quit = true,
+            },
+            Some(ev) = events.recv() => {
+                ctx.st.apply(app, &ev);
+                // Take everything already waiting before drawing.
+                while let Ok(ev) = events.try_recv() {
+                    ctx.st.apply(app, &ev);
+                }
+                next_initial_prompt(&mut ctx);
+            }
+            Some(msg) = rx.recv() => {
+                handle_msg(&mut ctx, msg);
+                next_initial_prompt(&mut ctx);
+            }
+            _ = tick.tick() => {
+                let frame = (started.elapsed().as_millis() / SPIN.as_millis()) as usize;
+                if (ctx.st.busy() || ctx.st.compacting) && frame != ctx.st.spinner {
+                    ctx.st.spinner = frame;
+                    ctx.st.dirty = true;
+                }
+                if ctx.st.status.as_ref().is_some_and(|s| s.until <= Instant::now()) {
+                    ctx.st.status = None;
+                    ctx.st.dirty = true;
+                }
+            }
+        }
+        if ctx.st.quit {
+            break;
+        }
+    }
+    if app.is_streaming() {
+        let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;
+    }
+    crate::error::EXIT_OK
+}

@@ -1,0 +1,538 @@
+//! Markdown to styled, wrapped terminal lines (headings, emphasis, inline and
+//! fenced code, lists, block quotes, links, rules and simple tables).
+//!
+//! The whole text is parsed again on every change; a partial text (mid
+//! stream) renders as well as it parses: an unclosed fence is a code block up
+//! to the end, an unclosed `**` shows as is.
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::theme;
+use super::wrap::{hard_wrap, str_width, truncate, wrap_spans};
+
+/// Renders `text` as lines at most `width` columns wide.
+pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    opts.insert(Options::ENABLE_TABLES);
+    opts.insert(Options::ENABLE_TASKLISTS);
+    let mut r = Renderer::new(width.max(8));
+    for event in Parser::new_ext(text, opts) {
+        r.event(event);
+    }
+    r.flush();
+    r.out
+}
+
+/// A block that prefixes its rows: a list item (bullet, then indentation) or
+/// a block quote (a bar).
+struct Container {
+    marker: Option<Vec<Span<'static>>>,
+    indent: Vec<Span<'static>>,
+}
+
+/// A table being collected.
+#[derive(Default)]
+struct Table {
+    rows: Vec<Vec<String>>,
+    header_rows: usize,
+    in_head: bool,
+}
+
+struct Renderer {
+    width: usize,
+    out: Vec<Line<'static>>,
+    containers: Vec<Container>,
+    /// Next number of each open list (`None`: bullets).
+    lists: Vec<Option<u64>>,
+    styles: Vec<Style>,
+    inline: Vec<Span<'static>>,
+    need_blank: bool,
+    code: Option<(String, String)>,
+    links: Vec<(String, String)>,
+    table: Option<Table>,
+}
+
+impl Renderer {
+    fn new(width: usize) -> Self {
+        Renderer {
+            width,
+            out: Vec::new(),
+            containers: Vec::new(),
+            lists: Vec::new(),
+            styles: Vec::new(),
+            inline: Vec::new(),
+            need_blank: false,
+            code: None,
+            links: Vec::new(),
+            table: None,
+        }
+    }
+
+    fn style(&self) -> Style {
+        self.styles
+            .iter()
+            .fold(Style::default(), |acc, s| acc.patch(*s))
+    }
+
+    /// The prefixes of the next row group: first row (consuming bullets) and the rest.
+    fn prefixes(&mut self) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
+        let mut first = Vec::new();
+        let mut rest = Vec::new();
+        for c in &mut self.containers {
+            match c.marker.take() {
+                Some(m) => first.extend(m),
+                None => first.extend(c.indent.iter().cloned()),
+            }
+            rest.extend(c.indent.iter().cloned());
+        }
+        (first, rest)
+    }
+
+    fn blank_if_needed(&mut self) {
+        if self.need_blank && !self.out.is_empty() {
+            let bars: Vec<Span<'static>> = self
+                .containers
+                .iter()
+                .filter(|c| c.marker.is_none())
+                .flat_map(|c| c.indent.iter().cloned())
+                .collect();
+            let line = Line::from(bars);
+            let text = line.to_string();
+            self.out.push(if text.trim().is_empty() {
+                Line::default()
+            } else {
+                line
+            });
+        }
+        self.need_blank = false;
+    }
+
+    /// Writes the pending inline text as wrapped rows.
+    fn flush(&mut self) {
+        if self.inline.is_empty() {
+            return;
+        }
+        self.blank_if_needed();
+        let spans = std::mem::take(&mut self.inline);
+        let (first, rest) = self.prefixes();
+        self.out.extend(wrap_spans(&spans, self.width, first, rest));
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if let Some((_, buf)) = &mut self.code {
+            buf.push_str(text);
+            return;
+        }
+        if let Some(t) = &mut self.table {
+            if let Some(row) = t.rows.last_mut()
+                && let Some(cell) = row.last_mut()
+            {
+                cell.push_str(text);
+            }
+            return;
+        }
+        if let Some((_, label)) = self.links.last_mut() {
+            label.push_str(text);
+        }
+        let style = self.style();
+        let mut parts = text.split('\n').peekable();
+        while let Some(part) = parts.next() {
+            if !part.is_empty() {
+                self.inline.push(Span::styled(part.to_string(), style));
+            }
+            if parts.peek().is_some() {
+                self.flush();
+            }
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(t) => self.push_text(&t),
+            Event::Code(t) => {
+                if self.table.is_some() || self.code.is_some() {
+                    self.push_text(&t);
+                } else {
+                    if let Some((_, label)) = self.links.last_mut() {
+                        label.push_str(&t);
+                    }
+                    let style = self.style().patch(theme::code());
+                    self.inline.push(Span::styled(t.to_string(), style));
+                }
+            }
+            Event::InlineMath(t) | Event::DisplayMath(t) => self.push_text(&t),
+            Event::Html(t) | Event::InlineHtml(t) => self.push_text(&t),
+            Event::SoftBreak | Event::HardBreak => {
+                if self.table.is_some() {
+                    self.push_text(" ");
+                } else {
+                    self.flush();
+                }
+            }
+            Event::Rule => {
+                self.flush();
+                self.blank_if_needed();
+                let (first, _) = self.prefixes();
+                let used: usize = first.iter().map(Span::width).sum();
+                let mut spans = first;
+                spans.push(Span::styled(
+                    "─".repeat(self.width.saturating_sub(used)),
+                    theme::dim(),
+                ));
+                self.out.push(Line::from(spans));
+                self.need_blank = true;
+            }
+            Event::TaskListMarker(done) => {
+                let mark = if done { "[x] " } else { "[ ] " };
+                self.inline.push(Span::styled(mark, theme::dim()));
+            }
+            Event::FootnoteReference(name) => self.push_text(&format!("[^{name}]")),
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => self.flush(),
+            Tag::Heading { level, .. } => {
+                self.flush();
+                let style = match level {
+                    HeadingLevel::H1 => theme::bold()
+                        .fg(theme::ACCENT)
+                        .add_modifier(Modifier::UNDERLINED),
+                    HeadingLevel::H2 => theme::bold().fg(theme::ACCENT),
+                    _ => theme::bold(),
+                };
+                self.styles.push(style);
+            }
+            Tag::BlockQuote(_) => {
+                self.flush();
+                self.blank_if_needed();
+                self.containers.push(Container {
+                    marker: None,
+                    indent: vec![Span::styled("│ ", theme::dim())],
+                });
+                self.styles
+                    .push(Style::default().add_modifier(Modifier::ITALIC));
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                let lang = match kind {
+                    CodeBlockKind::Fenced(l) => {
+                        l.split_whitespace().next().unwrap_or("").to_string()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((lang, String::new()));
+            }
+            Tag::List(start) => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.blank_if_needed();
+                }
+                self.lists.push(start);
+            }
+            Tag::Item => {
+                self.flush();
+                let marker = match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        let m = format!("{n}. ");
+                        *n += 1;
+                        m
+                    }
+                    _ => "• ".to_string(),
+                };
+                let indent = " ".repeat(str_width(&marker));
+                self.containers.push(Container {
+                    marker: Some(vec![Span::styled(
+                        marker,
+                        Style::default().fg(theme::ACCENT),
+                    )]),
+                    indent: vec![Span::raw(indent)],
+                });
+            }
+            Tag::Table(_) => {
+                self.flush();
+                self.table = Some(Table::default());
+            }
+            Tag::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.in_head = true;
+                    t.rows.push(Vec::new());
+                }
+            }
+            Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.rows.push(Vec::new());
+                }
+            }
+            Tag::TableCell => {
+                if let Some(t) = &mut self.table
+                    && let Some(row) = t.rows.last_mut()
+                {
+                    row.push(String::new());
+                }
+            }
+            Tag::Emphasis => self
+                .styles
+                .push(Style::default().add_modifier(Modifier::ITALIC)),
+            Tag::Strong => self.styles.push(theme::bold()),
+            Tag::Strikethrough => self
+                .styles
+                .push(Style::default().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Superscript | Tag::Subscript => self.styles.push(Style::default()),
+            Tag::Link { dest_url, .. } => {
+                self.links.push((dest_url.to_string(), String::new()));
+                self.styles.push(theme::link());
+            }
+            Tag::Image { .. } => {
+                self.inline.push(Span::styled("[image: ", theme::dim()));
+                self.styles.push(theme::dim());
+            }
+            Tag::HtmlBlock | Tag::FootnoteDefinition(_) | Tag::MetadataBlock(_) => self.flush(),
+            Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
+                self.flush()
+            }
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph | TagEnd::HtmlBlock | TagEnd::FootnoteDefinition => {
+                self.flush();
+                self.need_blank = true;
+            }
+            TagEnd::Heading(_) => {
+                self.flush();
+                self.styles.pop();
+                self.need_blank = true;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.styles.pop();
+                self.containers.pop();
+                self.need_blank = true;
+            }
+            TagEnd::CodeBlock => self.end_code(),
+            TagEnd::List(_) => {
+                self.flush();
+                self.lists.pop();
+                if self.lists.is_empty() {
+                    self.need_blank = true;
+                }
+            }
+            TagEnd::Item => {
+                self.flush();
+                // An empty item still shows its bullet.
+                if let Some(c) = self.containers.pop()
+                    && let Some(marker) = c.marker
+                {
+                    self.blank_if_needed();
+                    let (mut first, _) = self.prefixes();
+                    first.extend(marker);
+                    self.out.push(Line::from(first));
+                }
+            }
+            TagEnd::Table => self.end_table(),
+            TagEnd::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.in_head = false;
+                    t.header_rows = t.rows.len();
+                }
+            }
+            TagEnd::TableRow | TagEnd::TableCell => {}
+            TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript => {
+                self.styles.pop();
+            }
+            TagEnd::Link => {
+                self.styles.pop();
+                if let Some((url, label)) = self.links.pop()
+                    && !url.is_empty()
+                    && url != label
+                    && format!("mailto:{label}") != url
+                {
+                    self.inline
+                        .push(Span::styled(format!(" ({url})"), theme::dim()));
+                }
+            }
+            TagEnd::Image => {
+                self.styles.pop();
+                self.inline.push(Span::styled("]", theme::dim()));
+            }
+            TagEnd::MetadataBlock(_)
+            | TagEnd::DefinitionList
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition => self.flush(),
+        }
+    }
+
+    fn end_code(&mut self) {
+        let Some((lang, buf)) = self.code.take() else {
+            return;
+        };
+        self.blank_if_needed();
+        let (first, rest) = self.prefixes();
+        let indent: String = rest.iter().map(|s| s.content.as_ref()).collect();
+        let mut open = first;
+        open.push(Span::styled(format!("```{lang}"), theme::dim()));
+        self.out.push(Line::from(open));
+        let body = buf.strip_suffix('\n').unwrap_or(&buf);
+        self.out.extend(hard_wrap(
+            body,
+            self.width,
+            Style::default(),
+            &format!("{indent}  "),
+        ));
+        self.out.push(Line::from(vec![
+            Span::raw(indent),
+            Span::styled("```", theme::dim()),
+        ]));
+        self.need_blank = true;
+    }
+
+    fn end_table(&mut self) {
+        let Some(t) = self.table.take() else { return };
+        self.blank_if_needed();
+        let cols = t.rows.iter().map(Vec::len).max().unwrap_or(0);
+        if cols == 0 {
+            return;
+        }
+        let mut widths = vec![0usize; cols];
+        for row in &t.rows {
+            for (i, cell) in row.iter().enumerate() {
+                widths[i] = widths[i].max(str_width(cell.trim()));
+            }
+        }
+        // Shrink the widest columns until the table fits (separators take 3).
+        let avail = self.width.saturating_sub(3 * (cols - 1)).max(cols * 3);
+        while widths.iter().sum::<usize>() > avail {
+            let Some((i, _)) = widths.iter().enumerate().max_by_key(|(_, w)| **w) else {
+                break;
+            };
+            if widths[i] <= 3 {
+                break;
+            }
+            widths[i] -= 1;
+        }
+        let sep = || Span::styled(" │ ", theme::dim());
+        for (r, row) in t.rows.iter().enumerate() {
+            let style = if r < t.header_rows {
+                theme::bold()
+            } else {
+                Style::default()
+            };
+            let mut spans = Vec::new();
+            for (i, w) in widths.iter().enumerate() {
+                if i > 0 {
+                    spans.push(sep());
+                }
+                let cell = row.get(i).map(|c| c.trim()).unwrap_or("");
+                let cell = truncate(cell, *w);
+                let pad = w.saturating_sub(str_width(&cell));
+                spans.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
+            }
+            self.out.push(Line::from(spans));
+            if r + 1 == t.header_rows {
+                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+                self.out
+                    .push(Line::from(Span::styled(rule.join("─┼─"), theme::dim())));
+            }
+        }
+        self.need_blank = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.to_string().trim_end().to_string())
+            .collect()
+    }
+
+    fn has_style(lines: &[Line<'_>], text: &str, m: Modifier) -> bool {
+        lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .any(|s| s.content.contains(text) && s.style.add_modifier.contains(m))
+    }
+
+    #[test]
+    fn headings_emphasis_and_paragraphs() {
+        let md = "# Title\n\nSome **bold** and *it* text.\nNext line.";
+        let lines = render(md, 40);
+        assert_eq!(
+            plain(&lines),
+            ["Title", "", "Some bold and it text.", "Next line."]
+        );
+        assert!(has_style(&lines, "Title", Modifier::BOLD));
+        assert!(has_style(&lines, "bold", Modifier::BOLD));
+        assert!(has_style(&lines, "it", Modifier::ITALIC));
+    }
+
+    #[test]
+    fn lists_nest_and_wrap_under_their_bullet() {
+        let md = "- one\n- two is a longer item that wraps\n  - nested\n1. first\n2. second";
+        let lines = plain(&render(md, 20));
+        assert_eq!(
+            lines,
+            [
+                "• one",
+                "• two is a longer",
+                "  item that wraps",
+                "  • nested",
+                "",
+                "1. first",
+                "2. second"
+            ]
+        );
+    }
+
+    #[test]
+    fn code_blocks_keep_spacing_and_unclosed_fences_render() {
+        let lines = plain(&render(
+            "text\n\n```rust\nfn main() {\n    x();\n}\n```\nafter",
+            40,
+        ));
+        assert_eq!(
+            lines,
+            [
+                "text",
+                "",
+                "```rust",
+                "  fn main() {",
+                "      x();",
+                "  }",
+                "```",
+                "",
+                "after"
+            ]
+        );
+        let partial = plain(&render("```py\nprint(1)", 40));
+        assert_eq!(partial, ["```py", "  print(1)", "```"]);
+    }
+
+    #[test]
+    fn quotes_links_rules_and_tables() {
+        let md =
+            "> quoted\n\n[site](https://x.y) and `code`\n\n---\n\n| a | bb |\n|---|---|\n| 1 | 2 |";
+        let lines = render(md, 30);
+        let text = plain(&lines);
+        assert_eq!(text[0], "│ quoted");
+        assert_eq!(text[2], "site (https://x.y) and code");
+        assert!(text[4].starts_with("────"));
+        assert_eq!(&text[6..], ["a │ bb", "──┼───", "1 │ 2"]);
+        assert!(has_style(&lines, "site", Modifier::UNDERLINED));
+    }
+}

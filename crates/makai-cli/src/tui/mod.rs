@@ -1,0 +1,48 @@
+//! The interactive terminal UI (default when stdout is a terminal).
+//!
+//! A full-screen view over an [`AppSession`]: the conversation with streaming
+//! markdown, thinking (dimmed, collapsible with Ctrl+T), tool calls with their
+//! arguments and results (cut short, expanded with Ctrl+O), a spinner while
+//! the agent works, queued steering and follow-up messages, a multi-line
+//! editor with history and `@` path completion, slash commands, and a footer
+//! with the model, thinking level, tokens, cost and context-window use.
+//!
+//! - [`event_loop`]: the loop over terminal input, session events and a tick.
+//! - [`app_state`]: what the UI remembers; [`transcript`]: the conversation items.
+//! - [`render`]: drawing; [`markdown`] and [`wrap`]: text to styled rows.
+//! - [`input`]: keys, the editor and completion; [`commands`] and
+//!   [`pickers`]: slash commands and their selectors ([`selectors`]).
+//! - [`terminal`]: entering and restoring the terminal (also on panic).
+
+pub mod app_state;
+pub mod commands;
+pub mod event_loop;
+pub mod input;
+pub mod markdown;
+pub mod pickers;
+pub mod render;
+pub mod selectors;
+pub mod terminal;
+pub mod theme;
+pub mod transcript;
+pub mod wrap;
+
+use crate::app::AppSession;
+use crate::modes::print::Prompt;
+
+/// Runs the interactive UI until the user leaves; returns the exit code.
+/// `initial` prompts (from the command line) are sent one run after another.
+pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool) -> i32 {
+    let mut tui = match terminal::Tui::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "makai: cannot start the terminal UI: {e}; use -p for print mode or --mode rpc/json"
+            );
+            return crate::error::EXIT_FAILED;
+        }
+    };
+    let code = event_loop::run(&mut tui, &app, initial).await;
+    tui.restore();
+    code
+}

@@ -1,0 +1,368 @@
+//! The selectors behind `/model`, `/thinking`, `/resume`, `/tree` and
+//! `/fork`: what they list and what choosing an item does.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use makai_ai::{Model, ThinkingLevel};
+use makai_coding::SessionStore;
+use makai_coding::session::{AgentMessage as Stored, SessionEntry, TreeView};
+
+use super::commands::set_thinking;
+use super::event_loop::{Ctx, UiMsg};
+use super::selectors::{SelectItem, Selector, SelectorKind};
+use super::transcript::Level;
+use super::wrap::truncate;
+use crate::app::AppSession;
+use crate::app::convert::user_text;
+
+/// Characters of a message a row shows.
+const ROW_TEXT: usize = 100;
+
+fn one_line(text: &str) -> String {
+    truncate(
+        &text.split_whitespace().collect::<Vec<_>>().join(" "),
+        ROW_TEXT,
+    )
+}
+
+fn model_key(m: &Model) -> String {
+    format!("{}/{}", m.provider, m.id)
+}
+
+/// `/model [query]`: switches at once on an exact match, else lists the
+/// available models (filtered by the query).
+pub fn open_models(ctx: &mut Ctx<'_>, query: Option<&str>) {
+    let app = ctx.app.clone();
+    let query = query.map(str::to_string);
+    ctx.spawn(async move {
+        let models = app.available_models().await;
+        if let Some(q) = &query {
+            let exact: Vec<&Model> = models
+                .iter()
+                .filter(|m| model_key(m) == *q || m.id == *q)
+                .collect();
+            if let [m] = exact.as_slice() {
+                return switch_model(&app, m);
+            }
+        }
+        let current = app.model();
+        let items = models
+            .iter()
+            .map(|m| {
+                let detail = format!(
+                    "{} · {}k context{}",
+                    m.provider,
+                    m.context_window / 1000,
+                    if m.reasoning { " · reasoning" } else { "" }
+                );
+                SelectItem::new(m.id.clone(), detail, model_key(m))
+                    .current(model_key(m) == model_key(&current))
+            })
+            .collect();
+        let mut sel = Selector::new("Model", SelectorKind::Model, items);
+        if let Some(q) = query {
+            sel.filter = q;
+            sel.selected = 0;
+        }
+        vec![UiMsg::Selector(sel)]
+    });
+}
+
+fn switch_model(app: &AppSession, m: &Model) -> Vec<UiMsg> {
+    app.set_model(m.clone());
+    vec![
+        UiMsg::Refresh,
+        UiMsg::Status(
+            Level::Info,
+            format!(
+                "Model: {} • thinking {}",
+                model_key(m),
+                app.thinking_level().as_str()
+            ),
+        ),
+    ]
+}
+
+/// `/thinking`: the levels the model offers.
+pub fn open_thinking(ctx: &mut Ctx<'_>) {
+    let levels = ctx.app.available_thinking_levels();
+    if levels.len() <= 1 {
+        ctx.st.notice(
+            Level::Warning,
+            format!(
+                "{} does not reason; there is no thinking level to choose.",
+                ctx.app.model().id
+            ),
+        );
+        return;
+    }
+    let current = ctx.app.thinking_level();
+    let items = levels
+        .iter()
+        .map(|l| SelectItem::new(l.as_str(), "", l.as_str()).current(*l == current))
+        .collect();
+    ctx.st.selector = Some(Selector::new(
+        "Thinking level",
+        SelectorKind::Thinking,
+        items,
+    ));
+}
+
+fn ago(t: SystemTime) -> String {
+    let secs = SystemTime::now()
+        .duration_since(t)
+        .map_or(0, |d| d.as_secs());
+    match secs {
+        0..60 => "just now".into(),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86_400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// `/resume`: the saved sessions of the session folder, newest first.
+pub fn open_resume(ctx: &mut Ctx<'_>) {
+    let Some(dir) = ctx
+        .app
+        .session_file()
+        .and_then(|p| p.parent().map(PathBuf::from))
+    else {
+        ctx.st.notice(
+            Level::Warning,
+            "Sessions are not saved in this run (--no-session), so there is nothing to resume.",
+        );
+        return;
+    };
+    let current = ctx.app.session_file();
+    ctx.spawn(async move {
+        let listed = tokio::task::spawn_blocking(move || SessionStore::flat(dir).list("")).await;
+        let list = match listed {
+            Ok(Ok(list)) => list,
+            Ok(Err(e)) => {
+                return vec![UiMsg::Notice(
+                    Level::Error,
+                    format!("Cannot list sessions: {e}"),
+                )];
+            }
+            Err(e) => {
+                return vec![UiMsg::Notice(
+                    Level::Error,
+                    format!("Cannot list sessions: {e}"),
+                )];
+            }
+        };
+        let items: Vec<SelectItem> = list
+            .iter()
+            .filter(|s| s.message_count > 0 || Some(&s.path) == current.as_ref())
+            .map(|s| {
+                let short_id: String = s.id.chars().take(8).collect();
+                let detail = format!(
+                    "{} messages · {} · {short_id}",
+                    s.message_count,
+                    ago(s.modified)
+                );
+                SelectItem::new(one_line(&s.title), detail, s.path.display().to_string())
+                    .current(Some(&s.path) == current.as_ref())
+            })
+            .collect();
+        if items.is_empty() {
+            return vec![UiMsg::Notice(Level::Info, "No saved sessions yet.".into())];
+        }
+        let mut sel = Selector::new("Resume session", SelectorKind::Resume, items);
+        sel.selected = 0;
+        vec![UiMsg::Selector(sel)]
+    });
+}
+
+/// What a tree row says about an entry; `None` hides it.
+fn entry_text(e: &SessionEntry) -> Option<String> {
+    Some(match e {
+        SessionEntry::Message(m) => match &m.message {
+            Stored::User(u) => format!("user: {}", one_line(&user_text(&u.content))),
+            Stored::Assistant(a) => {
+                let text = a.text();
+                let tools: Vec<&str> = a
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        makai_ai::AssistantContent::ToolCall(t) => Some(t.name.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                match (text.trim().is_empty(), tools.is_empty()) {
+                    (false, _) => format!("assistant: {}", one_line(&text)),
+                    (true, false) => format!("assistant → {}", tools.join(", ")),
+                    (true, true) => "assistant: (no text)".into(),
+                }
+            }
+            Stored::ToolResult(r) => {
+                let err = if r.is_error { " (error)" } else { "" };
+                format!("{} result{err}", r.tool_name)
+            }
+            other => format!("[{}]", other.role()),
+        },
+        SessionEntry::Compaction(c) => {
+            format!("[compaction: {} tokens summarized]", c.tokens_before)
+        }
+        SessionEntry::BranchSummary(b) => format!("[branch summary: {}]", one_line(&b.summary)),
+        SessionEntry::ModelChange(m) => format!("[model: {}/{}]", m.provider, m.model_id),
+        SessionEntry::ThinkingLevelChange(t) => format!("[thinking: {}]", t.thinking_level),
+        _ => return None,
+    })
+}
+
+/// The tree as selector rows, depth-first; indentation grows at branch points only.
+fn tree_items(view: &TreeView<'_>, leaf: Option<&str>) -> Vec<SelectItem> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, usize, bool)> =
+        view.roots.iter().rev().map(|&r| (r, 0, false)).collect();
+    let mut seen = vec![false; view.nodes.len()];
+    while let Some((i, indent, branch_start)) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let node = &view.nodes[i];
+        let branching = node.children.len() > 1;
+        for &c in node.children.iter().rev() {
+            stack.push((c, indent + usize::from(branching), branching));
+        }
+        let Some(text) = entry_text(node.entry) else {
+            continue;
+        };
+        let id = node.entry.id();
+        let dot = if node.on_current_path { "● " } else { "○ " };
+        let fork = if branch_start { "├ " } else { "" };
+        let label = format!("{}{fork}{dot}{text}", "  ".repeat(indent));
+        let ts = node.entry.timestamp();
+        let mut detail = ts.get(11..16).unwrap_or("").to_string();
+        if let Some(l) = node.label {
+            detail = format!("[{l}] {detail}");
+        }
+        out.push(SelectItem::new(label, detail, id).current(Some(id) == leaf));
+    }
+    out
+}
+
+/// `/tree`: every entry of the session; choosing one moves the leaf there.
+pub fn open_tree(ctx: &mut Ctx<'_>) {
+    let items = {
+        let s = ctx.app.session().lock();
+        tree_items(&s.view(), s.leaf_id())
+    };
+    if items.is_empty() {
+        ctx.st.notice(Level::Info, "The session is empty.");
+        return;
+    }
+    ctx.st.selector = Some(Selector::new(
+        "Session tree (● current branch)",
+        SelectorKind::Tree,
+        items,
+    ));
+}
+
+/// `/fork`: the user prompts of the session, newest selected.
+pub fn open_fork(ctx: &mut Ctx<'_>) {
+    let prompts = ctx.app.fork_messages();
+    if prompts.is_empty() {
+        ctx.st
+            .notice(Level::Info, "There is no prompt to fork from yet.");
+        return;
+    }
+    let items: Vec<SelectItem> = prompts
+        .iter()
+        .map(|(id, text)| SelectItem::new(one_line(text), "", id.clone()))
+        .collect();
+    let mut sel = Selector::new("Fork from prompt", SelectorKind::Fork, items);
+    sel.selected = prompts.len() - 1;
+    ctx.st.selector = Some(sel);
+}
+
+/// Applies a selector choice.
+pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
+    let app = ctx.app.clone();
+    match kind {
+        SelectorKind::Model => ctx.spawn(async move {
+            let models = app.available_models().await;
+            match models.iter().find(|m| model_key(m) == value) {
+                Some(m) => switch_model(&app, m),
+                None => vec![UiMsg::Notice(
+                    Level::Error,
+                    format!("Model {value} is not available"),
+                )],
+            }
+        }),
+        SelectorKind::Thinking => match value.parse::<ThinkingLevel>() {
+            Ok(level) => set_thinking(ctx, level),
+            Err(e) => ctx.st.notice(Level::Error, e),
+        },
+        SelectorKind::Resume => ctx.spawn(async move {
+            match app.switch_session(&value).await {
+                Ok(()) => vec![UiMsg::Reload {
+                    editor: None,
+                    notice: Some(format!("Resumed session {}.", app.session_id())),
+                }],
+                Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
+            }
+        }),
+        SelectorKind::Fork => ctx.spawn(async move {
+            match app.fork(&value).await {
+                Ok(text) => vec![UiMsg::Reload {
+                    editor: Some(text),
+                    notice: Some(
+                        "Forked into a new session; the prompt is back in the editor.".into(),
+                    ),
+                }],
+                Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
+            }
+        }),
+        SelectorKind::Tree => go_to_entry(ctx, value),
+    }
+}
+
+/// Moves the leaf. On a user prompt the leaf goes to the entry before it and
+/// the prompt returns to the editor, so sending it starts a new branch.
+fn go_to_entry(ctx: &mut Ctx<'_>, id: String) {
+    let target = {
+        let s = ctx.app.session().lock();
+        if s.leaf_id() == Some(id.as_str()) {
+            None
+        } else {
+            match s.get(&id) {
+                Some(SessionEntry::Message(m)) => match &m.message {
+                    Stored::User(u) => Some((m.parent_id.clone(), Some(user_text(&u.content)))),
+                    _ => Some((Some(id.clone()), None)),
+                },
+                Some(_) => Some((Some(id.clone()), None)),
+                None => None,
+            }
+        }
+    };
+    let Some((leaf, editor)) = target else {
+        ctx.st.set_status(Level::Info, "Already there");
+        return;
+    };
+    let app = ctx.app.clone();
+    ctx.spawn(async move {
+        let moved = match &leaf {
+            Some(l) => app.navigate_to(l).await,
+            None => {
+                app.abort().await;
+                app.session().lock().reset_leaf();
+                app.load_session_messages();
+                Ok(())
+            }
+        };
+        match moved {
+            Ok(()) => vec![UiMsg::Reload {
+                notice: Some(if editor.is_some() {
+                    "Moved before the prompt; edit and send it to start a new branch.".into()
+                } else {
+                    "Moved to the chosen entry.".into()
+                }),
+                editor,
+            }],
+            Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
+        }
+    });
+}

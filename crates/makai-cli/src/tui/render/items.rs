@@ -1,0 +1,266 @@
+//! Each conversation item as styled, wrapped lines.
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::tui::markdown;
+use crate::tui::theme;
+use crate::tui::transcript::{ItemKind, Level, ToolCallView, ToolState};
+use crate::tui::wrap::{hard_wrap, str_width, truncate, wrap_text};
+
+/// Result lines shown while tool output is collapsed.
+const COLLAPSED_RESULT_LINES: usize = 6;
+/// Result lines shown at most when expanded.
+const EXPANDED_RESULT_LINES: usize = 2000;
+
+/// How items are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Columns available.
+    pub width: usize,
+    /// Thinking shown in full.
+    pub show_thinking: bool,
+    /// Tool results shown in full.
+    pub expand_tools: bool,
+}
+
+/// The lines of one item.
+pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
+    let w = view.width.max(10);
+    match kind {
+        ItemKind::User(text) => user_lines(text, w),
+        ItemKind::Text(text) => markdown::render(text, w),
+        ItemKind::Thinking(text) => {
+            let style = theme::dim().add_modifier(Modifier::ITALIC);
+            if !view.show_thinking || text.trim().is_empty() {
+                vec![Line::from(Span::styled(
+                    "Thinking… (ctrl+t to show or hide)",
+                    style,
+                ))]
+            } else {
+                wrap_text(text.trim(), w, style, "")
+            }
+        }
+        ItemKind::Tool(t) => tool_lines(t, view, w),
+        ItemKind::Notice(level, text) => {
+            let style = match level {
+                Level::Info => theme::muted(),
+                Level::Warning => theme::warning(),
+                Level::Error => theme::error(),
+            };
+            wrap_text(text, w, style, "")
+        }
+    }
+}
+
+fn user_lines(text: &str, w: usize) -> Vec<Line<'static>> {
+    let style = Style::default().bg(theme::USER_BG);
+    let mut out = Vec::new();
+    for mut line in wrap_text(text.trim_end(), w.saturating_sub(1), style, " ") {
+        let pad = w.saturating_sub(line.width());
+        line.spans.push(Span::styled(" ".repeat(pad), style));
+        out.push(line);
+    }
+    out
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// One-line summary of a call's arguments for the built-in tools; `None` for
+/// other tools (their arguments are shown as JSON).
+fn summary(t: &ToolCallView) -> Option<String> {
+    let a = &t.args;
+    let path = str_arg(a, "path").or_else(|| str_arg(a, "file_path"));
+    Some(match t.name.as_str() {
+        "bash" => format!("$ {}", str_arg(a, "command")?),
+        "read" => {
+            let mut s = path?.to_string();
+            let offset = a.get("offset").and_then(Value::as_u64);
+            let limit = a.get("limit").and_then(Value::as_u64);
+            if offset.is_some() || limit.is_some() {
+                let from = offset.unwrap_or(1);
+                match limit {
+                    Some(l) => s.push_str(&format!(":{from}-{}", from + l.saturating_sub(1))),
+                    None => s.push_str(&format!(":{from}")),
+                }
+            }
+            s
+        }
+        "write" => {
+            let lines = str_arg(a, "content").map_or(0, |c| c.lines().count());
+            format!("{} ({lines} lines)", path?)
+        }
+        "edit" => path?.to_string(),
+        "ls" => path.unwrap_or(".").to_string(),
+        "find" | "grep" => {
+            let pattern = str_arg(a, "pattern")?;
+            format!("{pattern} in {}", path.unwrap_or("."))
+        }
+        _ => return None,
+    })
+}
+
+fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
+    let (bullet_style, name_style) = match (t.state, t.is_error) {
+        (ToolState::Done, true) => (theme::error(), theme::bold().fg(ratatui::style::Color::Red)),
+        (ToolState::Done, false) => (theme::success(), theme::bold()),
+        _ => (theme::warning(), theme::bold()),
+    };
+    let mut out = Vec::new();
+    let head = vec![
+        Span::styled("● ", bullet_style),
+        Span::styled(t.name.clone(), name_style),
+        Span::raw(" "),
+    ];
+    let head_w: usize = head.iter().map(Span::width).sum();
+    let known = summary(t);
+    let args_text = match &known {
+        Some(s) => s.clone(),
+        None if t.args.is_null() => t.partial_args.replace('\n', " "),
+        None => t.args.to_string(),
+    };
+    let first_line = args_text.lines().next().unwrap_or("").to_string();
+    let mut header = head;
+    header.push(Span::styled(
+        truncate(&first_line, w.saturating_sub(head_w)),
+        theme::muted(),
+    ));
+    out.push(Line::from(header));
+    let multi_line = args_text.lines().count() > 1;
+    if view.expand_tools {
+        if multi_line && known.is_some() {
+            for l in args_text.lines().skip(1) {
+                out.extend(hard_wrap(l, w, theme::muted(), "  "));
+            }
+        }
+        if known.is_none() || t.name == "write" || t.name == "edit" {
+            let pretty = serde_json::to_string_pretty(&t.args).unwrap_or_default();
+            if !t.args.is_null() && (known.is_some() || str_width(&args_text) + head_w > w) {
+                out.extend(hard_wrap(&pretty, w, theme::dim(), "  "));
+            }
+        }
+    } else if multi_line {
+        out.push(Line::from(Span::styled(
+            format!(
+                "  … {} more lines of arguments",
+                args_text.lines().count() - 1
+            ),
+            theme::dim(),
+        )));
+    }
+    if let Some(result) = &t.result {
+        out.extend(result_lines(result, t.is_error, view.expand_tools, w));
+    }
+    out
+}
+
+fn result_lines(result: &str, is_error: bool, expand: bool, w: usize) -> Vec<Line<'static>> {
+    let style = if is_error {
+        theme::error()
+    } else {
+        theme::muted()
+    };
+    let text = result.trim_end_matches('\n');
+    if text.trim().is_empty() {
+        return vec![Line::from(Span::styled("  (no output)", theme::dim()))];
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let limit = if expand {
+        EXPANDED_RESULT_LINES
+    } else {
+        COLLAPSED_RESULT_LINES
+    };
+    for l in lines.iter().take(limit) {
+        if expand {
+            out.extend(hard_wrap(l, w, style, "  "));
+        } else {
+            let l = l.replace('\t', "    ");
+            out.push(Line::from(Span::styled(
+                format!("  {}", truncate(&l, w.saturating_sub(2))),
+                style,
+            )));
+        }
+    }
+    if lines.len() > limit {
+        let hint = if expand { "" } else { " (ctrl+o to expand)" };
+        out.push(Line::from(Span::styled(
+            format!("  … {} more lines{hint}", lines.len() - limit),
+            theme::dim(),
+        )));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.to_string().trim_end().to_string())
+            .collect()
+    }
+
+    fn tool(name: &str, args: Value, result: &str) -> ItemKind {
+        ItemKind::Tool(ToolCallView {
+            id: "c1".into(),
+            name: name.into(),
+            args,
+            partial_args: String::new(),
+            result: Some(result.into()),
+            is_error: false,
+            state: ToolState::Done,
+        })
+    }
+
+    #[test]
+    fn tool_results_collapse_and_expand() {
+        let result: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        let item = tool(
+            "bash",
+            serde_json::json!({"command": "seq 10"}),
+            &result.join("\n"),
+        );
+        let mut view = View {
+            width: 40,
+            show_thinking: true,
+            expand_tools: false,
+        };
+        let lines = text(&item_lines(&item, view));
+        assert_eq!(lines[0], "● bash $ seq 10");
+        assert_eq!(lines.len(), 1 + COLLAPSED_RESULT_LINES + 1);
+        assert_eq!(lines.last().unwrap(), "  … 4 more lines (ctrl+o to expand)");
+        view.expand_tools = true;
+        let lines = text(&item_lines(&item, view));
+        assert_eq!(lines.len(), 11);
+        assert_eq!(lines[10], "  line 10");
+    }
+
+    #[test]
+    fn unknown_tools_show_json_and_thinking_collapses() {
+        let item = tool("lookup", serde_json::json!({"q": "x"}), "");
+        let view = View {
+            width: 40,
+            show_thinking: false,
+            expand_tools: false,
+        };
+        assert_eq!(
+            text(&item_lines(&item, view)),
+            ["● lookup {\"q\":\"x\"}", "  (no output)"]
+        );
+        let thinking = ItemKind::Thinking("deep thoughts".into());
+        assert!(text(&item_lines(&thinking, view))[0].starts_with("Thinking…"));
+        let shown = View {
+            show_thinking: true,
+            ..view
+        };
+        assert_eq!(text(&item_lines(&thinking, shown)), ["deep thoughts"]);
+        let user = item_lines(&ItemKind::User("hi".into()), view);
+        assert_eq!(user[0].width(), 40);
+    }
+}

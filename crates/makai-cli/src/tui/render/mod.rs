@@ -1,0 +1,260 @@
+//! Drawing a frame: the conversation (scrollable), the status line with the
+//! spinner, queued messages, the editor, the footer, and popups over them.
+
+mod chrome;
+mod items;
+mod popup;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub use items::View;
+
+use super::app_state::UiState;
+use super::theme;
+use super::transcript::Item;
+
+/// Rendered lines per conversation item, reused while the item and the view
+/// do not change (only the streaming item is rendered again).
+#[derive(Default)]
+pub struct RenderCache {
+    entries: Vec<Option<(u64, View, Vec<Line<'static>>)>>,
+    /// Total conversation rows at the last frame (to keep a scrolled view still).
+    last_total: usize,
+    /// Rows of the conversation area at the last frame (page size).
+    pub page: usize,
+}
+
+impl RenderCache {
+    fn lines(&mut self, i: usize, item: &Item, view: View) -> &[Line<'static>] {
+        if self.entries.len() <= i {
+            self.entries.resize_with(i + 1, || None);
+        }
+        let fresh = matches!(&self.entries[i], Some((rev, v, _)) if *rev == item.rev && *v == view);
+        if !fresh {
+            self.entries[i] = Some((item.rev, view, items::item_lines(&item.kind, view)));
+        }
+        match &self.entries[i] {
+            Some((_, _, lines)) => lines,
+            None => &[],
+        }
+    }
+}
+
+/// The greeting at the top of the conversation.
+fn header_lines(st: &UiState) -> Vec<Line<'static>> {
+    vec![
+        Line::from(vec![
+            Span::styled("makai", theme::bold().fg(theme::ACCENT)),
+            Span::styled(format!(" v{}", env!("CARGO_PKG_VERSION")), theme::dim()),
+            Span::styled(format!("  {}", st.footer.cwd), theme::dim()),
+        ]),
+        Line::from(Span::styled(
+            "enter send · alt+enter follow-up · esc abort · ctrl+c twice exit · / commands · @ files · /hotkeys",
+            theme::dim(),
+        )),
+        Line::default(),
+    ]
+}
+
+/// Draws the conversation into `area`, honouring the scroll offset.
+fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
+    let view = View {
+        width: area.width as usize,
+        show_thinking: st.show_thinking,
+        expand_tools: st.expand_tools,
+    };
+    let header = header_lines(st);
+    let items = st.transcript.items();
+    st.cache.entries.truncate(items.len());
+    let mut all: Vec<&Line<'static>> = header.iter().collect();
+    // Collect references first; cache entries are filled in a first pass.
+    for (i, item) in items.iter().enumerate() {
+        st.cache.lines(i, item, view);
+    }
+    let blank = Line::default();
+    for (i, _) in items.iter().enumerate() {
+        if let Some(Some((_, _, lines))) = st.cache.entries.get(i) {
+            if i > 0 {
+                all.push(&blank);
+            }
+            all.extend(lines.iter());
+        }
+    }
+    let total = all.len();
+    let height = area.height as usize;
+    // Keep a scrolled-up view still while content is added below.
+    if st.scroll > 0 && total > st.cache.last_total {
+        st.scroll += total - st.cache.last_total;
+    }
+    st.cache.last_total = total;
+    st.cache.page = height;
+    let max_scroll = total.saturating_sub(height);
+    st.scroll = st.scroll.min(max_scroll);
+    let end = total - st.scroll;
+    let start = end.saturating_sub(height);
+    let visible: Vec<Line<'static>> = all[start..end].iter().map(|l| (*l).clone()).collect();
+    f.render_widget(Paragraph::new(visible), area);
+    if st.scroll > 0 && area.height > 0 {
+        let note = format!(" ↓ {} more lines (page down) ", st.scroll);
+        let w = note.chars().count() as u16;
+        let r = Rect {
+            x: area.x + area.width.saturating_sub(w),
+            y: area.y + area.height - 1,
+            width: w.min(area.width),
+            height: 1,
+        };
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                note,
+                theme::warning().add_modifier(Modifier::REVERSED),
+            )),
+            r,
+        );
+    }
+}
+
+/// Draws one frame.
+pub fn draw(f: &mut Frame<'_>, st: &mut UiState) {
+    let area = f.area();
+    let editor_rows = chrome::editor_height(st, area.width);
+    let queue_rows = chrome::queue_lines(st).len() as u16;
+    let [conv, status, queue, editor, footer] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(queue_rows),
+        Constraint::Length(editor_rows),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    draw_conversation(f, st, conv);
+    chrome::draw_status(f, st, status);
+    chrome::draw_queue(f, st, queue);
+    chrome::draw_editor(f, st, editor);
+    chrome::draw_footer(f, st, footer);
+    let above_editor = Rect {
+        x: area.x,
+        y: area.y,
+        width: area.width,
+        height: editor.y.saturating_sub(area.y),
+    };
+    if let Some(sel) = &st.selector {
+        popup::draw_selector(f, sel, above_editor);
+    } else if let Some(c) = &st.completion {
+        popup::draw_completion(f, c, above_editor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::tui::input::complete::{Completion, CompletionItem, CompletionKind};
+    use crate::tui::selectors::{SelectItem, Selector, SelectorKind};
+    use crate::tui::transcript::{ItemKind, Level, ToolCallView, ToolState};
+
+    fn busy_state() -> UiState {
+        let mut st = UiState::default();
+        st.transcript.push(ItemKind::User("a question\nover two lines".into()));
+        st.transcript.push(ItemKind::Thinking("pondering".into()));
+        st.transcript.push(ItemKind::Text("# Title\n\n- item\n\n```\ncode\n```".into()));
+        st.transcript.push(ItemKind::Tool(ToolCallView {
+            id: "c".into(),
+            name: "bash".into(),
+            args: serde_json::json!({"command": "ls -la\necho done"}),
+            partial_args: String::new(),
+            result: Some("a\nb\nc\nd\ne\nf\ng\nh".into()),
+            is_error: false,
+            state: ToolState::Done,
+        }));
+        st.transcript.notice(Level::Error, "something failed");
+        st.editor.insert_str("a long prompt that wraps\nand a second line");
+        st.steering = vec!["steer".into()];
+        st.follow_up = vec!["later".into()];
+        st.running = true;
+        st
+    }
+
+    fn screen(term: &Terminal<TestBackend>) -> String {
+        let buf = term.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn draws_at_every_small_size_without_panicking() {
+        for with_popup in 0..3 {
+            let mut st = busy_state();
+            match with_popup {
+                1 => {
+                    st.selector = Some(Selector::new(
+                        "Pick",
+                        SelectorKind::Tree,
+                        (0..30).map(|i| SelectItem::new(format!("row {i}"), "detail", "v")).collect(),
+                    ))
+                }
+                2 => {
+                    st.completion = Some(Completion {
+                        kind: CompletionKind::Path,
+                        start: 0,
+                        items: vec![CompletionItem {
+                            insert: "@src/".into(),
+                            label: "src/".into(),
+                            detail: "folder".into(),
+                            is_dir: true,
+                        }],
+                        selected: 0,
+                    })
+                }
+                _ => {}
+            }
+            for w in 0..30u16 {
+                for h in 0..14u16 {
+                    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+                    term.draw(|f| draw(f, &mut st)).unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_shows_conversation_queue_editor_and_footer() {
+        let mut st = busy_state();
+        st.footer.model = "mock-model".into();
+        let mut term = Terminal::new(TestBackend::new(60, 40)).unwrap();
+        term.draw(|f| draw(f, &mut st)).unwrap();
+        let text = screen(&term);
+        for expected in [
+            "a question",
+            "pondering",
+            "Title",
+            "• item",
+            "● bash $ ls -la",
+            "… 2 more lines (ctrl+o to expand)",
+            "something failed",
+            "Working…",
+            "Steering: steer",
+            "Follow-up: later",
+            "and a second line",
+            "mock-model • thinking off",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+        }
+        // Scrolling up keeps the view still and says how much is below.
+        st.scroll = 3;
+        let mut small = Terminal::new(TestBackend::new(60, 16)).unwrap();
+        small.draw(|f| draw(f, &mut st)).unwrap();
+        assert!(screen(&small).contains("↓ 3 more lines"), "{}", screen(&small));
+    }
+}

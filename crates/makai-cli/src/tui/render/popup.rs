@@ -1,0 +1,160 @@
+//! Popups drawn over the conversation, just above the editor: list
+//! selectors and completion lists.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+
+use crate::tui::input::complete::Completion;
+use crate::tui::selectors::Selector;
+use crate::tui::theme;
+use crate::tui::wrap::{str_width, truncate};
+
+/// Rows of list a popup shows at most.
+const MAX_ROWS: usize = 14;
+
+/// The rect of a popup with `rows` list rows, at the bottom of `above`.
+fn popup_rect(above: Rect, rows: usize) -> Rect {
+    let h = (rows as u16 + 2).min(above.height);
+    Rect {
+        x: above.x,
+        y: above.y + above.height - h,
+        width: above.width,
+        height: h,
+    }
+}
+
+/// The first row of a window of `height` rows that shows `selected`.
+fn window_start(selected: usize, len: usize, height: usize) -> usize {
+    if len <= height {
+        0
+    } else {
+        selected.saturating_sub(height / 2).min(len - height)
+    }
+}
+
+/// One list row: pointer, label (padded to `label_col` columns when given),
+/// mark, and the detail (after the label column, or right-aligned).
+fn row(
+    label: &str,
+    detail: &str,
+    mark: &str,
+    selected: bool,
+    width: usize,
+    label_col: Option<usize>,
+) -> Line<'static> {
+    let pointer = if selected { "› " } else { "  " };
+    let base = if selected {
+        Style::default()
+            .fg(theme::ACCENT)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::default()
+    };
+    let label = truncate(label, width.saturating_sub(4).max(1));
+    let used = 2 + str_width(&label) + str_width(mark);
+    let room = width.saturating_sub(used + 2);
+    let detail = if detail.is_empty() || room < 4 {
+        String::new()
+    } else {
+        truncate(detail, room)
+    };
+    let pad = match label_col {
+        Some(col) => col.saturating_sub(str_width(&label) + str_width(mark)) + 2,
+        None => width.saturating_sub(used + str_width(&detail)).max(2),
+    };
+    let pad = if used + pad + str_width(&detail) > width {
+        2
+    } else {
+        pad
+    };
+    Line::from(vec![
+        Span::styled(pointer, base),
+        Span::styled(label, base),
+        Span::styled(mark.to_string(), theme::success()),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(detail, theme::dim()),
+    ])
+}
+
+/// A selector: filter on the title, the list below.
+pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
+    let visible = sel.visible();
+    let rows = visible.len().clamp(1, MAX_ROWS);
+    let area = popup_rect(above, rows);
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let filter = if sel.filter.is_empty() {
+        "type to filter".to_string()
+    } else {
+        format!("filter: {}", sel.filter)
+    };
+    let block = Block::bordered()
+        .border_style(Style::default().fg(theme::ACCENT))
+        .title(Span::styled(format!(" {} ", sel.title), theme::bold()))
+        .title_bottom(Span::styled(
+            format!(" {filter} · ↑↓ move · enter choose · esc cancel "),
+            theme::dim(),
+        ));
+    let start = window_start(sel.selected, visible.len(), inner_h);
+    let mut lines: Vec<Line<'static>> = visible
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(inner_h)
+        .map(|(pos, &i)| {
+            let it = &sel.items[i];
+            let mark = if it.current { " ✓" } else { "" };
+            row(
+                &it.label,
+                &it.detail,
+                mark,
+                pos == sel.selected,
+                width,
+                None,
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  (nothing matches)",
+            theme::dim(),
+        )));
+    }
+    f.render_widget(Clear, area);
+    f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// A completion list.
+pub fn draw_completion(f: &mut Frame<'_>, c: &Completion, above: Rect) {
+    if c.items.is_empty() {
+        return;
+    }
+    let rows = c.items.len().min(MAX_ROWS);
+    let area = popup_rect(above, rows);
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let start = window_start(c.selected, c.items.len(), inner_h);
+    let col = c
+        .items
+        .iter()
+        .map(|i| str_width(&i.label))
+        .max()
+        .unwrap_or(0)
+        .min(width / 2);
+    let lines: Vec<Line<'static>> = c
+        .items
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(inner_h)
+        .map(|(i, it)| row(&it.label, &it.detail, "", i == c.selected, width, Some(col)))
+        .collect();
+    let block = Block::bordered()
+        .border_style(theme::dim())
+        .title_bottom(Span::styled(" tab/enter insert · esc close ", theme::dim()));
+    f.render_widget(Clear, area);
+    f.render_widget(Paragraph::new(lines).block(block), area);
+}

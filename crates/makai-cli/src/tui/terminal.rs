@@ -1,0 +1,119 @@
+//! Entering and leaving the full-screen terminal mode: raw mode, the
+//! alternate screen, mouse reporting, bracketed paste and (where the terminal
+//! supports it) unambiguous key reports so Shift+Enter can be told apart.
+//! The terminal is restored when the UI ends, when [`Tui`] is dropped and
+//! when the process panics.
+
+use std::io::{Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// True while the terminal is in UI mode (the panic hook restores it then).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// True when keyboard enhancement flags were pushed.
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Puts the terminal back: best effort, never fails.
+fn restore_terminal() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = std::io::stdout();
+    if ENHANCED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Installs (once) a panic hook that restores the terminal before the
+/// default hook prints the panic.
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = Arc::new(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+    });
+}
+
+/// The terminal in UI mode.
+pub struct Tui {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl Tui {
+    /// Enters UI mode.
+    pub fn enter() -> std::io::Result<Tui> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = std::io::stdout();
+        let entered = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        );
+        if let Err(e) = entered {
+            restore_terminal();
+            return Err(e);
+        }
+        if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+        match Terminal::new(CrosstermBackend::new(out)) {
+            Ok(mut terminal) => {
+                let _ = terminal.clear();
+                Ok(Tui { terminal })
+            }
+            Err(e) => {
+                restore_terminal();
+                Err(e)
+            }
+        }
+    }
+
+    /// Draws a frame.
+    pub fn draw(&mut self, f: impl FnOnce(&mut ratatui::Frame<'_>)) -> std::io::Result<()> {
+        self.terminal.draw(f).map(|_| ())
+    }
+
+    /// Leaves UI mode (also done on drop).
+    pub fn restore(&mut self) {
+        let _ = self.terminal.show_cursor();
+        restore_terminal();
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}

@@ -1,0 +1,516 @@
+//! What the conversation view shows: a list of items (user prompts, assistant
+//! text and thinking blocks, tool calls with their results, notices), built
+//! from the agent's events as they stream, or from a transcript after a
+//! session switch.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use makai_agent::{AgentEvent, AgentMessage, ToolOutput};
+use makai_ai::{AssistantContent, AssistantMessageEvent, Message, StopReason, UserContent};
+
+/// How a notice is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Neutral information (command output).
+    Info,
+    /// Something the user should notice (abort, retry).
+    Warning,
+    /// A failure.
+    Error,
+}
+
+/// Where a tool call is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolState {
+    /// The model is still writing the call.
+    Streaming,
+    /// The tool runs.
+    Running,
+    /// The tool finished.
+    Done,
+}
+
+/// One tool call and its result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCallView {
+    /// The call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments (an object once known).
+    pub args: Value,
+    /// Argument text streamed so far (before the call is complete).
+    pub partial_args: String,
+    /// The result text (partial while running).
+    pub result: Option<String>,
+    /// True when the result is an error.
+    pub is_error: bool,
+    /// Where the call is.
+    pub state: ToolState,
+}
+
+/// What an item is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    /// A user message.
+    User(String),
+    /// Assistant text (markdown).
+    Text(String),
+    /// Assistant reasoning.
+    Thinking(String),
+    /// A tool call.
+    Tool(ToolCallView),
+    /// A notice from makai itself.
+    Notice(Level, String),
+}
+
+/// One item with its change counter (renderers cache by it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// The content.
+    pub kind: ItemKind,
+    /// Bumped on every change.
+    pub rev: u64,
+}
+
+/// The assistant message being streamed.
+#[derive(Debug, Default)]
+struct Streaming {
+    /// First item of the current attempt (a retry drops what follows).
+    start: usize,
+    /// Content index to item index.
+    blocks: HashMap<usize, usize>,
+}
+
+/// The items of the conversation view.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    items: Vec<Item>,
+    streaming: Option<Streaming>,
+    tools: HashMap<String, usize>,
+    next_rev: u64,
+}
+
+impl Transcript {
+    /// The items, oldest first.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// Removes everything.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.streaming = None;
+        self.tools.clear();
+    }
+
+    fn rev(&mut self) -> u64 {
+        self.next_rev += 1;
+        self.next_rev
+    }
+
+    /// Appends an item; returns its index.
+    pub fn push(&mut self, kind: ItemKind) -> usize {
+        let rev = self.rev();
+        if let ItemKind::Tool(t) = &kind {
+            self.tools.insert(t.id.clone(), self.items.len());
+        }
+        self.items.push(Item { kind, rev });
+        self.items.len() - 1
+    }
+
+    /// Appends a notice.
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.push(ItemKind::Notice(level, text.into()));
+    }
+
+    fn edit(&mut self, i: usize, f: impl FnOnce(&mut ItemKind)) {
+        let rev = self.rev();
+        if let Some(item) = self.items.get_mut(i) {
+            f(&mut item.kind);
+            item.rev = rev;
+        }
+    }
+
+    fn edit_tool(&mut self, id: &str, f: impl FnOnce(&mut ToolCallView)) {
+        if let Some(&i) = self.tools.get(id) {
+            self.edit(i, |k| {
+                if let ItemKind::Tool(t) = k {
+                    f(t);
+                }
+            });
+        }
+    }
+
+    /// Replaces everything with the items of a transcript.
+    pub fn rebuild(&mut self, messages: &[AgentMessage]) {
+        self.clear();
+        for m in messages {
+            match m {
+                AgentMessage::Llm(Message::User(u)) => {
+                    self.push(ItemKind::User(user_text(&u.content)));
+                }
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    for c in &a.content {
+                        match c {
+                            AssistantContent::Text(t) => self.push(ItemKind::Text(t.text.clone())),
+                            AssistantContent::Thinking(t) => {
+                                self.push(ItemKind::Thinking(t.thinking.clone()))
+                            }
+                            AssistantContent::ToolCall(tc) => {
+                                self.push(ItemKind::Tool(ToolCallView {
+                                    id: tc.id.clone(),
+                                    name: tc.name.clone(),
+                                    args: Value::Object(tc.arguments.clone()),
+                                    partial_args: String::new(),
+                                    result: None,
+                                    is_error: false,
+                                    state: ToolState::Running,
+                                }))
+                            }
+                            _ => continue,
+                        };
+                    }
+                    self.end_notice(a.stop_reason, a.error_message.as_deref());
+                }
+                AgentMessage::Llm(Message::ToolResult(r)) => {
+                    let text = r.text_content();
+                    let is_error = r.is_error;
+                    self.edit_tool(&r.tool_call_id, |t| {
+                        t.result = Some(text);
+                        t.is_error = is_error;
+                        t.state = ToolState::Done;
+                    });
+                }
+                AgentMessage::CompactionSummary(c) => self.notice(
+                    Level::Info,
+                    format!(
+                        "Earlier messages were compacted ({} tokens summarized).",
+                        c.tokens_before
+                    ),
+                ),
+                other => {
+                    let text = other.text();
+                    if !text.trim().is_empty() {
+                        self.notice(Level::Info, format!("[{}] {}", other.role(), text.trim()));
+                    }
+                }
+            }
+        }
+    }
+
+    fn end_notice(&mut self, reason: StopReason, error: Option<&str>) {
+        match reason {
+            StopReason::Error => self.notice(
+                Level::Error,
+                format!("Error: {}", error.unwrap_or("the request failed")),
+            ),
+            StopReason::Aborted => self.notice(Level::Warning, "Aborted."),
+            StopReason::Length => self.notice(
+                Level::Warning,
+                "The reply was cut off: the model reached its output token limit.",
+            ),
+            _ => {}
+        }
+    }
+
+    /// Updates the items for an agent event.
+    pub fn apply(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageStart { message } => match message.as_ref() {
+                AgentMessage::Llm(Message::User(u)) => {
+                    self.push(ItemKind::User(user_text(&u.content)));
+                }
+                AgentMessage::Llm(Message::Assistant(_)) => {
+                    self.streaming = Some(Streaming {
+                        start: self.items.len(),
+                        blocks: HashMap::new(),
+                    });
+                }
+                _ => {}
+            },
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+                ..
+            } => self.stream_event(assistant_message_event),
+            AgentEvent::MessageEnd { message } => {
+                if let Some(a) = message.as_assistant() {
+                    self.finish_blocks(a);
+                    self.end_notice(a.stop_reason, a.error_message.as_deref());
+                    self.streaming = None;
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                if !self.tools.contains_key(tool_call_id) {
+                    self.push(ItemKind::Tool(ToolCallView {
+                        id: tool_call_id.clone(),
+                        name: tool_name.clone(),
+                        args: Value::Null,
+                        partial_args: String::new(),
+                        result: None,
+                        is_error: false,
+                        state: ToolState::Running,
+                    }));
+                }
+                let args = args.as_ref().clone();
+                self.edit_tool(tool_call_id, |t| {
+                    if args.is_object() {
+                        t.args = args;
+                    }
+                    t.state = ToolState::Running;
+                });
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                let text = output_text(partial_result);
+                self.edit_tool(tool_call_id, |t| t.result = Some(text));
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } => {
+                let text = output_text(result);
+                let is_error = *is_error;
+                self.edit_tool(tool_call_id, |t| {
+                    t.result = Some(text);
+                    t.is_error = is_error;
+                    t.state = ToolState::Done;
+                });
+            }
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => self.notice(
+                Level::Warning,
+                format!(
+                    "Retrying ({attempt}/{max_attempts}) in {:.1}s: {error_message}",
+                    *delay_ms as f64 / 1000.0
+                ),
+            ),
+            AgentEvent::AutoRetryEnd {
+                success: false,
+                final_error,
+                ..
+            } => self.notice(
+                Level::Error,
+                format!(
+                    "Retries exhausted: {}",
+                    final_error.as_deref().unwrap_or("unknown error")
+                ),
+            ),
+            AgentEvent::CompactionEnd {
+                result: Some(info), ..
+            } => self.notice(
+                Level::Info,
+                format!(
+                    "Context compacted: about {} tokens before, {} after.",
+                    info.tokens_before, info.estimated_tokens_after
+                ),
+            ),
+            AgentEvent::CompactionEnd {
+                error_message: Some(e),
+                ..
+            } => self.notice(Level::Error, format!("Compaction failed: {e}")),
+            _ => {}
+        }
+    }
+
+    /// The item of a content block of the streaming message, created on demand.
+    fn block(&mut self, index: usize, make: impl FnOnce() -> ItemKind) -> usize {
+        if self.streaming.is_none() {
+            self.streaming = Some(Streaming {
+                start: self.items.len(),
+                blocks: HashMap::new(),
+            });
+        }
+        if let Some(&i) = self.streaming.as_ref().and_then(|s| s.blocks.get(&index)) {
+            return i;
+        }
+        let i = self.push(make());
+        if let Some(s) = &mut self.streaming {
+            s.blocks.insert(index, i);
+        }
+        i
+    }
+
+    fn stream_event(&mut self, ev: &AssistantMessageEvent) {
+        use AssistantMessageEvent as E;
+        match ev {
+            E::TextStart { content_index } => {
+                self.block(*content_index, || ItemKind::Text(String::new()));
+            }
+            E::TextDelta {
+                content_index,
+                delta,
+            } => {
+                let i = self.block(*content_index, || ItemKind::Text(String::new()));
+                self.edit(i, |k| {
+                    if let ItemKind::Text(t) = k {
+                        t.push_str(delta);
+                    }
+                });
+            }
+            E::ThinkingStart { content_index } => {
+                self.block(*content_index, || ItemKind::Thinking(String::new()));
+            }
+            E::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
+                let i = self.block(*content_index, || ItemKind::Thinking(String::new()));
+                self.edit(i, |k| {
+                    if let ItemKind::Thinking(t) = k {
+                        t.push_str(delta);
+                    }
+                });
+            }
+            E::ToolcallStart {
+                content_index,
+                id,
+                name,
+            } => {
+                self.block(*content_index, || {
+                    ItemKind::Tool(ToolCallView {
+                        id: id.clone(),
+                        name: name.clone(),
+                        args: Value::Null,
+                        partial_args: String::new(),
+                        result: None,
+                        is_error: false,
+                        state: ToolState::Streaming,
+                    })
+                });
+            }
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                if let Some(&i) = self
+                    .streaming
+                    .as_ref()
+                    .and_then(|s| s.blocks.get(content_index))
+                {
+                    self.edit(i, |k| {
+                        if let ItemKind::Tool(t) = k {
+                            t.partial_args.push_str(delta);
+                        }
+                    });
+                }
+            }
+            E::ToolcallEnd { tool_call, .. } => {
+                let args = Value::Object(tool_call.arguments.clone());
+                self.edit_tool(&tool_call.id, |t| {
+                    t.args = args;
+                    t.partial_args.clear();
+                });
+            }
+            E::Retry {
+                attempt,
+                delay_ms,
+                error_message,
+            } => {
+                // The attempt is void: drop what it streamed.
+                let start = self
+                    .streaming
+                    .as_ref()
+                    .map_or(self.items.len(), |s| s.start);
+                self.items.truncate(start);
+                self.tools.retain(|_, i| *i < start);
+                self.notice(
+                    Level::Warning,
+                    format!(
+                        "Retrying (attempt {attempt}) in {:.1}s: {error_message}",
+                        *delay_ms as f64 / 1000.0
+                    ),
+                );
+                self.streaming = Some(Streaming {
+                    start: self.items.len(),
+                    blocks: HashMap::new(),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes the streamed blocks match the final message (in case deltas were missed).
+    fn finish_blocks(&mut self, a: &makai_ai::AssistantMessage) {
+        let Some(s) = &self.streaming else { return };
+        let pairs: Vec<(usize, usize)> = s.blocks.iter().map(|(c, i)| (*c, *i)).collect();
+        let blocks: Vec<usize> = s.blocks.values().copied().collect();
+        for (ci, i) in pairs {
+            let Some(content) = a.content.get(ci) else {
+                continue;
+            };
+            let same = match (content, self.items.get(i).map(|x| &x.kind)) {
+                (AssistantContent::Text(t), Some(ItemKind::Text(s))) => t.text == *s,
+                (AssistantContent::Thinking(t), Some(ItemKind::Thinking(s))) => t.thinking == *s,
+                _ => true,
+            };
+            if !same {
+                let content = content.clone();
+                self.edit(i, |k| match (k, content) {
+                    (ItemKind::Text(s), AssistantContent::Text(t)) => *s = t.text,
+                    (ItemKind::Thinking(s), AssistantContent::Thinking(t)) => *s = t.thinking,
+                    _ => {}
+                });
+            }
+        }
+        // Trailing empty blocks (e.g. an aborted message that never got text) are noise.
+        while let Some(last) = self.items.len().checked_sub(1) {
+            let empty = matches!(&self.items[last].kind,
+                ItemKind::Text(t) | ItemKind::Thinking(t) if t.trim().is_empty());
+            if empty && blocks.contains(&last) {
+                self.items.pop();
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// The text parts of a user message, with a note for images.
+fn user_text(content: &[UserContent]) -> String {
+    let mut text = String::new();
+    let mut images = 0;
+    for c in content {
+        match c {
+            UserContent::Text(t) => text.push_str(&t.text),
+            _ => images += 1,
+        }
+    }
+    if images > 0 {
+        text.push_str(&format!("\n[{images} image(s) attached]"));
+    }
+    text
+}
+
+fn output_text(out: &ToolOutput) -> String {
+    let text = out.text_content();
+    let images = out
+        .content
+        .iter()
+        .filter(|c| !matches!(c, UserContent::Text(_)))
+        .count();
+    if images > 0 {
+        format!("{text}\n[{images} image(s)]")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;

@@ -1,0 +1,142 @@
+//! Tests of [`super::Transcript`]: items built from streamed agent events.
+
+use std::sync::Arc;
+
+use makai_agent::{AgentEvent, AgentMessage, ToolOutput};
+use makai_ai::{AssistantContent, AssistantMessage, AssistantMessageEvent as E, StopReason};
+use serde_json::json;
+
+use super::*;
+
+fn update(ev: E) -> AgentEvent {
+    AgentEvent::MessageUpdate {
+        message: None,
+        assistant_message_event: Arc::new(ev),
+    }
+}
+
+fn start_assistant() -> AgentEvent {
+    AgentEvent::MessageStart {
+        message: Arc::new(AssistantMessage::default().into()),
+    }
+}
+
+fn kinds(t: &Transcript) -> Vec<ItemKind> {
+    t.items().iter().map(|i| i.kind.clone()).collect()
+}
+
+#[test]
+fn streams_text_thinking_and_a_tool_call_in_block_order() {
+    let mut t = Transcript::default();
+    t.apply(&AgentEvent::MessageStart {
+        message: Arc::new(AgentMessage::user("hello")),
+    });
+    t.apply(&start_assistant());
+    t.apply(&update(E::ThinkingStart { content_index: 0 }));
+    t.apply(&update(E::ThinkingDelta {
+        content_index: 0,
+        delta: "hmm".into(),
+    }));
+    t.apply(&update(E::TextStart { content_index: 1 }));
+    for d in ["Hel", "lo"] {
+        t.apply(&update(E::TextDelta {
+            content_index: 1,
+            delta: d.into(),
+        }));
+    }
+    t.apply(&update(E::ToolcallStart {
+        content_index: 2,
+        id: "c1".into(),
+        name: "read".into(),
+    }));
+    t.apply(&AgentEvent::ToolExecutionStart {
+        tool_call_id: "c1".into(),
+        tool_name: "read".into(),
+        args: Arc::new(json!({"path": "a.txt"})),
+    });
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "c1".into(),
+        tool_name: "read".into(),
+        result: Arc::new(ToolOutput::text("contents")),
+        is_error: false,
+    });
+    let k = kinds(&t);
+    assert_eq!(k.len(), 4);
+    assert_eq!(k[0], ItemKind::User("hello".into()));
+    assert_eq!(k[1], ItemKind::Thinking("hmm".into()));
+    assert_eq!(k[2], ItemKind::Text("Hello".into()));
+    let ItemKind::Tool(tool) = &k[3] else {
+        panic!("not a tool: {:?}", k[3]);
+    };
+    assert_eq!(tool.args, json!({"path": "a.txt"}));
+    assert_eq!(tool.result.as_deref(), Some("contents"));
+    assert_eq!(tool.state, ToolState::Done);
+}
+
+#[test]
+fn a_retry_drops_the_void_attempt_and_an_abort_leaves_a_notice() {
+    let mut t = Transcript::default();
+    t.apply(&start_assistant());
+    t.apply(&update(E::TextDelta {
+        content_index: 0,
+        delta: "partial".into(),
+    }));
+    t.apply(&update(E::Retry {
+        attempt: 1,
+        delay_ms: 500,
+        error_message: "overloaded".into(),
+    }));
+    t.apply(&update(E::TextDelta {
+        content_index: 0,
+        delta: "fresh".into(),
+    }));
+    let k = kinds(&t);
+    assert!(matches!(&k[0], ItemKind::Notice(Level::Warning, m) if m.contains("overloaded")));
+    assert_eq!(k[1], ItemKind::Text("fresh".into()));
+    assert_eq!(k.len(), 2);
+
+    let mut t = Transcript::default();
+    t.apply(&start_assistant());
+    t.apply(&update(E::TextStart { content_index: 0 }));
+    let aborted = AssistantMessage {
+        stop_reason: StopReason::Aborted,
+        ..Default::default()
+    };
+    t.apply(&AgentEvent::MessageEnd {
+        message: Arc::new(aborted.into()),
+    });
+    assert_eq!(kinds(&t), [ItemKind::Notice(Level::Warning, "Aborted.".into())]);
+}
+
+#[test]
+fn rebuilds_from_a_transcript_with_results_attached_to_calls() {
+    let call: makai_ai::ToolCall = serde_json::from_value(json!({
+        "type": "toolCall", "id": "c9", "name": "ls", "arguments": {"path": "src"}
+    }))
+    .unwrap();
+    let assistant = AssistantMessage {
+        content: vec![AssistantContent::ToolCall(call)],
+        stop_reason: StopReason::ToolUse,
+        ..Default::default()
+    };
+    let result = makai_ai::ToolResultMessage::text("c9", "ls", "main.rs", false);
+    let failed = AssistantMessage {
+        stop_reason: StopReason::Error,
+        error_message: Some("HTTP 500".into()),
+        ..Default::default()
+    };
+    let mut t = Transcript::default();
+    t.rebuild(&[
+        AgentMessage::user("list"),
+        assistant.into(),
+        makai_ai::Message::ToolResult(result).into(),
+        failed.into(),
+    ]);
+    let k = kinds(&t);
+    assert_eq!(k.len(), 3);
+    let ItemKind::Tool(tool) = &k[1] else {
+        panic!("not a tool: {:?}", k[1]);
+    };
+    assert_eq!(tool.result.as_deref(), Some("main.rs"));
+    assert!(matches!(&k[2], ItemKind::Notice(Level::Error, m) if m.contains("HTTP 500")));
+}

@@ -1,0 +1,296 @@
+//! Word wrapping of styled lines to a column width, keeping span styles.
+//!
+//! The transcript is wrapped here (not by the paragraph widget) so that the
+//! number of screen rows is known exactly, which scrolling needs.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+/// Display width of a string in terminal columns.
+pub fn str_width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+/// Display width of one character.
+pub fn char_width(c: char) -> usize {
+    let mut buf = [0u8; 4];
+    str_width(c.encode_utf8(&mut buf))
+}
+
+/// Cuts `s` to at most `max` columns, ending with `…` when shortened.
+pub fn truncate(s: &str, max: usize) -> String {
+    if str_width(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// One run of text with one style: a word or a run of spaces.
+struct Piece {
+    text: String,
+    style: Style,
+    space: bool,
+}
+
+/// Splits spans into words and space runs, each with its style.
+fn pieces(spans: &[Span<'_>]) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    for span in spans {
+        for c in span.content.chars() {
+            let c = if c == '\t' { ' ' } else { c };
+            let space = c == ' ';
+            match out.last_mut() {
+                Some(p) if p.space == space && p.style == span.style => p.text.push(c),
+                _ => out.push(Piece {
+                    text: c.to_string(),
+                    style: span.style,
+                    space,
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// Builder of wrapped rows.
+struct Rows {
+    width: usize,
+    first: Vec<Span<'static>>,
+    rest: Vec<Span<'static>>,
+    rows: Vec<Line<'static>>,
+    cur: Vec<Span<'static>>,
+    cur_w: usize,
+    /// True while `cur` holds only the prefix.
+    empty: bool,
+}
+
+impl Rows {
+    fn prefix_width(spans: &[Span<'static>]) -> usize {
+        spans.iter().map(Span::width).sum()
+    }
+
+    fn start_row(&mut self) {
+        let prefix = if self.rows.is_empty() {
+            &self.first
+        } else {
+            &self.rest
+        };
+        self.cur = prefix.clone();
+        self.cur_w = Self::prefix_width(prefix);
+        self.empty = true;
+    }
+
+    fn end_row(&mut self) {
+        if !self.empty {
+            while let Some(last) = self.cur.last_mut() {
+                let trimmed = last.content.trim_end_matches(' ').len();
+                if trimmed == 0 {
+                    self.cur.pop();
+                } else {
+                    last.content.to_mut().truncate(trimmed);
+                    break;
+                }
+            }
+        }
+        let spans = std::mem::take(&mut self.cur);
+        self.rows.push(Line::from(spans));
+        self.start_row();
+    }
+
+    fn push(&mut self, text: &str, style: Style) {
+        match self.cur.last_mut() {
+            Some(last) if last.style == style && !self.empty => {
+                last.content.to_mut().push_str(text)
+            }
+            _ => self.cur.push(Span::styled(text.to_string(), style)),
+        }
+        self.cur_w += str_width(text);
+        self.empty = false;
+    }
+
+    /// Adds a word, breaking it by characters when it is wider than a row.
+    fn word(&mut self, text: &str, style: Style) {
+        let w = str_width(text);
+        if self.cur_w + w <= self.width {
+            self.push(text, style);
+            return;
+        }
+        if !self.empty {
+            self.end_row();
+            if self.cur_w + w <= self.width {
+                self.push(text, style);
+                return;
+            }
+        }
+        let mut chunk = String::new();
+        for c in text.chars() {
+            let cw = char_width(c);
+            if self.cur_w + str_width(&chunk) + cw > self.width && !(chunk.is_empty() && self.empty)
+            {
+                self.push(&chunk, style);
+                chunk.clear();
+                self.end_row();
+            }
+            chunk.push(c);
+        }
+        if !chunk.is_empty() {
+            self.push(&chunk, style);
+        }
+    }
+
+    fn space(&mut self, text: &str, style: Style) {
+        if self.empty && !self.rows.is_empty() {
+            // No leading spaces on continuation rows.
+            return;
+        }
+        let w = str_width(text);
+        if self.cur_w + w > self.width {
+            self.end_row();
+            return;
+        }
+        self.push(text, style);
+    }
+}
+
+/// Wraps `spans` (one logical line, no newlines) to `width` columns. The first
+/// row starts with `first`, the others with `rest` (e.g. a list bullet and its
+/// indentation). Always returns at least one row.
+pub fn wrap_spans(
+    spans: &[Span<'_>],
+    width: usize,
+    first: Vec<Span<'static>>,
+    rest: Vec<Span<'static>>,
+) -> Vec<Line<'static>> {
+    let width = width
+        .max(Rows::prefix_width(&first) + 1)
+        .max(Rows::prefix_width(&rest) + 1);
+    let mut rows = Rows {
+        width,
+        first,
+        rest,
+        rows: Vec::new(),
+        cur: Vec::new(),
+        cur_w: 0,
+        empty: true,
+    };
+    rows.start_row();
+    for p in pieces(spans) {
+        if p.space {
+            rows.space(&p.text, p.style);
+        } else {
+            rows.word(&p.text, p.style);
+        }
+    }
+    let last = std::mem::take(&mut rows.cur);
+    rows.rows.push(Line::from(last));
+    rows.rows
+}
+
+/// Wraps plain text (which may hold newlines) in one style, every row
+/// starting with `indent`.
+pub fn wrap_text(text: &str, width: usize, style: Style, indent: &str) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let prefix = || vec![Span::styled(indent.to_string(), style)];
+        out.extend(wrap_spans(
+            &[Span::styled(line, style)],
+            width,
+            prefix(),
+            prefix(),
+        ));
+    }
+    out
+}
+
+/// Hard-wraps text by characters (for code, where spaces matter).
+pub fn hard_wrap(text: &str, width: usize, style: Style, indent: &str) -> Vec<Line<'static>> {
+    let width = width.max(str_width(indent) + 1);
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        let line = line
+            .strip_suffix('\r')
+            .unwrap_or(line)
+            .replace('\t', "    ");
+        let mut cur = String::from(indent);
+        let mut w = str_width(indent);
+        let mut pushed = false;
+        for c in line.chars() {
+            let cw = char_width(c);
+            if w + cw > width {
+                out.push(Line::from(Span::styled(
+                    std::mem::replace(&mut cur, indent.to_string()),
+                    style,
+                )));
+                w = str_width(indent);
+                pushed = true;
+            }
+            cur.push(c);
+            w += cw;
+        }
+        if !pushed || cur.len() > indent.len() {
+            out.push(Line::from(Span::styled(cur, style)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn wraps_words_and_keeps_styles() {
+        let bold = Style::default().add_modifier(ratatui::style::Modifier::BOLD);
+        let spans = [
+            Span::raw("hello "),
+            Span::styled("bold world", bold),
+            Span::raw(" and more"),
+        ];
+        let rows = wrap_spans(&spans, 11, vec![], vec![Span::raw("  ")]);
+        assert_eq!(texts(&rows), ["hello bold", "  world and", "  more"]);
+        assert!(
+            rows[0]
+                .spans
+                .iter()
+                .any(|s| s.content == "bold" && s.style == bold)
+        );
+        assert!(rows.iter().all(|r| r.width() <= 11));
+    }
+
+    #[test]
+    fn breaks_long_words_and_wide_characters() {
+        let rows = wrap_text("abcdefghij", 4, Style::default(), "");
+        assert_eq!(texts(&rows), ["abcd", "efgh", "ij"]);
+        let rows = wrap_text("日本語のテキスト", 6, Style::default(), "");
+        assert!(rows.iter().all(|r| r.width() <= 6), "{:?}", texts(&rows));
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn empty_lines_survive_and_code_is_hard_wrapped() {
+        assert_eq!(
+            texts(&wrap_text("a\n\nb", 10, Style::default(), "")),
+            ["a", "", "b"]
+        );
+        let rows = hard_wrap("  let x = 1;", 8, Style::default(), "| ");
+        assert_eq!(texts(&rows), ["|   let ", "| x = 1;"]);
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}

@@ -1,0 +1,307 @@
+//! Helpers for tests that run the built `makai` binary against the scripted server.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use makai_mockllm::{MockServer, RecordedRequest, Scenario};
+use serde_json::{Value, json};
+
+/// Provider key variables removed from every child environment.
+pub const KEY_VARS: [&str; 12] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "MISTRAL_API_KEY",
+    "XAI_API_KEY",
+    "CEREBRAS_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+];
+
+/// A scripted server running on its own runtime (so tests can block freely).
+pub struct Mock {
+    pub server: MockServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Mock {
+    pub fn start(scenario: Scenario) -> Mock {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(MockServer::start(scenario)).unwrap();
+        Mock { server, _rt: rt }
+    }
+
+    pub fn v1(&self) -> String {
+        self.server.base_url_v1()
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.server.requests()
+    }
+
+    /// The flags pointing makai at this server.
+    pub fn args(&self) -> Vec<String> {
+        vec![
+            "--base-url".into(),
+            self.v1(),
+            "--api".into(),
+            "openai-completions".into(),
+            "--model".into(),
+            "mock-model".into(),
+        ]
+    }
+}
+
+/// A home folder and a work folder for one test.
+pub struct Env {
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Writes `<home>/settings.json`.
+    pub fn settings(&self, v: Value) {
+        std::fs::write(self.home.path().join("settings.json"), v.to_string()).unwrap();
+    }
+
+    pub fn work(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// The session files written so far.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let root = self.home.path().join("sessions");
+        let Ok(dirs) = std::fs::read_dir(&root) else {
+            return out;
+        };
+        for d in dirs.flatten() {
+            for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+                out.push(f.path());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// `makai` with this home, run in the work folder, without provider keys.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_makai"));
+        c.current_dir(self.work.path())
+            .env("MAKAI_HOME", self.home.path())
+            .env_remove("MAKAI_SESSION_DIR")
+            .env("MAKAI_NO_BROWSER", "1");
+        for k in KEY_VARS {
+            c.env_remove(k);
+        }
+        c
+    }
+
+    /// Runs `makai args...` with stdin from `input` (empty: closed).
+    pub fn run(&self, args: &[String], input: &str) -> Output {
+        let mut child = self
+            .cmd()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        wait_output(child, Duration::from_secs(60))
+    }
+}
+
+/// Waits for a child with a deadline (kills it and panics when exceeded).
+pub fn wait_output(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "makai did not exit within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// JSON lines of an output.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The text of all messages a chat-completions request sent.
+pub fn request_text(r: &RecordedRequest) -> String {
+    r.body["messages"].to_string()
+}
+
+/// A `makai --mode rpc` process with a line reader.
+pub struct Rpc {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    /// Everything received, in order.
+    pub seen: Vec<Value>,
+    next_id: u64,
+}
+
+impl Rpc {
+    pub fn start(env: &Env, args: &[String]) -> Rpc {
+        let mut child = env
+            .cmd()
+            .arg("--mode")
+            .arg("rpc")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Rpc {
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+            next_id: 0,
+        }
+    }
+
+    /// Writes a raw line.
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a command with a fresh id; returns the id.
+    pub fn send(&mut self, mut cmd: Value) -> String {
+        self.next_id += 1;
+        let id = format!("t{}", self.next_id);
+        cmd["id"] = json!(id);
+        self.send_raw(&cmd.to_string());
+        id
+    }
+
+    /// The next line (panics after 30 s).
+    pub fn next(&mut self) -> Value {
+        let v = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no output from makai within 30 s; seen: {:#?}", self.seen));
+        self.seen.push(v.clone());
+        v
+    }
+
+    /// Reads until the response with `id`.
+    pub fn response(&mut self, id: &str) -> Value {
+        loop {
+            let v = self.next();
+            if v["type"] == "response" && v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// Sends a command and returns its response.
+    pub fn call(&mut self, cmd: Value) -> Value {
+        let id = self.send(cmd);
+        self.response(&id)
+    }
+
+    /// Sends a command and returns its successful response's data.
+    pub fn ok(&mut self, cmd: Value) -> Value {
+        let r = self.call(cmd.clone());
+        assert_eq!(r["success"], true, "command {cmd} failed: {r}");
+        r.get("data").cloned().unwrap_or(Value::Null)
+    }
+
+    /// Reads until an event of this type; returns it.
+    pub fn wait_event(&mut self, kind: &str) -> Value {
+        loop {
+            let v = self.next();
+            if v["type"] == kind {
+                return v;
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the exit code.
+    pub fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st.code().unwrap_or(-1);
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                let _ = self.child.kill();
+                panic!("makai --mode rpc did not exit after stdin closed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
