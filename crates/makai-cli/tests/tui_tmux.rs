@@ -193,7 +193,12 @@ impl Pane {
 
 impl Drop for Pane {
     fn drop(&mut self) {
+        let path = self.tmux(&["display-message", "-p", "#{socket_path}"]);
         let _ = self.tmux(&["kill-server"]);
+        let path = String::from_utf8_lossy(&path.stdout).trim().to_string();
+        if path.contains(&self.socket) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 

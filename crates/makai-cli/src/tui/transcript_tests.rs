@@ -105,7 +105,10 @@ fn a_retry_drops_the_void_attempt_and_an_abort_leaves_a_notice() {
     t.apply(&AgentEvent::MessageEnd {
         message: Arc::new(aborted.into()),
     });
-    assert_eq!(kinds(&t), [ItemKind::Notice(Level::Warning, "Aborted.".into())]);
+    assert_eq!(
+        kinds(&t),
+        [ItemKind::Notice(Level::Warning, "Aborted.".into())]
+    );
 }
 
 #[test]

@@ -160,9 +160,11 @@ mod tests {
 
     fn busy_state() -> UiState {
         let mut st = UiState::default();
-        st.transcript.push(ItemKind::User("a question\nover two lines".into()));
+        st.transcript
+            .push(ItemKind::User("a question\nover two lines".into()));
         st.transcript.push(ItemKind::Thinking("pondering".into()));
-        st.transcript.push(ItemKind::Text("# Title\n\n- item\n\n```\ncode\n```".into()));
+        st.transcript
+            .push(ItemKind::Text("# Title\n\n- item\n\n```\ncode\n```".into()));
         st.transcript.push(ItemKind::Tool(ToolCallView {
             id: "c".into(),
             name: "bash".into(),
@@ -173,10 +175,12 @@ mod tests {
             state: ToolState::Done,
         }));
         st.transcript.notice(Level::Error, "something failed");
-        st.editor.insert_str("a long prompt that wraps\nand a second line");
+        st.editor
+            .insert_str("a long prompt that wraps\nand a second line");
         st.steering = vec!["steer".into()];
         st.follow_up = vec!["later".into()];
         st.running = true;
+        st.show_thinking = true;
         st
     }
 
@@ -201,7 +205,9 @@ mod tests {
                     st.selector = Some(Selector::new(
                         "Pick",
                         SelectorKind::Tree,
-                        (0..30).map(|i| SelectItem::new(format!("row {i}"), "detail", "v")).collect(),
+                        (0..30)
+                            .map(|i| SelectItem::new(format!("row {i}"), "detail", "v"))
+                            .collect(),
                     ))
                 }
                 2 => {
@@ -255,6 +261,10 @@ mod tests {
         st.scroll = 3;
         let mut small = Terminal::new(TestBackend::new(60, 16)).unwrap();
         small.draw(|f| draw(f, &mut st)).unwrap();
-        assert!(screen(&small).contains("↓ 3 more lines"), "{}", screen(&small));
+        assert!(
+            screen(&small).contains("↓ 3 more lines"),
+            "{}",
+            screen(&small)
+        );
     }
 }
