@@ -1,0 +1,300 @@
+//! Reading `mcpServers` from the user and project settings files.
+//!
+//! The files are the ones of `makai_coding::settings`: `<home>/settings.json`
+//! (home is `$MAKAI_HOME` or `~/.makai`) and `<cwd>/.makai/settings.json`.
+//! Project entries replace user entries of the same name; a project entry
+//! holding only `"enabled"` switches a user server on or off.
+//!
+//! A project settings file comes with the repository, and an MCP server entry
+//! runs a command as soon as makai starts. Like the other keys that widen what
+//! makai may run (see `makai_coding::settings::PROJECT_RESTRICTED_KEYS`), the
+//! project's `mcpServers` are therefore used only when the user settings say
+//! `"trustProjectSettings": true`; otherwise they are listed as ignored, with
+//! the reason, in [`LoadedMcpConfig::warnings`].
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::McpServerConfig;
+
+/// The settings key holding the servers.
+pub const SERVERS_KEY: &str = "mcpServers";
+
+/// Which settings file an entry came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigScope {
+    /// The user settings file.
+    User,
+    /// The project settings file.
+    Project,
+}
+
+impl std::fmt::Display for ConfigScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConfigScope::User => "user",
+            ConfigScope::Project => "project",
+        })
+    }
+}
+
+/// One configured server and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerEntry {
+    /// The name under `mcpServers` (its tools are called `<name>__<tool>`).
+    pub name: String,
+    /// Its configuration.
+    pub config: McpServerConfig,
+    /// The file that defined it.
+    pub scope: ConfigScope,
+}
+
+/// The servers of both settings files, merged.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadedMcpConfig {
+    /// The usable servers, user entries first, each name once.
+    pub servers: Vec<ServerEntry>,
+    /// Entries that were ignored and why (invalid entries, untrusted project servers).
+    pub warnings: Vec<String>,
+    /// The settings files that existed, user first.
+    pub sources: Vec<PathBuf>,
+}
+
+impl LoadedMcpConfig {
+    /// The entry called `name`.
+    pub fn get(&self, name: &str) -> Option<&ServerEntry> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+/// A settings file that cannot be read or parsed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpConfigError {
+    /// The file exists but cannot be read or written.
+    #[error("cannot access settings file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a JSON object, or `mcpServers` is not an object.
+    #[error("settings file {path} is invalid: {reason}. Fix the file or remove it")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The user settings file under a makai home folder.
+pub fn user_settings_file(home: &Path) -> PathBuf {
+    home.join("settings.json")
+}
+
+/// The project settings file of a working directory.
+pub fn project_settings_file(cwd: &Path) -> PathBuf {
+    cwd.join(".makai").join("settings.json")
+}
+
+/// Reads a settings file as a JSON object; `None` when missing or empty.
+pub(crate) fn read_settings_object(
+    path: &Path,
+) -> Result<Option<serde_json::Map<String, Value>>, McpConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(McpConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(McpConfigError::Invalid {
+            path: path.to_path_buf(),
+            reason: "the top level is not a JSON object".into(),
+        }),
+        Err(e) => Err(McpConfigError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Loads the servers from `<home>/settings.json` and `<cwd>/.makai/settings.json`.
+/// `home` is the makai home folder (`makai_coding::makai_home()`); `None` skips the user file.
+pub fn load_mcp_config(cwd: &Path, home: Option<&Path>) -> Result<LoadedMcpConfig, McpConfigError> {
+    let user = home.map(user_settings_file);
+    load_mcp_config_files(user.as_deref(), Some(&project_settings_file(cwd)), cwd)
+}
+
+/// Loads the servers from explicit files (see [`load_mcp_config`]). A relative
+/// `cwd` of a project server resolves against `cwd`.
+pub fn load_mcp_config_files(
+    user: Option<&Path>,
+    project: Option<&Path>,
+    cwd: &Path,
+) -> Result<LoadedMcpConfig, McpConfigError> {
+    let mut out = LoadedMcpConfig::default();
+    let mut trust = false;
+    if let Some(path) = user
+        && let Some(obj) = read_settings_object(path)?
+    {
+        out.sources.push(path.to_path_buf());
+        trust = obj.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
+        for (name, value) in servers_of(path, &obj)? {
+            match McpServerConfig::from_json(&name, &value) {
+                Ok(config) => out.servers.push(ServerEntry {
+                    name,
+                    config,
+                    scope: ConfigScope::User,
+                }),
+                Err(e) => out.warnings.push(format!("{e} (in {})", path.display())),
+            }
+        }
+    }
+    if let Some(path) = project
+        && let Some(obj) = read_settings_object(path)?
+    {
+        out.sources.push(path.to_path_buf());
+        let servers = servers_of(path, &obj)?;
+        if !servers.is_empty() && !trust {
+            out.warnings.push(format!(
+                "ignored \"{SERVERS_KEY}\" in project settings {} ({}): a project's MCP servers run commands as soon as makai starts; set \"trustProjectSettings\": true in your user settings to allow them",
+                path.display(),
+                servers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        } else {
+            for (name, value) in servers {
+                merge_project_entry(&mut out, path, cwd, name, value);
+            }
+        }
+    }
+    for w in &out.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(out)
+}
+
+fn merge_project_entry(
+    out: &mut LoadedMcpConfig,
+    path: &Path,
+    cwd: &Path,
+    name: String,
+    value: Value,
+) {
+    let existing = out.servers.iter().position(|s| s.name == name);
+    // `{"enabled": false}` alone switches a user server off.
+    if let (Some(i), Value::Object(obj)) = (existing, &value)
+        && !obj.contains_key("command")
+        && !obj.contains_key("url")
+        && let Some(enabled) = obj.get("enabled").and_then(Value::as_bool)
+    {
+        out.servers[i].config.enabled = enabled;
+        return;
+    }
+    match McpServerConfig::from_json(&name, &value) {
+        Ok(mut config) => {
+            if let crate::config::ServerTransport::Stdio { cwd: Some(dir), .. } =
+                &mut config.transport
+                && dir.is_relative()
+            {
+                *dir = cwd.join(&*dir);
+            }
+            let entry = ServerEntry {
+                name,
+                config,
+                scope: ConfigScope::Project,
+            };
+            match existing {
+                Some(i) => out.servers[i] = entry,
+                None => out.servers.push(entry),
+            }
+        }
+        Err(e) => out.warnings.push(format!("{e} (in {})", path.display())),
+    }
+}
+
+/// The `mcpServers` object of a settings object, as (name, entry) pairs in file order.
+fn servers_of(
+    path: &Path,
+    obj: &serde_json::Map<String, Value>,
+) -> Result<Vec<(String, Value)>, McpConfigError> {
+    match obj.get(SERVERS_KEY) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => Ok(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        Some(_) => Err(McpConfigError::Invalid {
+            path: path.to_path_buf(),
+            reason: format!("\"{SERVERS_KEY}\" must be an object mapping server names to entries"),
+        }),
+    }
+}
+
+/// Replaces `${VAR}` and `${VAR:-default}` in `text` using `lookup`. An unset
+/// variable without a default becomes empty (and is reported in the result's
+/// second element so callers can warn).
+pub fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(text.len());
+    let mut missing = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            rest = "";
+            break;
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            out.push_str(&rest[start..start + 2 + end + 1]);
+        } else {
+            match lookup(name).filter(|v| !v.is_empty()) {
+                Some(v) => out.push_str(&v),
+                None => match default {
+                    Some(d) => out.push_str(d),
+                    None => missing.push(name.to_string()),
+                },
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    (out, missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_variables() {
+        let look = |k: &str| (k == "T").then(|| "tok".to_string());
+        assert_eq!(
+            expand_vars("Bearer ${T}", &look),
+            ("Bearer tok".into(), vec![])
+        );
+        assert_eq!(expand_vars("${U:-d}/${T}", &look), ("d/tok".into(), vec![]));
+        assert_eq!(
+            expand_vars("a${U}b", &look),
+            ("ab".into(), vec!["U".to_string()])
+        );
+        assert_eq!(expand_vars("${not valid}$", &look).0, "${not valid}$");
+        assert_eq!(expand_vars("x${T", &look).0, "x${T");
+    }
+}

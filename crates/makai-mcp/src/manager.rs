@@ -1,0 +1,208 @@
+//! [`McpManager`]: all configured servers, started in the background.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use makai_agent::Tool;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::McpServerConfig;
+use crate::load::{LoadedMcpConfig, McpConfigError, load_mcp_config};
+use crate::status::{McpEvent, ServerState, ServerStatus};
+use crate::supervisor::{McpOptions, ServerShared, supervise};
+
+/// How many events a slow subscriber may fall behind before it misses some.
+const EVENT_CAPACITY: usize = 256;
+
+/// The MCP servers of a session.
+///
+/// [`McpManager::start`] returns at once: each enabled server starts on its
+/// own task, so a slow or broken server never delays the user. [`tools`]
+/// returns the tools of the servers that are ready *now*; call it when
+/// building each run's tool set. State changes are logged (`tracing`) and
+/// sent to [`subscribe`]rs.
+///
+/// Dropping the manager (every clone) stops all servers.
+///
+/// [`tools`]: McpManager::tools
+/// [`subscribe`]: McpManager::subscribe
+#[derive(Clone)]
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    servers: Vec<Arc<ServerShared>>,
+    events: broadcast::Sender<McpEvent>,
+    stop: CancellationToken,
+    options: Arc<McpOptions>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.status()).finish()
+    }
+}
+
+impl McpManager {
+    /// Starts every enabled server in the background and returns at once.
+    /// Call it inside a Tokio runtime (outside one, every server is marked failed).
+    pub fn start(
+        servers: impl IntoIterator<Item = (String, McpServerConfig)>,
+        options: McpOptions,
+    ) -> Self {
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let stop = CancellationToken::new();
+        let shared: Vec<Arc<ServerShared>> = servers
+            .into_iter()
+            .map(|(name, config)| {
+                ServerShared::new(name, config, events.clone(), stop.child_token())
+            })
+            .collect();
+        let options = Arc::new(options);
+        let manager = McpManager {
+            inner: Arc::new(Inner {
+                servers: shared,
+                events,
+                stop,
+                options,
+                tasks: Mutex::new(Vec::new()),
+            }),
+        };
+        for s in &manager.inner.servers {
+            if s.config.enabled {
+                manager.spawn(s.clone());
+            }
+        }
+        manager
+    }
+
+    /// Loads the servers from the settings files (see [`load_mcp_config`])
+    /// and starts them. The loaded config comes back too, for its warnings.
+    pub fn from_settings(
+        cwd: &Path,
+        home: Option<&Path>,
+        options: McpOptions,
+    ) -> Result<(Self, LoadedMcpConfig), McpConfigError> {
+        let loaded = load_mcp_config(cwd, home)?;
+        let manager = McpManager::start(
+            loaded
+                .servers
+                .iter()
+                .map(|e| (e.name.clone(), e.config.clone())),
+            options,
+        );
+        Ok((manager, loaded))
+    }
+
+    fn spawn(&self, server: Arc<ServerShared>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            server.set_state(ServerState::Failed {
+                reason: "makai started its MCP servers outside an async runtime (a bug in the caller); they cannot run".into(),
+            });
+            return;
+        };
+        server.set_state(ServerState::Starting);
+        let task = runtime.spawn(supervise(server, self.inner.options.clone()));
+        let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+    }
+
+    /// The tools of every server that is ready now, as agent tools named
+    /// `<server>__<tool>`.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner
+            .servers
+            .iter()
+            .filter(|s| s.state().is_ready())
+            .flat_map(|s| s.tools())
+            .map(|t| t as Arc<dyn Tool>)
+            .collect()
+    }
+
+    /// A snapshot of every configured server, in configuration order.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.inner.servers.iter().map(|s| s.status()).collect()
+    }
+
+    /// The state of server `name`, if configured.
+    pub fn state(&self, name: &str) -> Option<ServerState> {
+        self.server(name).map(|s| s.state())
+    }
+
+    /// Receives every later state and tool-list change.
+    pub fn subscribe(&self) -> broadcast::Receiver<McpEvent> {
+        self.inner.events.subscribe()
+    }
+
+    fn server(&self, name: &str) -> Option<&Arc<ServerShared>> {
+        self.inner.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Waits until no server is starting or restarting any more (each is
+    /// ready, failed, disabled or stopped), or `timeout` passes. Returns true
+    /// when all settled in time.
+    pub async fn wait_settled(&self, timeout: Duration) -> bool {
+        let all = async {
+            for s in &self.inner.servers {
+                let mut rx = s.watch_state();
+                let _ = rx.wait_for(|st| !st.is_pending()).await;
+            }
+        };
+        tokio::time::timeout(timeout, all).await.is_ok()
+    }
+
+    /// Waits until server `name` is ready. `Err` holds its state when it
+    /// settled otherwise (failed, disabled, ...) or when `timeout` passed.
+    pub async fn wait_ready(&self, name: &str, timeout: Duration) -> Result<(), ServerState> {
+        let Some(s) = self.server(name) else {
+            return Err(ServerState::Failed {
+                reason: format!("no MCP server named '{name}' is configured"),
+            });
+        };
+        let mut rx = s.watch_state();
+        let wait = rx.wait_for(|st| !st.is_pending());
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Ok(st)) if st.is_ready() => Ok(()),
+            Ok(Ok(st)) => Err(st.clone()),
+            Ok(Err(_)) | Err(_) => Err(s.state()),
+        }
+    }
+
+    /// Starts a failed or stopped server again. Returns false when there is
+    /// no such server, it is disabled, or it is already starting or running.
+    pub fn retry(&self, name: &str) -> bool {
+        let Some(s) = self.server(name) else {
+            return false;
+        };
+        match s.state() {
+            ServerState::Failed { .. } | ServerState::Stopped if !s.stop.is_cancelled() => {
+                self.spawn(s.clone());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Stops every server and waits (a few seconds at most) for them to exit.
+    pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
+        let tasks: Vec<_> = {
+            let mut t = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
+            t.drain(..).collect()
+        };
+        for t in tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(8), t).await;
+        }
+    }
+}

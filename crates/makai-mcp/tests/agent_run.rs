@@ -1,0 +1,330 @@
+//! Agent runs through the scripted LLM server (makai-mockllm over real HTTP)
+//! that call MCP tools: the repository's test server, and the official
+//! reference servers from npm (`server-everything`, `server-filesystem`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use makai_agent::makai_ai::{Api, Model, RetryPolicy};
+use makai_agent::{
+    AgentContext, AgentEvent, AgentLoopConfig, AgentRun, CancellationToken, EndReason,
+    InProcessClient, RunOutcome, ToolSet, agent_loop,
+};
+use makai_ai::UserContent;
+use makai_mcp::McpManager;
+use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock};
+
+async fn llm(responses: Vec<Mock>) -> MockServer {
+    MockServer::start(Scenario::new().extend(responses))
+        .await
+        .expect("mock server starts")
+}
+
+fn config(server: &MockServer) -> AgentLoopConfig {
+    let model = Model::custom(
+        Api::OpenAiCompletions,
+        "mock",
+        "mock-model",
+        server.base_url_v1(),
+    );
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    cfg.options.retry = RetryPolicy::none();
+    cfg
+}
+
+fn context(m: &McpManager) -> AgentContext {
+    AgentContext::new("You are a test.").with_tools(ToolSet::new(m.tools()))
+}
+
+async fn collect(run: AgentRun) -> (Vec<AgentEvent>, RunOutcome) {
+    tokio::time::timeout(Duration::from_secs(60), run.collect())
+        .await
+        .expect("the run finished in time")
+        .expect("the loop task did not fail")
+}
+
+/// (call id, result text, is_error, result content) of each tool call.
+fn results(events: &[AgentEvent]) -> Vec<(String, String, bool, Vec<UserContent>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } => Some((
+                tool_call_id.clone(),
+                result.text_content(),
+                *is_error,
+                result.content.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn result_of<'a>(
+    r: &'a [(String, String, bool, Vec<UserContent>)],
+    id: &str,
+) -> &'a (String, String, bool, Vec<UserContent>) {
+    r.iter()
+        .find(|x| x.0 == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {r:?}"))
+}
+
+/// The texts of the partial results streamed for call `id`.
+fn updates(events: &[AgentEvent], id: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } if tool_call_id == id => Some(partial_result.text_content()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn agent_calls_test_server_tools_with_progress_and_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = ready_manager("t", testserver(&[]), dir.path()).await;
+    let server = llm(vec![
+        Mock::new()
+            .with_tool_call("c1", "t__progress", r#"{"steps": 3, "ms": 40}"#)
+            .with_tool_call("c2", "t__image", "{}")
+            .with_tool_call("c3", "t__fail", "{}"),
+        Mock::text("all done"),
+    ])
+    .await;
+    let run = agent_loop(
+        vec!["go".into()],
+        context(&m),
+        config(&server),
+        CancellationToken::new(),
+    );
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let r = results(&events);
+    assert_eq!(result_of(&r, "c1").1, "finished 3 steps");
+    assert!(!result_of(&r, "c1").2);
+    let ups = updates(&events, "c1");
+    assert!(
+        ups.contains(&"Progress: 1/3 (33%) — step 1".to_string()),
+        "{ups:?}"
+    );
+    assert!(
+        ups.contains(&"Progress: 3/3 (100%) — step 3".to_string()),
+        "{ups:?}"
+    );
+    let img = result_of(&r, "c2");
+    assert!(
+        matches!(&img.3[1], UserContent::Image(i) if i.mime_type == "image/png"),
+        "{:?}",
+        img.3
+    );
+    assert_eq!(result_of(&r, "c3").1, "the operation failed on purpose");
+    assert!(result_of(&r, "c3").2, "isError becomes an error result");
+    // The model saw the MCP tools and their schemas, and got the results back.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[0].raw_body.contains("\"t__echo\""),
+        "tool definitions are sent"
+    );
+    assert!(reqs[1].raw_body.contains("finished 3 steps"));
+    assert!(reqs[1].raw_body.contains("the operation failed on purpose"));
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn aborting_a_run_cancels_the_mcp_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    let m = ready_manager(
+        "t",
+        testserver(&["--log", log.to_str().unwrap()]),
+        dir.path(),
+    )
+    .await;
+    let server = llm(vec![Mock::tool_call("c1", "t__hang", "{}")]).await;
+    let cancel = CancellationToken::new();
+    let run = agent_loop(
+        vec!["go".into()],
+        context(&m),
+        config(&server),
+        cancel.clone(),
+    );
+    let log2 = log.clone();
+    tokio::spawn(async move {
+        wait_log(&log2, "call hang", 20).await;
+        cancel.cancel();
+    });
+    let (_events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Aborted);
+    // The server got `notifications/cancelled` with the reason, and its handler saw it.
+    wait_log(&log, "cancelled: the user aborted the run", 10).await;
+    wait_log(&log, "hang saw its request cancelled", 10).await;
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn agent_uses_the_official_everything_server() {
+    let Some(npm) = npm_servers() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let m = ready_manager(
+        "everything",
+        npm_server(&npm, "mcp-server-everything", &[]),
+        dir.path(),
+    )
+    .await;
+    let echo = tool(&m, "everything__echo");
+    assert!(echo.read_only());
+    assert_eq!(
+        echo.parameters()["required"],
+        serde_json::json!(["message"])
+    );
+    assert!(
+        echo.parameters().get("$schema").is_none(),
+        "the dialect marker is dropped"
+    );
+    assert!(!tool(&m, "everything__toggle-simulated-logging").read_only());
+    let server = llm(vec![
+        Mock::new()
+            .with_tool_call(
+                "c1",
+                "everything__echo",
+                r#"{"message": "hello from makai"}"#,
+            )
+            .with_tool_call("c2", "everything__get-sum", r#"{"a": 2, "b": 3}"#)
+            .with_tool_call("c3", "everything__get-tiny-image", "{}")
+            .with_tool_call(
+                "c4",
+                "everything__trigger-long-running-operation",
+                r#"{"duration": 1, "steps": 2}"#,
+            )
+            .with_tool_call(
+                "c5",
+                "everything__get-structured-content",
+                r#"{"location": "Chicago"}"#,
+            ),
+        Mock::text("done"),
+    ])
+    .await;
+    let run = agent_loop(
+        vec!["go".into()],
+        context(&m),
+        config(&server),
+        CancellationToken::new(),
+    );
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let r = results(&events);
+    assert_eq!(result_of(&r, "c1").1, "Echo: hello from makai");
+    assert!(
+        result_of(&r, "c2").1.contains('5'),
+        "{}",
+        result_of(&r, "c2").1
+    );
+    assert!(
+        result_of(&r, "c3")
+            .3
+            .iter()
+            .any(|c| matches!(c, UserContent::Image(i) if i.mime_type == "image/png")),
+        "{:?}",
+        result_of(&r, "c3").3
+    );
+    assert!(
+        result_of(&r, "c4")
+            .1
+            .contains("Long running operation completed"),
+        "{}",
+        result_of(&r, "c4").1
+    );
+    let ups = updates(&events, "c4");
+    assert!(
+        ups.iter().any(|u| u.starts_with("Progress: 1/2")),
+        "progress reaches the agent: {ups:?}"
+    );
+    let c5 = &result_of(&r, "c5").1;
+    assert!(c5.contains("temperature") || c5.contains("Chicago"), "{c5}");
+    assert!(r.iter().all(|x| !x.2), "{r:?}");
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn agent_uses_the_official_filesystem_server_confined_to_a_folder() {
+    let Some(npm) = npm_servers() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let root_s = root.display().to_string();
+    let m = ready_manager(
+        "fs",
+        npm_server(&npm, "mcp-server-filesystem", &[&root_s]),
+        dir.path(),
+    )
+    .await;
+    assert!(tool(&m, "fs__read_text_file").read_only());
+    assert!(!tool(&m, "fs__write_file").read_only());
+    let note = root.join("note.txt");
+    let args = |v: serde_json::Value| v.to_string();
+    let server = llm(vec![
+        Mock::tool_call(
+            "c1",
+            "fs__write_file",
+            args(serde_json::json!({"path": note, "content": "written by the agent"})),
+        ),
+        Mock::new()
+            .with_tool_call(
+                "c2",
+                "fs__read_text_file",
+                args(serde_json::json!({"path": note})),
+            )
+            .with_tool_call(
+                "c3",
+                "fs__read_text_file",
+                args(serde_json::json!({"path": "/etc/hostname"})),
+            )
+            .with_tool_call(
+                "c4",
+                "fs__list_directory",
+                args(serde_json::json!({"path": root})),
+            ),
+        Mock::text("done"),
+    ])
+    .await;
+    let run = agent_loop(
+        vec!["go".into()],
+        context(&m),
+        config(&server),
+        CancellationToken::new(),
+    );
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let r = results(&events);
+    assert!(!result_of(&r, "c1").2, "{:?}", result_of(&r, "c1"));
+    assert_eq!(
+        std::fs::read_to_string(&note).unwrap(),
+        "written by the agent"
+    );
+    assert_eq!(result_of(&r, "c2").1, "written by the agent");
+    let outside = result_of(&r, "c3");
+    assert!(
+        outside.2,
+        "reading outside the folder is an error result: {outside:?}"
+    );
+    assert!(outside.1.contains("Access denied"), "{}", outside.1);
+    assert!(
+        result_of(&r, "c4").1.contains("[FILE] note.txt"),
+        "{}",
+        result_of(&r, "c4").1
+    );
+    m.shutdown().await;
+}
