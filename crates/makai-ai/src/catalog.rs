@@ -70,6 +70,7 @@ const ENTRIES: &[Entry] = &[
     Entry { provider: "xai", api: Api::OpenAiCompletions, base_url: "https://api.x.ai/v1", id: "grok-4", name: "Grok 4", reasoning: true, images: true, cost: [3.0, 15.0, 0.75, 0.0], context_window: 256_000, max_tokens: 64_000 },
     Entry { provider: "mistral", api: Api::OpenAiCompletions, base_url: "https://api.mistral.ai/v1", id: "mistral-large-latest", name: "Mistral Large", reasoning: false, images: true, cost: [0.5, 1.5, 0.0, 0.0], context_window: 128_000, max_tokens: 32_768 },
     Entry { provider: "mistral", api: Api::OpenAiCompletions, base_url: "https://api.mistral.ai/v1", id: "devstral-medium-latest", name: "Devstral Medium", reasoning: false, images: false, cost: [0.4, 2.0, 0.0, 0.0], context_window: 128_000, max_tokens: 32_768 },
+    Entry { provider: "local", api: Api::OpenAiCompletions, base_url: "http://127.0.0.1:8080/v1", id: "qwen2.5-coder-0.5b-instruct-q4_k_m", name: "Qwen2.5-Coder 0.5B (local, llama-cpp-python)", reasoning: false, images: false, cost: [0.0, 0.0, 0.0, 0.0], context_window: 4_096, max_tokens: 1_024 },
     Entry { provider: "openrouter", api: Api::OpenAiCompletions, base_url: "https://openrouter.ai/api/v1", id: "anthropic/claude-sonnet-4.5", name: "Claude Sonnet 4.5 (OpenRouter)", reasoning: true, images: true, cost: [3.0, 15.0, 0.3, 3.75], context_window: 200_000, max_tokens: 64_000 },
 ];
 

@@ -98,6 +98,13 @@ pub struct Args {
     /// Tools that change things (write, edit, bash) only describe what they would do.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Use the built-in local model (installed and started on first use under
+    /// `~/.makai/local-model/`; no key needed). Also the default when no key is configured.
+    #[arg(long, conflicts_with_all = ["base_url", "api", "model", "provider"])]
+    pub local: bool,
+    /// Leave the local model server running when makai exits (it is reused next time).
+    #[arg(long = "keep-local")]
+    pub keep_local: bool,
     /// Working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -114,10 +121,16 @@ Commands:
   makai auth login [anthropic]   Log in with a Claude Pro/Max subscription (OAuth)
   makai auth status              Show which providers have credentials
   makai auth logout [PROVIDER]   Remove stored credentials
+  makai serve [--port N] ...     Serve the agent to remote clients (makai serve --help)
+  makai mcp list|add|remove      MCP servers whose tools the agent gets (makai mcp --help)
+  makai mcp serve                Serve makai's tools to an MCP client over stdio
 
 Keys come from --api-key, ~/.makai/auth.json (makai auth login) or the provider's
 environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...).
-A local OpenAI-compatible server needs no key:
+Without any key, makai uses its built-in local model (as with --local): installed
+on first use under ~/.makai/local-model/ (a few minutes), started for the run and
+stopped afterwards (--keep-local keeps it running). MAKAI_AUTO_LOCAL=0 turns the
+automatic choice off. Any other local OpenAI-compatible server needs no key either:
   makai --base-url http://127.0.0.1:11434/v1 --api openai-completions --model NAME
 
 Exit codes: 0 done, 1 the run failed or was aborted, 2 usage error.";
@@ -150,6 +163,10 @@ pub enum Invocation {
     Auth(AuthCommand),
     /// A normal run.
     Run(Box<Args>),
+    /// `makai serve ...`.
+    Serve(Box<crate::serve::ServeArgs>),
+    /// `makai mcp ...`.
+    Mcp(crate::mcp_cmd::McpCommand),
 }
 
 fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {
@@ -168,8 +185,11 @@ where
     T: Into<OsString> + Clone,
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
-    if argv.get(1).and_then(|a| a.to_str()) == Some("auth") {
-        return parse_auth(&argv[2..]).map(Invocation::Auth);
+    match argv.get(1).and_then(|a| a.to_str()) {
+        Some("auth") => return parse_auth(&argv[2..]).map(Invocation::Auth),
+        Some("serve") => return crate::serve::args::parse(&argv[2..]),
+        Some("mcp") => return crate::mcp_cmd::parse(&argv[2..]),
+        _ => {}
     }
     match Args::try_parse_from(&argv) {
         Ok(args) => {
@@ -190,7 +210,7 @@ where
 }
 
 /// clap's error text without its trailing usage block and "For more information" line.
-fn clap_message(e: &clap::Error) -> String {
+pub(crate) fn clap_message(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let first = text
         .lines()
@@ -208,7 +228,7 @@ fn clap_message(e: &clap::Error) -> String {
 }
 
 /// Checks combinations clap cannot express.
-fn validate(args: &Args) -> Result<(), CliError> {
+pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     if args.api.is_some() && args.base_url.is_none() {
         return Err(CliError::Usage(
             "--api needs --base-url: it names the wire API of that endpoint".into(),

@@ -6,6 +6,9 @@
 //! - [`app`]: [`app::AppSession`], what every mode drives (pi's `AgentSession`).
 //! - [`modes`]: print, JSON and RPC modes; [`tui`]: the interactive UI.
 //! - [`export_html`]: a session as one self-contained HTML file.
+//! - [`serve`]: `makai serve`, the session over the makai protocol.
+//! - [`local`]: the built-in local model (`--local`, and the default without a key).
+//! - [`mcp_cmd`]: `makai mcp list|add|remove|serve`.
 
 pub mod app;
 pub mod attachments;
@@ -13,8 +16,11 @@ pub mod auth;
 pub mod cli;
 pub mod error;
 pub mod export_html;
+pub mod local;
+pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
+pub mod serve;
 pub mod tui;
 
 use std::ffi::OsString;
@@ -50,6 +56,8 @@ where
             block_on(async move { auth::run_command(command, makai_coding::makai_home()).await })
         }
         Invocation::Run(args) => block_on(run(*args)),
+        Invocation::Serve(args) => block_on(serve::run(*args)),
+        Invocation::Mcp(command) => block_on(mcp_cmd::run(command)),
     }
 }
 
@@ -80,8 +88,11 @@ where
     code
 }
 
+/// How long print and JSON modes wait for the MCP servers to start.
+const MCP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A normal run: list models, or build the session and enter the mode.
-pub async fn run(args: Args) -> Result<i32, CliError> {
+pub async fn run(mut args: Args) -> Result<i32, CliError> {
     let home = makai_coding::makai_home();
     if let Some(pattern) = &args.list_models {
         let registry = models::load_registry(home.as_deref())?;
@@ -114,7 +125,16 @@ pub async fn run(args: Args) -> Result<i32, CliError> {
         images: Vec::new(),
     }));
 
-    let app = app::setup::build(&args).await?;
+    let (app, local) = local::build_app(&mut args).await?;
+    if let Some(local) = &local {
+        local.stop_on_signals();
+    }
+    if matches!(mode, Some(Mode::Text) | Some(Mode::Json)) {
+        // One-shot runs: the first prompt would otherwise go out before the
+        // MCP servers are up (interactive modes never wait for them).
+        app.wait_mcp_settled(MCP_WAIT).await;
+    }
+    let session = app.clone();
     let code = match mode {
         Some(Mode::Rpc) => modes::rpc::run(app).await,
         Some(Mode::Json) => modes::print::run(&app, prompts, Format::Json).await,
@@ -130,5 +150,9 @@ pub async fn run(args: Args) -> Result<i32, CliError> {
         }
         None => tui::run(app, prompts, args.verbose).await,
     };
+    session.shutdown_mcp().await;
+    if let Some(local) = local {
+        local.stop();
+    }
     Ok(code)
 }

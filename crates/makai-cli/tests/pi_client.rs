@@ -101,6 +101,7 @@ fn pi_rpc_client_drives_makai() {
         .current_dir(env.work())
         .env("MAKAI_HOME", env.home.path())
         .env("MAKAI_BIN", env!("CARGO_BIN_EXE_makai"))
+        .env("MAKAI_AUTO_TITLE", "0")
         .env("SHIM", &shim)
         .env("WORK", env.work())
         .env("MAKAI_ARGS", serde_json::to_string(&mock.args()).unwrap())

@@ -423,3 +423,35 @@ fn rpc_bash_then_prompt_then_compact() {
     assert_eq!(again["success"], false);
     assert_eq!(rpc.finish(), 0);
 }
+
+#[test]
+fn session_is_titled_in_the_background_after_the_first_exchange() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("The parser now handles CRLF."))
+            .push(ScriptedResponse::text(
+                "Title: \"Fixing CRLF in the parser.\"",
+            )),
+    );
+    let mut rpc = Rpc::start_with(&env, &mock.args(), &[("MAKAI_AUTO_TITLE", "1")]);
+    rpc.ok(json!({"type": "prompt", "message": "Fix the CRLF handling"}));
+    wait_idle(&mut rpc);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut name = Value::Null;
+    while std::time::Instant::now() < deadline {
+        name = rpc.ok(json!({"type": "get_state"}))["sessionName"].clone();
+        if !name.is_null() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(name, "Fixing CRLF in the parser");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "one answer and one title request");
+    assert!(request_text(&requests[1]).contains("Fix the CRLF handling"));
+    // The name is a session entry, so it survives a reload.
+    let files = env.session_files();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("\"type\":\"session_info\""), "{text}");
+}

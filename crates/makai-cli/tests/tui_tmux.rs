@@ -67,7 +67,7 @@ impl Pane {
             cmd.push_str(&format!(" -u {k}"));
         }
         cmd.push_str(&format!(
-            " MAKAI_HOME={} MAKAI_NO_BROWSER=1 TERM=xterm-256color {}",
+            " MAKAI_HOME={} MAKAI_NO_BROWSER=1 MAKAI_AUTO_TITLE=0 TERM=xterm-256color {}",
             quote(&env.home.path().display().to_string()),
             quote(env!("CARGO_BIN_EXE_makai"))
         ));

@@ -32,6 +32,24 @@ impl OutEvent {
         }
     }
 
+    /// The event as a JSON value, as [`OutEvent::to_json_line`] writes it.
+    pub fn to_value(&self) -> Value {
+        match self {
+            OutEvent::Agent(e) => {
+                let mut v = serde_json::to_value(e).unwrap_or_else(|err| {
+                    serde_json::json!({"type": "error", "message": format!("event not serializable: {err}")})
+                });
+                if matches!(e, AgentEvent::AgentEnd { .. })
+                    && let Some(o) = v.as_object_mut()
+                {
+                    o.insert("willRetry".into(), Value::Bool(false));
+                }
+                v
+            }
+            OutEvent::Session(v) => v.clone(),
+        }
+    }
+
     /// The event as one JSON line (without the newline), as pi writes it.
     /// `agent_end` also carries pi's `willRetry: false`.
     pub fn to_json_line(&self) -> String {
@@ -70,9 +88,38 @@ pub(crate) fn start_pump(shared: &Arc<Shared>) {
                     later.flush_pending_bash();
                 });
             }
+            if matches!(event, AgentEvent::AgentEnd { .. }) {
+                shared.spawn_title();
+            }
             shared.emit(OutEvent::Agent(event));
         }
     });
+}
+
+impl Shared {
+    /// After the first exchange, names the session with a short title from the
+    /// current model, in the background: it never blocks or fails a run.
+    ///
+    /// Off when settings say `"autoTitle": false` or `MAKAI_AUTO_TITLE=0`.
+    fn spawn_title(self: &Arc<Self>) {
+        let off_by_env = std::env::var("MAKAI_AUTO_TITLE").is_ok_and(|v| v == "0");
+        let off_by_settings = self.settings.extra.get("autoTitle") == Some(&Value::Bool(false));
+        if off_by_env
+            || off_by_settings
+            || makai_coding::session::title::needs_title(&self.session).is_none()
+        {
+            return;
+        }
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let model = shared.agent.state().model;
+            let mut titler = makai_coding::session::title::ModelTitler::new(model.clone());
+            if let Ok(Some((key, _))) = shared.keys.resolve(&model.provider).await {
+                titler.options.api_key = Some(key);
+            }
+            makai_coding::session::title::spawn_title(shared.session.clone(), Arc::new(titler));
+        });
+    }
 }
 
 impl Shared {

@@ -15,6 +15,7 @@ mod bash;
 mod compact;
 pub mod convert;
 mod events;
+mod mcp;
 mod model;
 mod sessions;
 pub mod setup;
@@ -69,6 +70,10 @@ pub(crate) struct Shared {
     system_prompt: String,
     subscribers: Mutex<Vec<Subscriber>>,
     state: Mutex<AppState>,
+    /// The MCP servers whose ready tools join every run.
+    mcp: Option<makai_mcp::McpManager>,
+    /// The agent's own tools (the MCP tools are added to these before each run).
+    base_tools: makai_agent::ToolSet,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -114,6 +119,8 @@ pub struct AppParts {
     pub store: Option<SessionStore>,
     /// The system prompt.
     pub system_prompt: String,
+    /// The MCP servers (started in the background) whose tools join each run.
+    pub mcp: Option<makai_mcp::McpManager>,
 }
 
 impl AppSession {
@@ -124,6 +131,7 @@ impl AppSession {
             auto_retry: parts.settings.retry.enabled,
             ..Default::default()
         };
+        let base_tools = parts.agent.state().tools;
         let shared = Arc::new(Shared {
             agent: parts.agent,
             session: parts.session,
@@ -135,6 +143,8 @@ impl AppSession {
             system_prompt: parts.system_prompt,
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
+            mcp: parts.mcp,
+            base_tools,
         });
         let app = AppSession { inner: shared };
         app.load_session_messages();
@@ -265,8 +275,9 @@ impl AppSession {
             .map_err(|e| CliError::failed(e.to_string()))
     }
 
-    /// Checks the key and sets the system prompt for the next run.
+    /// Checks the key and sets the system prompt (and the tools) for the next run.
     async fn prepare_run(&self) -> Result<(), CliError> {
+        self.refresh_tools();
         let model = self.model();
         let found = self.inner.keys.resolve(&model.provider).await?;
         if found.is_none() && makai_ai::credentials::requires_api_key(&model) {

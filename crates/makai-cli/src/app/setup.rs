@@ -242,6 +242,12 @@ pub async fn build(args: &Args) -> Result<AppSession, CliError> {
     agent.set_steering_mode(queue_mode(settings.steering_mode));
     agent.set_follow_up_mode(queue_mode(settings.follow_up_mode));
 
+    // MCP servers start in the background; their tools join the runs once ready.
+    let mcp = if args.no_tools {
+        None
+    } else {
+        super::mcp::start_servers(&cwd, home.as_deref())
+    };
     let app = AppSession::new(AppParts {
         agent,
         session: SharedSession::new(session),
@@ -251,6 +257,7 @@ pub async fn build(args: &Args) -> Result<AppSession, CliError> {
         cwd,
         store,
         system_prompt,
+        mcp,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;

@@ -109,7 +109,10 @@ impl Env {
         c.current_dir(self.work.path())
             .env("MAKAI_HOME", self.home.path())
             .env_remove("MAKAI_SESSION_DIR")
-            .env("MAKAI_NO_BROWSER", "1");
+            .env("MAKAI_NO_BROWSER", "1")
+            // Without a key makai would install and start its local model.
+            .env("MAKAI_AUTO_LOCAL", "0")
+            .env("MAKAI_AUTO_TITLE", "0");
         for k in KEY_VARS {
             c.env_remove(k);
         }
@@ -190,8 +193,16 @@ pub struct Rpc {
 
 impl Rpc {
     pub fn start(env: &Env, args: &[String]) -> Rpc {
-        let mut child = env
-            .cmd()
+        Rpc::start_with(env, args, &[])
+    }
+
+    /// Like [`Rpc::start`], with extra environment variables.
+    pub fn start_with(env: &Env, args: &[String], vars: &[(&str, &str)]) -> Rpc {
+        let mut cmd = env.cmd();
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .arg("--mode")
             .arg("rpc")
             .args(args)

@@ -14,8 +14,8 @@ use super::{Output, failure, success};
 use crate::app::AppSession;
 use crate::error::CliError;
 
-/// Handles command lines.
-pub(super) struct Handler {
+/// Handles command lines (RPC mode) and command values (`makai serve`).
+pub(crate) struct Handler {
     app: AppSession,
     out: Output,
     background: Mutex<Vec<JoinHandle<()>>>,
@@ -66,7 +66,7 @@ fn queue_mode(cmd: &Value, command: &str) -> Result<QueueMode, CliError> {
 }
 
 impl Handler {
-    pub(super) fn new(app: AppSession, out: Output) -> Self {
+    pub(crate) fn new(app: AppSession, out: Output) -> Self {
         Handler {
             app,
             out,
@@ -75,7 +75,7 @@ impl Handler {
     }
 
     /// Waits for background commands (bash, compact) to finish.
-    pub(super) async fn wait_background(&self) {
+    pub(crate) async fn wait_background(&self) {
         let tasks: Vec<JoinHandle<()>> =
             std::mem::take(&mut *self.background.lock().unwrap_or_else(|e| e.into_inner()));
         for t in tasks {
@@ -97,20 +97,24 @@ impl Handler {
         let parsed: Result<Value, String> = std::str::from_utf8(raw)
             .map_err(|e| format!("the line is not valid UTF-8: {e}"))
             .and_then(|s| serde_json::from_str(s).map_err(|e| e.to_string()));
-        let cmd = match parsed {
-            Ok(v) => v,
+        match parsed {
+            Ok(cmd) => self.handle_value(cmd, &self.out).await,
             Err(e) => {
                 self.out.send(&failure(
                     &None,
                     "parse",
                     format!("Failed to parse command: {e}"),
                 ));
-                return;
             }
-        };
+        }
+    }
+
+    /// Handles one parsed command; its response (now or, for background
+    /// commands, later) and its side events go to `out`.
+    pub(crate) async fn handle_value(&self, cmd: Value, out: &Output) {
         let id = cmd.get("id").filter(|v| !v.is_null()).cloned();
         let Some(kind) = cmd.get("type").and_then(Value::as_str).map(str::to_string) else {
-            self.out.send(&failure(
+            out.send(&failure(
                 &id,
                 "parse",
                 "Failed to parse command: a command is a JSON object with a string field \"type\"",
@@ -120,18 +124,24 @@ impl Handler {
         if kind == "extension_ui_response" {
             return;
         }
-        match self.dispatch(&kind, &cmd, &id).await {
-            Some(Ok(data)) => self.out.send(&success(&id, &kind, data)),
-            Some(Err(e)) => self.out.send(&failure(&id, &kind, e)),
+        match self.dispatch(&kind, &cmd, &id, out).await {
+            Some(Ok(data)) => out.send(&success(&id, &kind, data)),
+            Some(Err(e)) => out.send(&failure(&id, &kind, e)),
             None => {}
         }
     }
 
     /// Runs a command; `None` when the reply is sent later (background commands).
-    async fn dispatch(&self, kind: &str, cmd: &Value, id: &Option<Value>) -> Option<Reply> {
+    async fn dispatch(
+        &self,
+        kind: &str,
+        cmd: &Value,
+        id: &Option<Value>,
+        out: &Output,
+    ) -> Option<Reply> {
         let app = &self.app;
         let reply: Reply = match kind {
-            "prompt" => return self.prompt(cmd, id).await,
+            "prompt" => return self.prompt(cmd, id, out).await,
             "steer" | "follow_up" => (|| {
                 let text = field_str(cmd, kind, "message")?.to_string();
                 let imgs = images(cmd)?;
@@ -184,7 +194,7 @@ impl Handler {
             }),
             "compact" => {
                 let app = app.clone();
-                let out = self.out.clone();
+                let out = out.clone();
                 let id = id.clone();
                 let instructions = cmd
                     .get("customInstructions")
@@ -221,7 +231,7 @@ impl Handler {
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let app = app.clone();
-                let out = self.out.clone();
+                let out = out.clone();
                 let id = id.clone();
                 self.spawn(async move {
                     let updates = out.clone();
@@ -319,7 +329,7 @@ impl Handler {
     }
 
     /// `prompt`; `None` when the reply was already sent (the run started).
-    async fn prompt(&self, cmd: &Value, id: &Option<Value>) -> Option<Reply> {
+    async fn prompt(&self, cmd: &Value, id: &Option<Value>, out: &Output) -> Option<Reply> {
         let parsed = field_str(cmd, "prompt", "message")
             .map(str::to_string)
             .and_then(|t| images(cmd).map(|i| (t, i)));
@@ -349,9 +359,9 @@ impl Handler {
             return Some(Err(e));
         }
         // The acceptance goes out before the run's first event.
-        self.out.send(&success(id, "prompt", None));
+        out.send(&success(id, "prompt", None));
         if let Err(e) = self.app.start_prompt(text, imgs) {
-            self.out.send(&failure(id, "prompt", e));
+            out.send(&failure(id, "prompt", e));
         }
         None
     }

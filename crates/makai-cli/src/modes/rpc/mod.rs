@@ -12,7 +12,10 @@
 
 mod commands;
 
+pub(crate) use commands::Handler;
+
 use std::io::Write;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -27,26 +30,69 @@ enum WriterMsg {
     Close,
 }
 
-/// Sends finished lines to the writer task.
-#[derive(Clone, Debug)]
+/// Where finished output goes.
+#[derive(Clone)]
+enum Sink {
+    /// Lines to the stdout writer task.
+    Writer(mpsc::UnboundedSender<WriterMsg>),
+    /// Values to a callback (the protocol server's session routes them).
+    Values(Arc<dyn Fn(Value) + Send + Sync>),
+}
+
+/// Sends responses and events: to the stdout writer task in RPC mode, or to a
+/// callback when the dispatcher serves a remote session (`makai serve`).
+#[derive(Clone)]
 pub struct Output {
-    tx: mpsc::UnboundedSender<WriterMsg>,
+    sink: Sink,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.sink {
+            Sink::Writer(_) => "writer",
+            Sink::Values(_) => "callback",
+        };
+        f.debug_struct("Output").field("sink", &kind).finish()
+    }
 }
 
 impl Output {
+    /// Output handed to `f`, one JSON value at a time (must not block).
+    pub fn from_callback(f: impl Fn(Value) + Send + Sync + 'static) -> Output {
+        Output {
+            sink: Sink::Values(Arc::new(f)),
+        }
+    }
+
     /// Queues one JSON value as a line.
     pub fn send(&self, v: &Value) {
-        let _ = self.tx.send(WriterMsg::Line(v.to_string()));
+        match &self.sink {
+            Sink::Writer(tx) => {
+                let _ = tx.send(WriterMsg::Line(v.to_string()));
+            }
+            Sink::Values(f) => f(v.clone()),
+        }
     }
 
     /// Queues an already serialized line (no newline).
     pub fn send_line(&self, line: String) {
-        let _ = self.tx.send(WriterMsg::Line(line));
+        match &self.sink {
+            Sink::Writer(tx) => {
+                let _ = tx.send(WriterMsg::Line(line));
+            }
+            Sink::Values(f) => {
+                if let Ok(v) = serde_json::from_str(&line) {
+                    f(v);
+                }
+            }
+        }
     }
 
     /// Makes the writer flush and stop; later lines are dropped.
     fn close(&self) {
-        let _ = self.tx.send(WriterMsg::Close);
+        if let Sink::Writer(tx) = &self.sink {
+            let _ = tx.send(WriterMsg::Close);
+        }
     }
 }
 
@@ -88,7 +134,12 @@ fn start_writer() -> (Output, tokio::task::JoinHandle<()>) {
         }
         let _ = out.flush();
     });
-    (Output { tx }, handle)
+    (
+        Output {
+            sink: Sink::Writer(tx),
+        },
+        handle,
+    )
 }
 
 /// Splits a byte buffer into complete `\n`-terminated records.

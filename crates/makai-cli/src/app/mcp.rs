@@ -1,0 +1,66 @@
+//! MCP tools of an [`AppSession`]: the servers start in the background (see
+//! [`makai_mcp::McpManager`]); each run gets the tools of those ready by then.
+
+use std::time::Duration;
+
+use super::AppSession;
+
+impl AppSession {
+    /// The MCP servers of this session, if any are configured.
+    pub fn mcp(&self) -> Option<&makai_mcp::McpManager> {
+        self.inner.mcp.as_ref()
+    }
+
+    /// Sets the agent's tools for the next run: its own tools plus the tools
+    /// of the MCP servers that are ready now. Called before every prompt.
+    pub fn refresh_tools(&self) {
+        let Some(mcp) = &self.inner.mcp else {
+            return;
+        };
+        let tools = self.inner.base_tools.iter().cloned().chain(mcp.tools());
+        self.inner.agent.set_tools(makai_agent::ToolSet::new(tools));
+    }
+
+    /// Waits until every MCP server has started or failed, at most `limit`
+    /// (for one-shot runs, whose first prompt would otherwise go out before
+    /// the servers are up). Returns at once without MCP servers.
+    pub async fn wait_mcp_settled(&self, limit: Duration) {
+        if let Some(mcp) = &self.inner.mcp {
+            mcp.wait_settled(limit).await;
+        }
+    }
+
+    /// Stops the MCP servers (and waits a few seconds at most for them to exit).
+    pub async fn shutdown_mcp(&self) {
+        if let Some(mcp) = &self.inner.mcp {
+            mcp.shutdown().await;
+        }
+    }
+}
+
+/// Starts the MCP servers of the settings files in the background; `None`
+/// when none is configured. Problems with the settings are reported on
+/// stderr and never stop the run.
+pub(crate) fn start_servers(
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Option<makai_mcp::McpManager> {
+    let loaded = match makai_mcp::load_mcp_config(cwd, home) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("makai: MCP servers not started: {e}");
+            return None;
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("makai: MCP: {w}");
+    }
+    if loaded.servers.is_empty() {
+        return None;
+    }
+    let servers = loaded.servers.into_iter().map(|e| (e.name, e.config));
+    Some(makai_mcp::McpManager::start(
+        servers,
+        makai_mcp::McpOptions::new(cwd),
+    ))
+}
