@@ -161,6 +161,8 @@ impl ServedSession {
         // A `bash` command still running is stopped (its output so far is kept).
         self.app.abort_bash();
         self.handler.wait_background().await;
+        // An upper bound: returns as soon as every subscriber has taken its events
+        // (a detached subscriber, kept for resume, takes none: hence the bound).
         self.fanout.wait_flushed(Duration::from_secs(2)).await;
     }
 

@@ -327,13 +327,19 @@ impl Shared {
         .await;
         let cut_short = running_calls(&self.entries());
         self.force_stop.cancel();
+        // Upper bounds, not delays: each wait ends as soon as its condition holds.
         let settle = Duration::from_secs(2);
         self.wait_until(Instant::now() + settle, |es| {
             es.iter().all(|e| e.finished())
         })
         .await;
-        self.wait_until(Instant::now() + settle, |es| es.iter().all(|e| e.drained()))
-            .await;
+        self.wait_until(Instant::now() + settle, |es| {
+            es.iter().all(|e| match e.kind {
+                StreamKind::Provider => e.drained(),
+                StreamKind::Subscription => e.caught_up(),
+            })
+        })
+        .await;
         self.close_conns.cancel();
         for e in self.entries() {
             e.kill.cancel();

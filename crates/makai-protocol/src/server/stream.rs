@@ -277,6 +277,14 @@ impl StreamEntry {
         let st = lock(&self.state);
         st.finished && (st.sent >= st.produced || st.attached.is_none())
     }
+
+    /// True when every message produced so far was handed to a writer (or nobody
+    /// is attached to take it), finished or not: a session subscription never
+    /// finishes before shutdown, but its events must still go out.
+    pub fn caught_up(&self) -> bool {
+        let st = lock(&self.state);
+        st.sent >= st.produced || st.attached.is_none()
+    }
 }
 
 #[cfg(test)]
