@@ -210,6 +210,32 @@ fn resumed_session_rebuilds_the_same_context_after_compaction() {
 }
 
 #[test]
+fn compaction_that_keeps_the_first_message_rebuilds_it_before_the_summary() {
+    let (_d, mut s, ids) = linear();
+    let ctx = s.context();
+    let first = ctx.messages[0].clone();
+    s.append_compaction(CompactionRecord {
+        summary: "Middle turns, summarized.".into(),
+        first_kept_entry_id: ids[2].clone(),
+        tokens_before: 5000,
+        retained_head: Some(vec![first.clone()]),
+        ..Default::default()
+    })
+    .unwrap();
+    let before = s.context();
+    assert_eq!(before.messages.len(), 4, "first, summary, two, r2");
+    assert_eq!(before.messages[0], first);
+    assert!(matches!(
+        before.messages[1],
+        AgentMessage::CompactionSummary(_)
+    ));
+    let back = Session::open(s.path().unwrap()).unwrap();
+    assert_eq!(back.context().messages, before.messages);
+    let raw = std::fs::read_to_string(s.path().unwrap()).unwrap();
+    assert!(raw.contains("\"retainedHead\""), "{raw}");
+}
+
+#[test]
 fn in_memory_sessions_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::in_memory(dir.path().to_str().unwrap());

@@ -199,6 +199,7 @@ impl AppSession {
             tokens_after: None,
             usage: Some(reply.usage),
             details: None,
+            retained_head: None,
         };
         self.session()
             .lock()

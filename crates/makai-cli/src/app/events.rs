@@ -179,11 +179,17 @@ impl Shared {
             .iter()
             .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
             .collect();
-        let after_summary = messages
+        let summary_at = messages
             .iter()
-            .position(|m| matches!(m, AgentMessage::CompactionSummary(_)))
-            .map(|i| i + 1);
-        let Some(start) = after_summary else { return };
+            .position(|m| matches!(m, AgentMessage::CompactionSummary(_)));
+        let Some(summary_at) = summary_at else { return };
+        let start = summary_at + 1;
+        // The strategy may keep the conversation's first messages before the summary:
+        // they are stored in the entry so a resumed session rebuilds the same context.
+        let head: Vec<_> = messages[..summary_at]
+            .iter()
+            .filter_map(to_stored)
+            .collect();
         let first_kept = messages[start..].iter().find_map(|m| {
             let v = serde_json::to_value(m).ok()?;
             let i = stored.iter().position(|s| *s == v)?;
@@ -204,6 +210,7 @@ impl Shared {
             tokens_after: Some(info.estimated_tokens_after),
             usage: info.usage,
             details: Some(info.details.clone()),
+            retained_head: (!head.is_empty()).then_some(head),
         };
         self.record(|s| s.append_compaction(record));
     }

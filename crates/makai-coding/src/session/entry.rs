@@ -157,6 +157,11 @@ pub struct CompactionEntry {
     /// Newer pi: the messages kept after the summary, stored on the entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retained_tail: Option<Vec<AgentMessage>>,
+    /// makai extension (pi is silent here): messages the compaction kept from the
+    /// start of the conversation, placed before the summary when the context is
+    /// rebuilt, so a resumed session sees exactly what the agent saw. pi ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retained_head: Option<Vec<AgentMessage>>,
     /// Implementation data (e.g. files read and modified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,

@@ -86,6 +86,9 @@ pub struct CompactionRecord {
     pub usage: Option<Usage>,
     /// Implementation data (e.g. files read and modified).
     pub details: Option<Value>,
+    /// Messages kept from the start of the conversation, before the summary
+    /// (makai extension, see [`crate::session::CompactionEntry::retained_head`]).
+    pub retained_head: Option<Vec<AgentMessage>>,
 }
 
 impl NewEntry {
@@ -130,6 +133,7 @@ impl NewEntry {
                 tokens_after: c.tokens_after,
                 usage: c.usage,
                 retained_tail: None,
+                retained_head: c.retained_head,
                 details: c.details,
                 from_hook: None,
             }),

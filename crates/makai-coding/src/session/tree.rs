@@ -310,6 +310,11 @@ impl SessionTree {
             }
             return parts;
         };
+        if let Some(head) = &c.retained_head {
+            for m in head {
+                parts.items.push((Cow::Borrowed(m), &c.id));
+            }
+        }
         parts.items.push((
             Cow::Owned(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary.clone(),
