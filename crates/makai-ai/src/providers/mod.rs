@@ -4,3 +4,13 @@ pub(crate) mod anthropic;
 pub(crate) mod google;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
+
+/// `data` shortened to 200 characters (with `…` when cut), for quoting bad wire
+/// data in an error message.
+pub(crate) fn snippet(data: &str) -> String {
+    let mut out: String = data.chars().take(200).collect();
+    if out.len() < data.len() {
+        out.push('…');
+    }
+    out
+}

@@ -19,9 +19,6 @@ use crate::model::Model;
 use crate::provider::WireDecoder;
 use crate::sse::SseEvent;
 
-/// Longest piece of bad data quoted in an error message.
-const QUOTE_LIMIT: usize = 200;
-
 /// A string borrowed from the event data when it has no escapes.
 #[derive(Deserialize)]
 struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
@@ -143,11 +140,7 @@ fn map_stop_reason(reason: &str) -> Option<StopReason> {
 
 /// `data`, shortened for quoting in an error message.
 fn quote(data: &str) -> String {
-    let mut s: String = data.chars().take(QUOTE_LIMIT).collect();
-    if s.len() < data.len() {
-        s.push('…');
-    }
-    s
+    crate::providers::snippet(data)
 }
 
 /// The fault for an in-stream `error` event.

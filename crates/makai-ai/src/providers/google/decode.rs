@@ -24,6 +24,7 @@ use crate::error::{Fault, retry_hint_in_text};
 use crate::message::StopReason;
 use crate::model::Model;
 use crate::provider::WireDecoder;
+use crate::providers::snippet;
 use crate::sse::SseEvent;
 
 /// Decoder state of one response.
@@ -450,12 +451,4 @@ fn retry_delay(error: &Value) -> Option<std::time::Duration> {
             (secs.is_finite() && secs >= 0.0)
                 .then(|| std::time::Duration::from_secs_f64(secs.min(86_400.0)))
         })
-}
-
-fn snippet(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
 }

@@ -20,6 +20,7 @@ use crate::error::{Fault, error_message_from_body, retry_hint_in_text};
 use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
+use crate::providers::snippet;
 use crate::sse::SseEvent;
 
 /// One tool call being streamed.
@@ -475,14 +476,6 @@ fn apply_usage(u: &Value, out: &mut MessageBuilder) {
     usage.output = completion;
     usage.cache_read = cache_read;
     usage.cache_write = cache_write;
-}
-
-fn snippet(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
 }
 
 /// A fault for an `{"error": ...}` value inside the stream.

@@ -25,6 +25,7 @@ use crate::error::{Fault, retry_hint_in_text};
 use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
+use crate::providers::snippet;
 use crate::sse::SseEvent;
 
 /// Decoder state of one response.
@@ -597,12 +598,4 @@ fn fault_from_error(error: Option<&Value>, what: &str) -> Fault {
 
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
-}
-
-fn snippet(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
 }
