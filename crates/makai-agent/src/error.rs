@@ -24,4 +24,7 @@ pub enum AgentError {
     /// A subscriber thread could not be started.
     #[error("could not start a subscriber thread: {0}")]
     Subscribe(#[from] std::io::Error),
+    /// [`crate::Agent::compact`] failed or was aborted; the transcript is unchanged.
+    #[error("{0}; the transcript was left unchanged")]
+    Compaction(#[from] crate::compaction::CompactionError),
 }

@@ -243,6 +243,14 @@ pub enum EndReason {
         /// The filter's reason.
         reason: String,
     },
+    /// A hook panicked where the run cannot go on without it (see
+    /// [`crate::AgentHooks`] for which hooks end the run).
+    HookPanicked {
+        /// The hook, e.g. `transform_context`.
+        hook: String,
+        /// The panic message.
+        message: String,
+    },
 }
 
 impl EndReason {
@@ -276,6 +284,9 @@ impl EndReason {
             EndReason::InputRejected { reason } => {
                 format!("the input filter rejected the message: {reason}")
             }
+            EndReason::HookPanicked { hook, message } => format!(
+                "the {hook} hook panicked ({message}), so the run was ended; fix the hook, then prompt or continue again"
+            ),
         }
     }
 }

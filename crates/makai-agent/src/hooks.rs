@@ -2,7 +2,10 @@
 //!
 //! Implement only what you need; [`NoHooks`] uses every default. Hooks run on the
 //! loop task: a slow hook delays the run (that is the point of `before_tool_call`
-//! approvals) but never blocks event delivery to subscribers.
+//! approvals) but never blocks event delivery to subscribers. A panicking hook is
+//! contained (see [`AgentHooks`] for what each panic does).
+
+mod guard;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -14,6 +17,8 @@ use makai_ai::{
 
 use crate::tool::ToolOutput;
 use crate::types::{AgentMessage, default_convert_to_llm};
+
+pub(crate) use guard::{PanicSafeHooks, QueueSafeHooks, api_key_or_none, panic_text};
 
 /// What `before_turn` sees: the state just before a model call.
 #[derive(Debug)]
@@ -99,6 +104,33 @@ pub struct ToolResultOverride {
 }
 
 /// Callbacks of the agent loop. Every method has a default that changes nothing.
+///
+/// # Panics in hooks
+///
+/// A hook that panics never unwinds through the loop: every call is caught, the
+/// panic is logged with `tracing::warn!`, and the run goes on or ends cleanly
+/// (always with `agent_end`, every tool call answered, the transcript valid). An
+/// [`crate::Agent`] is idle and usable again afterwards, its queues intact.
+///
+/// - `transform_context`, `convert_to_llm`: the run ends with
+///   [`crate::EndReason::HookPanicked`] naming the hook and the panic message. The
+///   model call of that turn is cancelled before any request is sent; it appears
+///   as an `aborted` assistant message closing the turn.
+/// - `before_turn`: the run ends with `HookPanicked` before the turn starts.
+/// - `filter_input`: the message being checked is not used and the run ends with
+///   `HookPanicked`: at once for a prompt; before the next model call for a
+///   steering or follow-up message (tool calls already under way finish).
+/// - `before_tool_call`: that call is blocked; its error result names the hook
+///   and the panic message. The run goes on.
+/// - `after_tool_call`: the tool's original result is kept. The run goes on.
+/// - `after_turn`, `on_error`: logged only. The run goes on.
+/// - `get_steering_messages`, `get_follow_up_messages`: count as returning no
+///   messages (an agent's own queued messages are still delivered).
+/// - `get_api_key`: counts as `None` (the configured key is used).
+///
+/// Once a run is ending because of a panic, `before_turn` is not called again and
+/// no steering or follow-up message is taken from the queues (they stay queued
+/// for the next run).
 #[async_trait]
 pub trait AgentHooks: Send + Sync {
     /// Rewrites the transcript before each model call (pruning, injecting context).

@@ -7,6 +7,7 @@
 //! the event reaches any subscriber, so a subscriber that reads the state sees it
 //! at least as new as the event.
 
+mod compact;
 mod state;
 
 use std::future::Future;
@@ -445,7 +446,7 @@ impl Agent {
         config.model = core.state.model.clone();
         config.options.thinking = core.state.thinking_level;
         config.hooks = Arc::new(QueueHooks {
-            user: config.hooks.clone(),
+            user: Arc::new(crate::hooks::QueueSafeHooks(config.hooks.clone())),
             inner: self.inner.clone(),
         });
         config.skip_initial_steering_poll = skip_initial_steering_poll;

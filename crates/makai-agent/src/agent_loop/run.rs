@@ -17,7 +17,7 @@ use crate::compaction::{
 };
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EndReason, EventSink, RunPhase};
-use crate::hooks::{InputDecision, TurnDecision, TurnInfo, TurnSummary};
+use crate::hooks::{InputDecision, PanicSafeHooks, TurnDecision, TurnInfo, TurnSummary};
 use crate::types::{AgentContext, AgentMessage};
 
 /// State of one run.
@@ -162,6 +162,7 @@ impl Run {
             client: &cfg.client,
             options,
             cancel: &self.cancel,
+            custom_instructions: None,
         };
         let result = cfg.compaction.compact(self.ctx.messages.clone(), &cx).await;
         let will_retry = reason == CompactionReason::Overflow;
@@ -399,6 +400,8 @@ pub(crate) async fn run_loop(
     cancel: CancellationToken,
     sink: Arc<dyn EventSink>,
 ) -> RunOutcome {
+    // Every hook call of the run is panic-safe (see `AgentHooks`).
+    let (cfg, hook_guard) = PanicSafeHooks::install(cfg, &cancel);
     let wall_expired = Arc::new(AtomicBool::new(false));
     let timer = cfg.limits.max_wall_time.map(|limit| {
         let flag = wall_expired.clone();
@@ -424,6 +427,7 @@ pub(crate) async fn run_loop(
         usage_floor: 0,
     };
     let end_reason = run.execute(prompts).await;
+    let end_reason = hook_guard.fault().unwrap_or(end_reason);
     if let Some(t) = timer {
         t.abort();
     }

@@ -1,5 +1,9 @@
 //! The default strategy: truncate old tool outputs, then summarize old turns with a
 //! model call, then drop middle messages; the first and the most recent messages stay.
+//!
+//! Manual compaction ([`CompactionReason::Manual`]) always summarizes the middle
+//! (truncation alone never ends it) and fails instead of dropping messages
+//! unsummarized when the summary call fails.
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -10,6 +14,7 @@ use super::{
     CompactionContext, CompactionError, CompactionOutput, CompactionStrategy,
     estimate_message_tokens,
 };
+use crate::event::CompactionReason;
 use crate::types::{AgentMessage, CompactionSummaryMessage};
 
 /// The three-level default compaction (see the module docs).
@@ -144,8 +149,13 @@ async fn summarize(
     let max_chars = (cx.model.context_window as usize)
         .saturating_mul(2)
         .max(8000);
+    let mut request = SUMMARY_REQUEST.to_string();
+    if let Some(extra) = cx.custom_instructions.filter(|s| !s.trim().is_empty()) {
+        request.push_str("\n\nAdditional instructions for this summary: ");
+        request.push_str(extra.trim());
+    }
     let request = format!(
-        "{SUMMARY_REQUEST}\n\n<transcript>\n{}</transcript>",
+        "{request}\n\n<transcript>\n{}</transcript>",
         transcript(messages, max_chars)
     );
     let context = Context {
@@ -201,7 +211,8 @@ impl CompactionStrategy for DefaultCompaction {
 
         // Level 1: old tool outputs.
         let truncated = truncate_tool_outputs(&mut messages, head..tail, cfg.tool_output_max_chars);
-        if estimate(&messages) <= target {
+        let manual = cx.reason == CompactionReason::Manual;
+        if estimate(&messages) <= target && !(manual && cfg.summarize && tail > head) {
             return Ok(CompactionOutput {
                 messages,
                 summary: None,
@@ -221,6 +232,7 @@ impl CompactionStrategy for DefaultCompaction {
                     usage = Some(u);
                 }
                 Err(CompactionError::Aborted) => return Err(CompactionError::Aborted),
+                Err(e) if manual => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, "summarizing for compaction failed; dropping messages instead");
                     summary_error = Some(e.to_string());

@@ -153,6 +153,9 @@ pub struct CompactionContext<'a> {
     pub options: StreamOptions,
     /// Cancelled when the run is aborted.
     pub cancel: &'a CancellationToken,
+    /// What the application asked the summary to focus on (manual compaction,
+    /// [`crate::Agent::compact`]); `None` for automatic compaction.
+    pub custom_instructions: Option<&'a str>,
 }
 
 /// What a compaction produced.

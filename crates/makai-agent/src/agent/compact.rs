@@ -1,0 +1,203 @@
+//! [`Agent::compact`]: manual compaction of an idle agent's transcript, with the
+//! same strategy, client and events as the loop's automatic compaction.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use super::state::{ActiveRun, AgentSink, AgentStatus};
+use makai_ai::{Model, StreamOptions};
+
+use crate::client::ProtocolClient;
+use crate::compaction::{
+    CompactionContext, CompactionError, CompactionStrategy, estimate_tokens, estimate_tokens_from,
+};
+use crate::config::ContextConfig;
+use crate::error::AgentError;
+use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EventSink};
+use crate::hooks::{AgentHooks, api_key_or_none, panic_text};
+use crate::types::AgentMessage;
+
+/// A compaction in progress. However it ends (finished, failed, aborted, or its
+/// future dropped), dropping this reports `compaction_end` and makes the agent
+/// idle again.
+struct Compacting {
+    sink: AgentSink,
+    /// The `compaction_end` to report; `None` reports an abort.
+    end: Option<AgentEvent>,
+}
+
+impl Drop for Compacting {
+    fn drop(&mut self) {
+        let end = self.end.take().unwrap_or(AgentEvent::CompactionEnd {
+            reason: CompactionReason::Manual,
+            result: None,
+            aborted: true,
+            will_retry: false,
+            error_message: None,
+            messages: None,
+        });
+        // Applied to the state (a successful end carries the new transcript)
+        // before any subscriber sees it, as for a run's events.
+        self.sink.emit(end);
+        self.sink.inner.finish_run(None);
+    }
+}
+
+/// What a compaction works with, taken from the idle agent.
+struct Start {
+    cancel: CancellationToken,
+    messages: Vec<AgentMessage>,
+    model: Model,
+    options: StreamOptions,
+    context: ContextConfig,
+    strategy: Arc<dyn CompactionStrategy>,
+    client: Arc<dyn ProtocolClient>,
+    hooks: Arc<dyn AgentHooks>,
+}
+
+impl Agent {
+    /// Marks the idle agent as compacting (abortable, refusing other work) and
+    /// takes what the compaction needs.
+    fn start_compaction(&self) -> Result<Start, AgentError> {
+        let mut core = self.idle_core()?;
+        if core.state.messages.is_empty() {
+            return Err(CompactionError::Failed(
+                "the transcript is empty, so there is nothing to compact".into(),
+            )
+            .into());
+        }
+        let cancel = CancellationToken::new();
+        core.run = Some(ActiveRun {
+            cancel: cancel.clone(),
+        });
+        let mut options = core.config.options.clone();
+        options.thinking = core.state.thinking_level;
+        let start = Start {
+            cancel,
+            messages: core.state.messages.clone(),
+            model: core.state.model.clone(),
+            options,
+            context: core.config.context.clone().unwrap_or_default(),
+            strategy: core.config.compaction.clone(),
+            client: core.config.client.clone(),
+            hooks: core.config.hooks.clone(),
+        };
+        self.inner.apply_status(&mut core, AgentStatus::Compacting);
+        Ok(start)
+    }
+
+    /// Compacts the transcript now, with the configured
+    /// [`crate::CompactionStrategy`] (the one runs use; [`crate::DefaultCompaction`]
+    /// unless changed) and the configured [`crate::ContextConfig`] (its defaults
+    /// when context management is off), calling the model through the configured
+    /// client. `custom_instructions` tell the summary what to focus on.
+    ///
+    /// Only while idle: fails with [`AgentError::AlreadyRunning`] during a run or
+    /// another compaction, and [`Agent::prompt`] (like every call that needs an
+    /// idle agent) fails the same way while this runs. The status is
+    /// [`AgentStatus::Compacting`] meanwhile; subscribers get `compaction_start`
+    /// and `compaction_end` with reason `manual`. On success the transcript is
+    /// replaced by the compacted one and the returned info is `compaction_end`'s
+    /// `result`. On failure, or when [`Agent::abort`] cancels it, the transcript
+    /// is unchanged and the error is [`AgentError::Compaction`]. The default
+    /// strategy always summarizes the older messages here (the first and recent
+    /// ones stay) and never drops messages unsummarized because the summary call
+    /// failed.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<String>,
+    ) -> Result<CompactionInfo, AgentError> {
+        let Start {
+            cancel,
+            messages,
+            model,
+            mut options,
+            context,
+            strategy,
+            client,
+            hooks,
+        } = self.start_compaction()?;
+        let mut compacting = Compacting {
+            sink: AgentSink {
+                inner: self.inner.clone(),
+            },
+            end: None,
+        };
+        compacting.sink.emit(AgentEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        });
+        let tokens_before = estimate_tokens(&messages);
+        let work = async {
+            // A child token: the summary stream cancels its token when dropped.
+            options.cancel = cancel.child_token();
+            if let Some(key) = api_key_or_none(&*hooks, &model.provider).await {
+                options.api_key = Some(key);
+            }
+            let cx = CompactionContext {
+                reason: CompactionReason::Manual,
+                target_tokens: context.budget_for(&model),
+                tokens_before,
+                config: &context,
+                model: &model,
+                client: &client,
+                options,
+                cancel: &cancel,
+                custom_instructions: custom_instructions.as_deref(),
+            };
+            match AssertUnwindSafe(strategy.compact(messages, &cx))
+                .catch_unwind()
+                .await
+            {
+                Ok(result) => result,
+                Err(p) => Err(CompactionError::Failed(format!(
+                    "the compaction strategy panicked: {}",
+                    panic_text(&*p)
+                ))),
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(CompactionError::Aborted),
+            r = work => r,
+        };
+        match result {
+            Ok(out) => {
+                let info = CompactionInfo {
+                    summary: out.summary.unwrap_or_default(),
+                    tokens_before,
+                    // Usage reported before the compaction no longer applies.
+                    estimated_tokens_after: estimate_tokens_from(&out.messages, out.messages.len()),
+                    usage: out.usage,
+                    details: out.details,
+                };
+                compacting.end = Some(AgentEvent::CompactionEnd {
+                    reason: CompactionReason::Manual,
+                    result: Some(Box::new(info.clone())),
+                    aborted: false,
+                    will_retry: false,
+                    error_message: None,
+                    messages: Some(Arc::new(out.messages)),
+                });
+                drop(compacting);
+                Ok(info)
+            }
+            Err(e) => {
+                let aborted = matches!(e, CompactionError::Aborted);
+                compacting.end = Some(AgentEvent::CompactionEnd {
+                    reason: CompactionReason::Manual,
+                    result: None,
+                    aborted,
+                    will_retry: false,
+                    error_message: (!aborted).then(|| e.to_string()),
+                    messages: None,
+                });
+                drop(compacting);
+                Err(e.into())
+            }
+        }
+    }
+}
