@@ -15,7 +15,8 @@
 //! Every run is verified (final text, tool executions, text deltas seen by a
 //! subscriber); the example prints one line and exits non-zero on any failure.
 //! The counting subscriber opts out of delta merging so every delta is counted.
-//! `SNAPSHOTS=0` turns off the partial-message snapshots in `message_update`.
+//! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
+//! default, as in `AgentLoopConfig`).
 
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -183,8 +184,8 @@ async fn main() -> ExitCode {
     let model = Model::custom(s.api, "mock", "mock-model", base_url);
     let mut config = AgentLoopConfig::new(model, Arc::new(InProcessClient));
     config.options.retry = RetryPolicy::none();
-    if std::env::var("SNAPSHOTS").as_deref() == Ok("0") {
-        config.partial_snapshots = false;
+    if std::env::var("SNAPSHOTS").as_deref() == Ok("1") {
+        config.partial_snapshots = true;
     }
     let echo = TypedTool::new(
         "echo",

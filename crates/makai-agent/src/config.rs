@@ -162,7 +162,11 @@ pub struct AgentLoopConfig {
     pub turn_delay: Option<Duration>,
     /// Working directory handed to tools.
     pub cwd: PathBuf,
-    /// Attach the partial assistant message to each `message_update` (default true).
+    /// Attach the partial assistant message to each `message_update` (default
+    /// false). A snapshot is a copy of the whole message so far, made for every
+    /// delta: turn it on only for consumers that need it on each event (pi's JSON
+    /// form of `message_update`); [`crate::Agent::state`] always has the partial
+    /// message, and a [`makai_ai::MessageAccumulator`] rebuilds it from the deltas.
     pub partial_snapshots: bool,
     /// After cancellation, how long running tools get to stop before they are
     /// abandoned with an error result (default 2 s).
@@ -205,7 +209,7 @@ impl AgentLoopConfig {
             compaction: Arc::new(DefaultCompaction),
             turn_delay: None,
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            partial_snapshots: true,
+            partial_snapshots: false,
             tool_abort_grace: Duration::from_secs(2),
             skip_initial_steering_poll: false,
         }

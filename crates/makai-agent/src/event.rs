@@ -6,8 +6,8 @@
 //!
 //! Differences from pi, all additive:
 //! - `message_update.message` (the partial assistant message) is present only when
-//!   [`crate::AgentLoopConfig::partial_snapshots`] is on (the default); without it the
-//!   event is pi's delta-only JSON form. makai-ai's stream events carry no `partial`
+//!   [`crate::AgentLoopConfig::partial_snapshots`] is on (off by default: a snapshot
+//!   copies the whole message for every delta). makai-ai's stream events carry no `partial`
 //!   snapshot, so the loop rebuilds it with a `MessageAccumulator`.
 //! - `agent_end` has an `endReason` saying why the run ended (see [`EndReason`]).
 //! - `compaction_end` also carries, in Rust only, the compacted transcript.

@@ -57,8 +57,9 @@
 //! # Differences from pi
 //!
 //! `message_update.message` (the partial message) is rebuilt by the loop, because
-//! makai-ai's stream events carry no `partial`; it can be turned off
-//! ([`AgentLoopConfig::partial_snapshots`]) for pi's delta-only JSON form.
+//! makai-ai's stream events carry no `partial`; it is off by default (a snapshot
+//! copies the whole message for every delta) and turned on with
+//! [`AgentLoopConfig::partial_snapshots`].
 //! `agent_end` carries an extra `endReason`.
 
 mod agent;

@@ -19,10 +19,12 @@ use serde_json::json;
 #[tokio::test]
 async fn text_reply_has_the_exact_event_order() {
     let client = ScriptedClient::new([ScriptedResponse::text("Hello world")]);
+    let mut cfg = config(client.clone());
+    cfg.partial_snapshots = true;
     let run = agent_loop(
         vec![AgentMessage::user("hi")],
         context(vec![]),
-        config(client.clone()),
+        cfg,
         CancellationToken::new(),
     );
     let (events, outcome) = run.collect().await.unwrap();
@@ -128,6 +130,28 @@ async fn one_tool_round_orders_tool_events_between_turns() {
 }
 
 #[tokio::test]
+async fn updates_carry_no_snapshot_unless_asked() {
+    let client = ScriptedClient::new([ScriptedResponse::text("Hello world")]);
+    let (events, _) = agent_loop(
+        vec![AgentMessage::user("hi")],
+        context(vec![]),
+        config(client),
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    let updates: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageUpdate { message, .. } => Some(message.is_none()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates, [true, true, true, true]);
+}
+
+#[tokio::test]
 async fn toolcall_snapshots_show_partial_arguments() {
     let client = ScriptedClient::new([
         ScriptedResponse::tool_call("c1", "echo", json!({"text": "abcdefghijkl"})),
@@ -136,7 +160,11 @@ async fn toolcall_snapshots_show_partial_arguments() {
     let (events, _) = agent_loop(
         vec!["x".into()],
         context(vec![echo_tool()]),
-        config(client),
+        {
+            let mut cfg = config(client);
+            cfg.partial_snapshots = true;
+            cfg
+        },
         CancellationToken::new(),
     )
     .collect()

@@ -123,11 +123,11 @@ impl MessageAccumulator {
                 );
             }
             E::Done { message, .. } => {
-                self.message = message.clone();
+                self.message = (**message).clone();
                 self.raw_args.clear();
             }
             E::Error { error, .. } => {
-                self.message = error.clone();
+                self.message = (**error).clone();
                 self.raw_args.clear();
             }
         }

@@ -319,7 +319,7 @@ impl MessageBuilder {
         self.finished = true;
         self.events.push(AssistantMessageEvent::Done {
             reason,
-            message: self.message.clone(),
+            message: Box::new(self.message.clone()),
         });
     }
 
@@ -337,7 +337,7 @@ impl MessageBuilder {
         self.finished = true;
         self.events.push(AssistantMessageEvent::Error {
             reason,
-            error: self.message.clone(),
+            error: Box::new(self.message.clone()),
         });
     }
 

@@ -100,15 +100,15 @@ pub enum AssistantMessageEvent {
     Done {
         /// `stop`, `length` or `toolUse`.
         reason: StopReason,
-        /// The final message.
-        message: AssistantMessage,
+        /// The final message (boxed, so that the frequent delta events stay small).
+        message: Box<AssistantMessage>,
     },
     /// The response failed or was aborted; the message keeps the content received so far.
     Error {
         /// `error` or `aborted`.
         reason: StopReason,
-        /// The message so far, with `errorMessage` set.
-        error: AssistantMessage,
+        /// The message so far, with `errorMessage` set (boxed, as in `Done`).
+        error: Box<AssistantMessage>,
     },
 }
 

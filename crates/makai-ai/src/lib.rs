@@ -27,6 +27,7 @@ mod context;
 pub mod credentials;
 pub mod error;
 mod event;
+mod event_stream;
 mod message;
 mod model;
 mod options;
@@ -43,6 +44,7 @@ pub use builder::MessageBuilder;
 pub use context::{Context, ToolDefinition};
 pub use error::ProviderError;
 pub use event::AssistantMessageEvent;
+pub use event_stream::AssistantMessageEventStream;
 pub use message::{
     AssistantContent, AssistantMessage, ImageContent, Message, StopReason, TextContent,
     ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage, now_ms,
@@ -52,7 +54,7 @@ pub use options::{
     ApiKey, CacheRetention, RetryPolicy, StreamOptions, ThinkingBudgets, ThinkingLevel, ToolChoice,
 };
 pub use provider::{HttpRequest, build_request};
-pub use stream::{AssistantMessageEventStream, complete, decode_body, http_client, stream};
+pub use stream::{complete, decode_body, http_client, stream};
 pub use usage::{Usage, UsageCost};
 
 pub use tokio_util::sync::CancellationToken;

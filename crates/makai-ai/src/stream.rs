@@ -1,12 +1,9 @@
 //! `stream()`: one model call as a stream of events, with retries, timeouts and cancellation.
 
-use std::collections::VecDeque;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::builder::MessageBuilder;
@@ -16,6 +13,7 @@ use crate::error::{
     retry_after_from_headers, retry_hint_in_text,
 };
 use crate::event::AssistantMessageEvent;
+use crate::event_stream::AssistantMessageEventStream;
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
@@ -25,6 +23,10 @@ use crate::sse::SseParser;
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Bytes of a network read decoded into one batch of events.
+const HANDOFF_BYTES: usize = 4 * 1024;
+/// Batches decoded ahead of the consumer before the request task waits.
+const BATCHES_AHEAD: usize = 8;
 
 /// The process-wide HTTP client: pooled connections, rustls, a connect timeout.
 pub fn http_client() -> &'static reqwest::Client {
@@ -41,95 +43,27 @@ fn build_client(connect_timeout: Duration) -> reqwest::Client {
         .unwrap_or_else(|_| reqwest::Client::new())
 }
 
-/// A stream of [`AssistantMessageEvent`]s for one model call.
-///
-/// Ends after exactly one terminal event (`done` or `error`). Never panics; every
-/// failure (HTTP status, broken connection, malformed stream, cancellation) becomes
-/// an `error` event carrying the content received so far. Dropping the stream
-/// cancels the request.
-pub struct AssistantMessageEventStream {
-    rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
-    buffer: VecDeque<AssistantMessageEvent>,
-    final_message: Option<AssistantMessage>,
-    _guard: tokio_util::sync::DropGuard,
-}
-
-impl AssistantMessageEventStream {
-    /// Consumes the rest of the stream and returns the final message (also on error:
-    /// then its `stop_reason` is `error` or `aborted`).
-    pub async fn result(mut self) -> AssistantMessage {
-        while self.next().await.is_some() {}
-        self.final_message
-            .take()
-            .unwrap_or_else(|| AssistantMessage {
-                stop_reason: StopReason::Error,
-                error_message: Some("the provider task ended without a final message".into()),
-                ..Default::default()
-            })
-    }
-
-    /// A stream whose events come from `rx` (for other `ProtocolClient` implementations).
-    ///
-    /// Dropping the stream cancels `cancel`: pass a token owned by this one request
-    /// (e.g. `caller_token.child_token()`), never a token shared with other work.
-    pub fn from_channel(
-        rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> Self {
-        AssistantMessageEventStream {
-            rx,
-            buffer: VecDeque::new(),
-            final_message: None,
-            _guard: cancel.drop_guard(),
-        }
-    }
-}
-
-impl Stream for AssistantMessageEventStream {
-    type Item = AssistantMessageEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        loop {
-            if let Some(event) = self.buffer.pop_front() {
-                match &event {
-                    AssistantMessageEvent::Done { message, .. } => {
-                        self.final_message = Some(message.clone())
-                    }
-                    AssistantMessageEvent::Error { error, .. } => {
-                        self.final_message = Some(error.clone())
-                    }
-                    _ => {}
-                }
-                return Poll::Ready(Some(event));
-            }
-            if self.final_message.is_some() {
-                return Poll::Ready(None);
-            }
-            match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => self.buffer.extend(batch),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
-}
-
 /// Streams one response of `model` to `context`.
 ///
 /// Must be called inside a Tokio runtime. The request runs on a spawned task;
-/// events arrive in order, batched per network chunk.
+/// events arrive in order, in batches of at most a few KiB of the response
+/// each, with at most [`BATCHES_AHEAD`] batches decoded ahead of the consumer.
 pub fn stream(
     model: &Model,
     context: &Context,
     mut options: StreamOptions,
 ) -> AssistantMessageEventStream {
-    let (tx, rx) = mpsc::channel(64);
+    let (tx, rx) = mpsc::channel(BATCHES_AHEAD);
     // Dropping the stream cancels only this request, never the caller's token.
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
     let model = Arc::new(model.clone());
     let request = crate::provider::build_request(&model, context, &options);
-    tokio::spawn(drive(model, request, options, tx));
+    let sink = Sink {
+        tx,
+        batch: Vec::new(),
+    };
+    tokio::spawn(drive(model, request, options, sink));
     AssistantMessageEventStream::from_channel(rx, cancel)
 }
 
@@ -142,6 +76,7 @@ pub async fn complete(
     stream(model, context, options).result().await
 }
 
+/// Sends the builder's events to the stream.
 struct Sink {
     tx: mpsc::Sender<Vec<AssistantMessageEvent>>,
     batch: Vec<AssistantMessageEvent>,
@@ -163,12 +98,8 @@ async fn drive(
     model: Arc<Model>,
     request: Result<HttpRequest, ProviderError>,
     options: StreamOptions,
-    tx: mpsc::Sender<Vec<AssistantMessageEvent>>,
+    mut sink: Sink,
 ) {
-    let mut sink = Sink {
-        tx,
-        batch: Vec::new(),
-    };
     let mut builder = MessageBuilder::new(&model);
     let secret = options
         .api_key
@@ -344,25 +275,29 @@ async fn run_attempt(
             }
             Ok(Some(Ok(chunk))) => chunk,
         };
-        let mut on_event = |ev: crate::sse::SseEvent<'_>| {
-            if fault.is_none()
-                && !builder.is_finished()
-                && let Err(f) = decoder.on_event(ev, builder, model)
-            {
-                fault = Some(f);
+        // A read can hold a whole response; handing it over in slices keeps the
+        // events buffered between the decoder and the consumer few.
+        for piece in chunk.chunks(HANDOFF_BYTES) {
+            let mut on_event = |ev: crate::sse::SseEvent<'_>| {
+                if fault.is_none()
+                    && !builder.is_finished()
+                    && let Err(f) = decoder.on_event(ev, builder, model)
+                {
+                    fault = Some(f);
+                }
+            };
+            if let Err(e) = parser.feed(piece, &mut on_event) {
+                return Err(Fault::fatal(format!("malformed stream: {e}")));
             }
-        };
-        if let Err(e) = parser.feed(&chunk, &mut on_event) {
-            return Err(Fault::fatal(format!("malformed stream: {e}")));
-        }
-        if let Some(f) = fault.take() {
-            return Err(f);
-        }
-        if !sink.flush(builder).await {
-            return Err(Fault::fatal("the consumer dropped the stream"));
-        }
-        if builder.is_finished() {
-            return Ok(());
+            if let Some(f) = fault.take() {
+                return Err(f);
+            }
+            if !sink.flush(builder).await {
+                return Err(Fault::fatal("the consumer dropped the stream"));
+            }
+            if builder.is_finished() {
+                return Ok(());
+            }
         }
     }
     let mut on_event = |ev: crate::sse::SseEvent<'_>| {

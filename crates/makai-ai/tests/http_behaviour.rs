@@ -55,7 +55,7 @@ async fn run(
         other => panic!("stream did not end with a terminal event: {other:?}"),
     };
     server.assert_request_invariants();
-    (events, message, server)
+    (events, *message, server)
 }
 
 fn terminal_count(events: &[AssistantMessageEvent]) -> usize {

@@ -110,7 +110,7 @@ async fn run(
         Some(AssistantMessageEvent::Error { error, .. }) => error.clone(),
         other => panic!("the stream did not end with a terminal event: {other:?}"),
     };
-    (events, message)
+    (events, *message)
 }
 
 fn read_tool() -> ToolDefinition {

@@ -60,12 +60,12 @@ fn delta(i: usize) -> AssistantMessageEvent {
 fn done() -> AssistantMessageEvent {
     AssistantMessageEvent::Done {
         reason: StopReason::Stop,
-        message: AssistantMessage {
+        message: Box::new(AssistantMessage {
             api: "synthetic".into(),
             provider: "bench".into(),
             model: "synthetic".into(),
             ..Default::default()
-        },
+        }),
     }
 }
 

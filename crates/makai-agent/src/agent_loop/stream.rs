@@ -91,11 +91,11 @@ pub(super) async fn stream_response(run: &mut Run, first_call: bool) -> Assistan
                 });
             }
             E::Done { message, .. } => {
-                final_message = Some(message);
+                final_message = Some(*message);
                 break;
             }
             E::Error { error, .. } => {
-                final_message = Some(error);
+                final_message = Some(*error);
                 break;
             }
             other => {

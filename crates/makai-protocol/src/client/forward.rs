@@ -42,7 +42,10 @@ pub(crate) fn failure_event(
     let mut error = acc.message().clone();
     error.stop_reason = reason;
     error.error_message = Some(message);
-    out.push(AssistantMessageEvent::Error { reason, error });
+    out.push(AssistantMessageEvent::Error {
+        reason,
+        error: Box::new(error),
+    });
     out
 }
 

@@ -41,7 +41,7 @@ impl Seq<'_> {
 fn refusal_event(req: &StreamRequest, message: String) -> AssistantMessageEvent {
     AssistantMessageEvent::Error {
         reason: StopReason::Error,
-        error: AssistantMessage {
+        error: Box::new(AssistantMessage {
             api: req.model.api.as_str().to_string(),
             provider: req.model.provider.clone(),
             model: req.model.id.clone(),
@@ -49,7 +49,7 @@ fn refusal_event(req: &StreamRequest, message: String) -> AssistantMessageEvent 
             error_message: Some(message),
             timestamp: now_ms(),
             ..Default::default()
-        },
+        }),
     }
 }
 

@@ -1,0 +1,158 @@
+//! [`AssistantMessageEventStream`]: the consumer's side of one model call.
+//!
+//! Events arrive in batches over a bounded channel, from makai-ai's request task
+//! or from another `ProtocolClient` implementation (a remote server, a test
+//! double) through [`AssistantMessageEventStream::from_channel`]. The stream
+//! remembers the terminal event's message for [`AssistantMessageEventStream::result`].
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+
+use std::task::{Context as TaskContext, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc;
+
+use crate::event::AssistantMessageEvent;
+use crate::message::{AssistantMessage, StopReason};
+
+/// A stream of [`AssistantMessageEvent`]s for one model call.
+///
+/// Ends after exactly one terminal event (`done` or `error`). Never panics; every
+/// failure (HTTP status, broken connection, malformed stream, cancellation) becomes
+/// an `error` event carrying the content received so far. Dropping the stream
+/// cancels the request.
+pub struct AssistantMessageEventStream {
+    rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
+    buffer: VecDeque<AssistantMessageEvent>,
+    final_message: Option<AssistantMessage>,
+    _guard: tokio_util::sync::DropGuard,
+}
+
+impl AssistantMessageEventStream {
+    /// Consumes the rest of the stream and returns the final message (also on error:
+    /// then its `stop_reason` is `error` or `aborted`).
+    pub async fn result(mut self) -> AssistantMessage {
+        use futures::StreamExt;
+        while self.next().await.is_some() {}
+        self.final_message
+            .take()
+            .unwrap_or_else(|| AssistantMessage {
+                stop_reason: StopReason::Error,
+                error_message: Some("the provider task ended without a final message".into()),
+                ..Default::default()
+            })
+    }
+
+    /// A stream whose events come from `rx` (for other `ProtocolClient` implementations).
+    ///
+    /// Dropping the stream cancels `cancel`: pass a token owned by this one request
+    /// (e.g. `caller_token.child_token()`), never a token shared with other work.
+    pub fn from_channel(
+        rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        AssistantMessageEventStream {
+            rx,
+            buffer: VecDeque::new(),
+            final_message: None,
+            _guard: cancel.drop_guard(),
+        }
+    }
+}
+
+impl Stream for AssistantMessageEventStream {
+    type Item = AssistantMessageEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            // Nothing follows the terminal event, whatever the source sends.
+            if self.final_message.is_some() {
+                return Poll::Ready(None);
+            }
+            if let Some(event) = self.buffer.pop_front() {
+                match &event {
+                    AssistantMessageEvent::Done { message, .. } => {
+                        self.final_message = Some((**message).clone())
+                    }
+                    AssistantMessageEvent::Error { error, .. } => {
+                        self.final_message = Some((**error).clone())
+                    }
+                    _ => {}
+                }
+                return Poll::Ready(Some(event));
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.buffer.extend(batch),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    #[tokio::test]
+    async fn batches_arrive_in_order_and_the_terminal_message_is_kept() {
+        let (tx, rx) = mpsc::channel(2);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let stream = AssistantMessageEventStream::from_channel(rx, cancel);
+        tokio::spawn(async move {
+            for i in 0..3 {
+                let delta = AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: format!("{i}"),
+                };
+                let _ = tx.send(vec![delta]).await;
+            }
+            let message = AssistantMessage {
+                stop_reason: StopReason::Stop,
+                ..Default::default()
+            };
+            let done = AssistantMessageEvent::Done {
+                reason: StopReason::Stop,
+                message: Box::new(message),
+            };
+            // Events after the terminal one are never delivered.
+            let late = AssistantMessageEvent::Start;
+            let _ = tx.send(vec![done, late]).await;
+        });
+        let events: Vec<_> = stream.collect().await;
+        let deltas: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, ["0", "1", "2"]);
+        assert_eq!(events.len(), 4);
+        assert!(matches!(events[3], AssistantMessageEvent::Done { .. }));
+    }
+
+    #[tokio::test]
+    async fn a_closed_channel_without_a_final_message_is_an_error_result() {
+        let (tx, rx) = mpsc::channel(1);
+        drop(tx);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let m = AssistantMessageEventStream::from_channel(rx, cancel)
+            .result()
+            .await;
+        assert_eq!(m.stop_reason, StopReason::Error);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_stream_cancels_its_token() {
+        let (_tx, rx) = mpsc::channel(1);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        drop(AssistantMessageEventStream::from_channel(
+            rx,
+            cancel.clone(),
+        ));
+        assert!(cancel.is_cancelled());
+    }
+}
