@@ -15,6 +15,8 @@
 //! Every run is verified (final text, tool executions, text deltas seen by a
 //! subscriber); the example prints one line and exits non-zero on any failure.
 //! The counting subscriber opts out of delta merging so every delta is counted.
+//! `RUNTIME=current-thread` runs everything on one thread instead of Tokio's
+//! default multi-thread runtime (one worker per core); the printed line names it.
 //! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
 //! default, as in `AgentLoopConfig`).
 
@@ -36,7 +38,26 @@ struct EchoArgs {
     text: String,
 }
 
+/// The Tokio runtime the bench runs on (`RUNTIME`).
+#[derive(Clone, Copy)]
+enum Runtime {
+    /// Tokio's default: one worker thread per core.
+    MultiThread,
+    /// Everything on the main thread.
+    CurrentThread,
+}
+
+impl Runtime {
+    fn name(self) -> &'static str {
+        match self {
+            Runtime::MultiThread => "multi-thread",
+            Runtime::CurrentThread => "current-thread",
+        }
+    }
+}
+
 struct Settings {
+    runtime: Runtime,
     api: Api,
     runs: usize,
     concurrency: usize,
@@ -64,7 +85,17 @@ fn settings() -> Result<Settings, String> {
             "API={api} is not benchmarked: use openai-completions or anthropic-messages"
         ));
     }
+    let runtime = match std::env::var("RUNTIME").as_deref().map(str::trim) {
+        Err(_) | Ok("multi-thread") => Runtime::MultiThread,
+        Ok("current-thread") => Runtime::CurrentThread,
+        Ok(other) => {
+            return Err(format!(
+                "RUNTIME={other:?}: use multi-thread (the default) or current-thread"
+            ));
+        }
+    };
     let s = Settings {
+        runtime,
         api,
         runs: env_num("RUNS", 200)?,
         concurrency: env_num("CONCURRENCY", 1)?.max(1),
@@ -148,8 +179,7 @@ async fn one_run(agent_config: AgentLoopConfig, tools: ToolSet, s: &Settings) ->
     stats
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let s = match settings() {
         Ok(s) => s,
         Err(e) => {
@@ -157,6 +187,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let runtime = match s.runtime {
+        Runtime::MultiThread => tokio::runtime::Builder::new_multi_thread(),
+        Runtime::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+    }
+    .enable_all()
+    .build();
+    match runtime {
+        Ok(rt) => rt.block_on(bench(s)),
+        Err(e) => {
+            eprintln!("loop_bench: cannot start the runtime: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn bench(s: Settings) -> ExitCode {
     // Without MOCK_URL, serve the bench script ourselves.
     let mut _server = None;
     let base_url = match std::env::var("MOCK_URL") {
@@ -215,8 +261,12 @@ async fn main() -> ExitCode {
     let failures: Vec<&String> = results.iter().filter_map(|r| r.failure.as_ref()).collect();
     let verified = if failures.is_empty() { "ok" } else { "FAILED" };
     println!(
-        "peer=makai api={} runs={} concurrency={} events={events} text_deltas={text_deltas} tool_rounds={} wall_s={wall:.3} verified={verified}",
-        s.api, s.runs, s.concurrency, s.tool_rounds
+        "peer=makai api={} runs={} concurrency={} events={events} text_deltas={text_deltas} tool_rounds={} wall_s={wall:.3} verified={verified} runtime={}",
+        s.api,
+        s.runs,
+        s.concurrency,
+        s.tool_rounds,
+        s.runtime.name()
     );
     if let Some(first) = failures.first() {
         eprintln!(

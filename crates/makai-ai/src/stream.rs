@@ -107,7 +107,7 @@ async fn drive(
         .or_else(|| crate::credentials::resolve_api_key(&model, None));
     let secret = secret.as_ref().map(|k| k.expose().to_string());
 
-    let request = match request {
+    let mut request = match request {
         Ok(r) => r,
         Err(e) => {
             builder.fail(
@@ -137,7 +137,11 @@ async fn drive(
     };
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let body = match serde_json::to_vec(&request.body) {
-        Ok(b) => bytes::Bytes::from(b),
+        // Only the bytes are kept for retries: the JSON tree goes now.
+        Ok(b) => {
+            request.body = serde_json::Value::Null;
+            bytes::Bytes::from(b)
+        }
         Err(e) => {
             builder.fail(
                 StopReason::Error,

@@ -57,6 +57,10 @@ pub(super) async fn stream_response(run: &mut Run, first_call: bool) -> Assistan
     };
 
     let mut stream = cfg.client.stream(&cfg.model, &context, options).await;
+    // The copies of the transcript made for the request are not needed while
+    // the response streams.
+    drop(context);
+    drop(messages);
     let mut acc = cfg.partial_snapshots.then(|| {
         MessageAccumulator::new(cfg.model.api.as_str(), &cfg.model.provider, &cfg.model.id)
     });
