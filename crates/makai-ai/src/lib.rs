@@ -28,6 +28,7 @@ pub mod credentials;
 pub mod error;
 mod event;
 mod event_stream;
+mod http;
 mod message;
 mod model;
 mod options;

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
+use http_body_util::BodyExt;
 use tokio::sync::mpsc;
 
 use crate::builder::MessageBuilder;
@@ -14,6 +15,7 @@ use crate::error::{
 };
 use crate::event::AssistantMessageEvent;
 use crate::event_stream::AssistantMessageEventStream;
+use crate::http::{HttpClient, HttpResponse, SendError};
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
@@ -28,7 +30,9 @@ const HANDOFF_BYTES: usize = 4 * 1024;
 /// Batches decoded ahead of the consumer before the request task waits.
 const BATCHES_AHEAD: usize = 8;
 
-/// The process-wide HTTP client: pooled connections, rustls, a connect timeout.
+/// A process-wide general-purpose HTTP client (reqwest: pooled connections,
+/// rustls, a connect timeout) for one-off requests such as OAuth token exchanges.
+/// Model streams use makai-ai's own client (see `http.rs`).
 pub fn http_client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| build_client(DEFAULT_CONNECT_TIMEOUT))
@@ -132,8 +136,20 @@ async fn drive(
     }
 
     let client = match options.connect_timeout {
-        Some(t) if t != DEFAULT_CONNECT_TIMEOUT => build_client(t),
-        _ => http_client().clone(),
+        Some(t) if t != DEFAULT_CONNECT_TIMEOUT => HttpClient::new(t),
+        _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
+    };
+    let client = match client {
+        Ok(c) => c,
+        Err(e) => {
+            builder.fail(
+                StopReason::Error,
+                format!("cannot make HTTPS requests: {e}"),
+                &model,
+            );
+            sink.flush(&mut builder).await;
+            return;
+        }
     };
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let body = match serde_json::to_vec(&request.body) {
@@ -214,7 +230,7 @@ async fn drive(
 /// One HTTP attempt. `Ok` once the builder has finished the message.
 #[allow(clippy::too_many_arguments)]
 async fn run_attempt(
-    client: &reqwest::Client,
+    client: &HttpClient,
     request: &HttpRequest,
     body: bytes::Bytes,
     idle: Duration,
@@ -223,22 +239,35 @@ async fn run_attempt(
     builder: &mut MessageBuilder,
     sink: &mut Sink,
 ) -> Result<(), Fault> {
-    let mut req = client
-        .post(&request.url)
-        .header("content-type", "application/json")
-        .body(body);
-    for (k, v) in &request.headers {
-        req = req.header(k.as_str(), v.as_str());
+    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(request.headers.len() + 2);
+    headers.push(("content-type", "application/json"));
+    if !request
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
+    {
+        headers.push(("accept", "*/*"));
     }
-    let response = req.send().await.map_err(|e| {
-        Fault::retryable(
-            ProviderError::Connection {
+    headers.extend(
+        request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    let response = client
+        .post(&request.url, &headers, body)
+        .await
+        .map_err(|e| {
+            let message = ProviderError::Connection {
                 url: strip_query(&request.url),
                 message: error_chain(&e),
             }
-            .to_string(),
-        )
-    })?;
+            .to_string();
+            match e {
+                SendError::Invalid(_) | SendError::Tls(_) => Fault::fatal(message),
+                SendError::Client(_) => Fault::retryable(message),
+            }
+        })?;
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
         let header_delay = retry_after_from_headers(response.headers());
@@ -260,7 +289,7 @@ async fn run_attempt(
 
     builder.start();
     let mut parser = SseParser::new();
-    let mut body = response.bytes_stream();
+    let mut body = response.into_body().into_data_stream();
     let mut fault: Option<Fault> = None;
     loop {
         let chunk = match tokio::time::timeout(idle, body.next()).await {
@@ -394,8 +423,8 @@ pub fn decode_body<'a>(
     (events, builder.into_message())
 }
 
-async fn read_limited(response: reqwest::Response, limit: usize) -> String {
-    let mut body = response.bytes_stream();
+async fn read_limited(response: HttpResponse, limit: usize) -> String {
+    let mut body = response.into_body().into_data_stream();
     let mut buf = Vec::new();
     while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_secs(30), body.next()).await
     {
@@ -412,7 +441,8 @@ fn strip_query(url: &str) -> String {
     url.split('?').next().unwrap_or(url).to_string()
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
+/// `e` and its sources, each once, joined with `: `.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
