@@ -28,6 +28,62 @@ fn print_mode_prints_the_answer_and_exits_0() {
 }
 
 #[test]
+fn print_mode_prints_only_the_final_message_not_narration_before_tool_calls() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(
+                ScriptedResponse::new()
+                    .with_text("Let me look at the files first.")
+                    .with_tool_call("c1", "ls", "{}"),
+            )
+            .push(ScriptedResponse::text("There are no files.")),
+    );
+    let out = env.run(&args(&mock, &["-p", "what is here?"]), "");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), "There are no files.\n");
+    // The tool round really happened: the narration and the ls result went back.
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    let second = request_text(&reqs[1]);
+    assert!(
+        second.contains("Let me look at the files first."),
+        "{second}"
+    );
+}
+
+#[test]
+fn print_mode_writes_each_text_block_of_the_last_prompt_on_its_own_line() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("answer to the first"))
+            .push(
+                ScriptedResponse::new()
+                    .with_text("part one")
+                    .with_text("part two"),
+            ),
+    );
+    // Anthropic's wire keeps the two text items as two blocks.
+    let argv = s(&[
+        "--base-url",
+        &mock.v1(),
+        "--api",
+        "anthropic-messages",
+        "--model",
+        "mock-model",
+        "-p",
+        "first",
+        "second",
+    ]);
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    // Only the run's last assistant message, one line per text block (pi).
+    assert_eq!(stdout(&out), "part one\npart two\n");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[test]
 fn json_mode_writes_header_then_pi_events_ending_with_agent_end() {
     let mock = Mock::start(
         Scenario::new().push(ScriptedResponse::text("Hi there").usage(Usage::new(11, 3))),

@@ -1,18 +1,21 @@
 //! Print mode (`-p`, or any run whose stdout is not a terminal) and JSON mode
 //! (`--mode json`): send the prompts one after another, then exit.
 //!
-//! Text: assistant text streams to stdout as it arrives; errors go to stderr;
-//! `--verbose` adds each tool call, a usage line per turn and a session total on
-//! stderr. JSON: the session header, then every event as one JSON line (pi's
-//! objects), the last one being `agent_end`.
+//! Text (as pi's print mode): nothing is streamed; once every prompt has run,
+//! the text blocks of the final assistant message go to stdout, each followed
+//! by a newline, so narration written before tool calls is left out. A failed
+//! or aborted run prints its reason on stderr instead. `--verbose` adds each
+//! tool call, a usage line per turn and a session total on stderr. JSON: the
+//! session header, then every event as one JSON line (pi's objects), the last
+//! one being `agent_end`.
 
 use std::io::Write;
 
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use makai_agent::{AgentEvent, EndReason};
-use makai_ai::{AssistantMessageEvent, ImageContent, StopReason};
+use makai_agent::{AgentEvent, AgentMessage, EndReason};
+use makai_ai::{AssistantContent, ImageContent, StopReason};
 
 use crate::app::stats::{total_usage, usage_line};
 use crate::app::{AppSession, OutEvent};
@@ -72,10 +75,35 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
             break;
         }
     }
-    if let Format::Text { verbose: true } = format {
-        eprintln!("{}", usage_line("session", &total_usage(&app.messages())));
+    if let Format::Text { verbose } = format {
+        let messages = app.messages();
+        if code == EXIT_OK {
+            write_final_text(&messages);
+        }
+        if verbose {
+            eprintln!("{}", usage_line("session", &total_usage(&messages)));
+        }
     }
     code
+}
+
+/// Writes the text blocks of the transcript's last message, when it is a
+/// successful assistant message, each followed by a newline (pi's output).
+fn write_final_text(messages: &[AgentMessage]) {
+    let Some(last) = messages.last().and_then(AgentMessage::as_assistant) else {
+        return;
+    };
+    if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    for block in &last.content {
+        if let AssistantContent::Text(t) = block {
+            let _ = out.write_all(t.text.as_bytes());
+            let _ = out.write_all(b"\n");
+        }
+    }
+    let _ = out.flush();
 }
 
 /// True when the run ended normally.
@@ -152,32 +180,13 @@ fn short(v: &Value, max: usize) -> String {
     format!("{cut}…")
 }
 
+/// Waits for the end of one run, reporting tool calls and usage on stderr
+/// when `verbose`; true when the run ended normally.
 async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> bool {
-    let stdout = std::io::stdout();
-    // Whether the last byte written to stdout ended a line.
-    let mut at_line_start = true;
-    let mut wrote_any = false;
     let mut turn = 0u32;
     while let Some(ev) = events.recv().await {
         let OutEvent::Agent(ev) = ev else { continue };
         match &ev {
-            AgentEvent::MessageUpdate {
-                assistant_message_event,
-                ..
-            } => match assistant_message_event.as_ref() {
-                AssistantMessageEvent::TextDelta { delta, .. } => {
-                    let mut out = stdout.lock();
-                    let _ = out.write_all(delta.as_bytes());
-                    let _ = out.flush();
-                    at_line_start = delta.ends_with('\n');
-                    wrote_any = true;
-                }
-                AssistantMessageEvent::TextEnd { .. } if !at_line_start => {
-                    let _ = stdout.lock().write_all(b"\n");
-                    at_line_start = true;
-                }
-                _ => {}
-            },
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
             } if verbose => {
@@ -204,10 +213,6 @@ async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> 
                 }
             }
             AgentEvent::AgentEnd { .. } => {
-                if wrote_any && !at_line_start {
-                    let _ = stdout.lock().write_all(b"\n");
-                }
-                let _ = stdout.lock().flush();
                 if let Some(why) = failure_text(&ev) {
                     eprintln!("makai: {why}");
                 }

@@ -13,16 +13,19 @@
 //!   thinking signature so it can be replayed.
 //!
 //! `response.completed` / `response.incomplete` finish the message;
-//! `response.failed` and `error` events end the attempt with a fault.
+//! `response.failed` and `error` events end the attempt with a fault (both
+//! mapped in [`outcome`](super::outcome)).
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::outcome::{self, Output};
+use super::str_at;
 use crate::builder::MessageBuilder;
-use crate::error::{Fault, retry_hint_in_text};
-use crate::message::{AssistantContent, StopReason};
+use crate::error::Fault;
+use crate::message::AssistantContent;
 use crate::model::Model;
 use crate::provider::WireDecoder;
 use crate::providers::snippet;
@@ -184,29 +187,21 @@ impl WireDecoder for Decoder {
                 } else {
                     "completed"
                 };
-                return self.complete(ev.response.as_deref(), status_hint, out, model);
+                let seen = Output {
+                    saw_function_call: self.saw_function_call,
+                    refusal: &self.refusal,
+                };
+                return outcome::complete(ev.response.as_deref(), status_hint, seen, out, model);
             }
             "response.failed" | "response.cancelled" => {
-                let response = ev.response.as_deref();
-                if let Some(r) = response {
-                    read_usage(r, out);
-                }
-                let error = response.and_then(|r| r.get("error"));
-                return Err(fault_from_error(error, kind));
+                return Err(outcome::failed(ev.response.as_deref(), kind, out));
             }
             "error" => {
-                let nested = ev.error.as_deref().filter(|e| e.is_object());
-                let fault = match nested {
-                    Some(e) => fault_from_error(Some(e), kind),
-                    None => {
-                        let flat = serde_json::json!({
-                            "code": ev.code,
-                            "message": ev.message,
-                        });
-                        fault_from_error(Some(&flat), kind)
-                    }
-                };
-                return Err(fault);
+                return Err(outcome::error_event(
+                    ev.error.as_deref(),
+                    ev.code.as_deref(),
+                    ev.message.as_deref(),
+                ));
             }
             _ => {}
         }
@@ -428,60 +423,6 @@ impl Decoder {
             self.items[p].kind = Kind::Ignored;
         }
     }
-
-    fn complete(
-        &mut self,
-        response: Option<&Value>,
-        status_hint: &str,
-        out: &mut MessageBuilder,
-        model: &Model,
-    ) -> Result<(), Fault> {
-        let status = response
-            .and_then(|r| str_at(r, "status"))
-            .unwrap_or(status_hint);
-        if let Some(r) = response {
-            if let Some(id) = str_at(r, "id") {
-                out.set_response_id(id);
-            }
-            read_usage(r, out);
-        }
-        match status {
-            "incomplete" => {
-                let reason = response
-                    .and_then(|r| r.pointer("/incomplete_details/reason"))
-                    .and_then(Value::as_str);
-                if reason == Some("content_filter") {
-                    out.fail(
-                        StopReason::Error,
-                        "OpenAI stopped the response: its content filter flagged the output",
-                        model,
-                    );
-                } else {
-                    out.finish(StopReason::Length, model);
-                }
-            }
-            "failed" | "cancelled" => {
-                return Err(fault_from_error(
-                    response.and_then(|r| r.get("error")),
-                    status,
-                ));
-            }
-            _ => {
-                let has_calls =
-                    self.saw_function_call || out.message().tool_calls().next().is_some();
-                let has_text = !out.message().text().is_empty();
-                if !self.refusal.is_empty() && !has_calls && !has_text {
-                    let msg = format!("the model refused to answer: {}", self.refusal);
-                    out.fail(StopReason::Error, msg, model);
-                } else if has_calls {
-                    out.finish(StopReason::ToolUse, model);
-                } else {
-                    out.finish(StopReason::Stop, model);
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// `call_id|fc_id` (or just the call id when the item id is unknown).
@@ -542,60 +483,4 @@ fn reasoning_text(item: &Value) -> String {
         return summary.join("\n\n");
     }
     collect("content").join("\n\n")
-}
-
-fn read_usage(response: &Value, out: &mut MessageBuilder) {
-    let Some(usage) = response.get("usage").filter(|u| u.is_object()) else {
-        return;
-    };
-    let n = |p: &str| usage.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    let input = n("/input_tokens");
-    let cached = n("/input_tokens_details/cached_tokens");
-    let output = n("/output_tokens");
-    let u = out.usage_mut();
-    u.cache_read = cached;
-    u.input = input.saturating_sub(cached);
-    u.output = output;
-}
-
-/// The fault for an `error` event or a failed response's `error` object.
-fn fault_from_error(error: Option<&Value>, what: &str) -> Fault {
-    let text = |key: &str| {
-        error
-            .and_then(|e| e.get(key))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let code = text("code").or_else(|| text("type"));
-    let message = match (text("message"), code) {
-        (Some(m), _) => m.to_string(),
-        (None, Some(c)) => {
-            format!("the Responses stream reported an error ({what}, code {c}) without a message")
-        }
-        (None, None) => format!("the Responses stream reported an error ({what}) without details"),
-    };
-    let retryable = matches!(
-        code,
-        Some(
-            "server_error"
-                | "internal_error"
-                | "rate_limit_exceeded"
-                | "server_is_overloaded"
-                | "overloaded"
-                | "slow_down"
-                | "timeout"
-                | "service_unavailable"
-        )
-    );
-    if retryable {
-        let mut fault = Fault::retryable(message);
-        fault.retry_after = retry_hint_in_text(&fault.message);
-        fault
-    } else {
-        Fault::fatal(message)
-    }
-}
-
-fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
 }

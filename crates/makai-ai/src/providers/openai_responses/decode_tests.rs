@@ -301,6 +301,25 @@ fn incomplete_response_stops_for_length() {
 }
 
 #[test]
+fn content_filter_stop_is_an_error_not_a_length_stop() {
+    let mut events = text_stream();
+    events.pop();
+    events.push(json!({"type": "response.incomplete",
+        "response": {"id": "resp_cf", "status": "incomplete", "usage": usage(10, 4, 5),
+                     "incomplete_details": {"reason": "content_filter"}}}));
+    let (_, msg) = decode(&framed(&events));
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    let err = msg.error_message.as_deref().unwrap();
+    assert!(err.contains("content filter"), "{err}");
+    // The usage and id of the stopped response are still recorded.
+    assert_eq!(
+        (msg.usage.input, msg.usage.cache_read, msg.usage.output),
+        (6, 4, 5)
+    );
+    assert_eq!(msg.response_id.as_deref(), Some("resp_cf"));
+}
+
+#[test]
 fn missing_terminal_event_is_an_error() {
     let mut events = reasoning_then_call_stream();
     events.truncate(10); // cut inside the function call's arguments

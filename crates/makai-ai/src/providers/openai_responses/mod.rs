@@ -4,7 +4,9 @@
 //!   `input` items (messages, `function_call`, `function_call_output`, replayed
 //!   `reasoning` items), the system prompt becomes `instructions`, and the request
 //!   is stateless (`store: false`), so reasoning is replayed from its encrypted content;
-//! - [`decode`] turns the typed event stream into [`MessageBuilder`](crate::MessageBuilder) calls.
+//! - [`decode`] turns the typed event stream into [`MessageBuilder`](crate::MessageBuilder) calls;
+//! - [`outcome`] maps how the response ended (status, usage, errors) to the stop
+//!   reason, token counts or fault.
 //!
 //! Identity of tool calls: a Responses function call has two ids, the `call_id`
 //! its output must answer and the `fc_…` id of the output item. Both are kept in
@@ -12,6 +14,7 @@
 //! them again. A tool result answers the `call_id` part.
 
 mod decode;
+mod outcome;
 mod request;
 
 #[cfg(test)]
@@ -24,6 +27,7 @@ use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions};
 use crate::provider::{HttpRequest, WireApi, WireDecoder};
+use serde_json::Value;
 
 /// The `openai-responses` wire API.
 pub(crate) struct OpenAiResponses;
@@ -42,4 +46,9 @@ impl WireApi for OpenAiResponses {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         Box::new(decode::Decoder::default())
     }
+}
+
+/// The string at `key` of a JSON object, if it is one.
+fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
 }
