@@ -2,8 +2,8 @@
 //!
 //! Events arrive in batches over a bounded channel, from makai-ai's request task
 //! or from another `ProtocolClient` implementation (a remote server, a test
-//! double) through [`AssistantMessageEventStream::from_channel`]. The stream
-//! remembers the terminal event's message for [`AssistantMessageEventStream::result`].
+//! double) through [`AssistantMessageEventStream::from_channel`]. Nothing after
+//! the terminal event is delivered.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -25,7 +25,8 @@ use crate::message::{AssistantMessage, StopReason};
 pub struct AssistantMessageEventStream {
     rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
     buffer: VecDeque<AssistantMessageEvent>,
-    final_message: Option<AssistantMessage>,
+    /// The terminal event has been delivered.
+    finished: bool,
     _guard: tokio_util::sync::DropGuard,
 }
 
@@ -34,14 +35,19 @@ impl AssistantMessageEventStream {
     /// then its `stop_reason` is `error` or `aborted`).
     pub async fn result(mut self) -> AssistantMessage {
         use futures::StreamExt;
-        while self.next().await.is_some() {}
-        self.final_message
-            .take()
-            .unwrap_or_else(|| AssistantMessage {
-                stop_reason: StopReason::Error,
-                error_message: Some("the provider task ended without a final message".into()),
-                ..Default::default()
-            })
+        let mut last = None;
+        while let Some(event) = self.next().await {
+            match event {
+                AssistantMessageEvent::Done { message, .. } => last = Some(*message),
+                AssistantMessageEvent::Error { error, .. } => last = Some(*error),
+                _ => {}
+            }
+        }
+        last.unwrap_or_else(|| AssistantMessage {
+            stop_reason: StopReason::Error,
+            error_message: Some("the provider task ended without a final message".into()),
+            ..Default::default()
+        })
     }
 
     /// A stream whose events come from `rx` (for other `ProtocolClient` implementations).
@@ -55,7 +61,7 @@ impl AssistantMessageEventStream {
         AssistantMessageEventStream {
             rx,
             buffer: VecDeque::new(),
-            final_message: None,
+            finished: false,
             _guard: cancel.drop_guard(),
         }
     }
@@ -67,19 +73,11 @@ impl Stream for AssistantMessageEventStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         loop {
             // Nothing follows the terminal event, whatever the source sends.
-            if self.final_message.is_some() {
+            if self.finished {
                 return Poll::Ready(None);
             }
             if let Some(event) = self.buffer.pop_front() {
-                match &event {
-                    AssistantMessageEvent::Done { message, .. } => {
-                        self.final_message = Some((**message).clone())
-                    }
-                    AssistantMessageEvent::Error { error, .. } => {
-                        self.final_message = Some((**error).clone())
-                    }
-                    _ => {}
-                }
+                self.finished = event.is_terminal();
                 return Poll::Ready(Some(event));
             }
             match self.rx.poll_recv(cx) {

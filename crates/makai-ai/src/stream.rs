@@ -28,7 +28,7 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Bytes of a network read decoded into one batch of events.
 const HANDOFF_BYTES: usize = 4 * 1024;
 /// Batches decoded ahead of the consumer before the request task waits.
-const BATCHES_AHEAD: usize = 8;
+const BATCHES_AHEAD: usize = 4;
 
 /// A process-wide general-purpose HTTP client (reqwest: pooled connections,
 /// rustls, a connect timeout) for one-off requests such as OAuth token exchanges.

@@ -1,22 +1,29 @@
 //! The standard agent-loop benchmark.
 //!
 //! ```text
-//! cargo run --release -p makai-agent --example loop_bench
+//! cargo run --profile release-lto -p makai-agent --example loop_bench
 //! MOCK_URL=http://127.0.0.1:18080/v1 API=anthropic-messages RUNS=200 CONCURRENCY=50 \
-//!     cargo run --release -p makai-agent --example loop_bench
+//!     cargo run --profile release-lto -p makai-agent --example loop_bench
 //! ```
+//!
+//! (`--release` works too; `release-lto` is the release profile with whole-program
+//! optimisation, the build to measure: see BENCHMARKS.md.)
 //!
 //! Each run is one `Agent` prompted once against a server that follows the bench
 //! script (makai-mockllm's `bench_responder`): every response streams TOKENS text
 //! tokens, rounds 0..TOOL_ROUNDS call the tool `echo` with `{"text": "echo-<round>"}`,
 //! and the last round ends with `[final]` when every tool result came back right.
-//! With `MOCK_URL` unset the example starts that server itself, in process.
+//! With `MOCK_URL` unset the example starts that server itself, as a child process
+//! (the `makai-mockllm` binary, built first if missing), so that the measured
+//! process is the agent's alone.
 //!
 //! Every run is verified (final text, tool executions, text deltas seen by a
 //! subscriber); the example prints one line and exits non-zero on any failure.
 //! The counting subscriber opts out of delta merging so every delta is counted.
-//! `RUNTIME=current-thread` runs everything on one thread instead of Tokio's
-//! default multi-thread runtime (one worker per core); the printed line names it.
+//! `RUNTIME` picks the Tokio runtime: `current-thread` (the default: the agents
+//! and their requests share one thread, as an event-loop library's would) or
+//! `multi-thread` (Tokio's work-stealing runtime, one worker per core, which adds
+//! cross-thread wake-ups); the printed line names it.
 //! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
 //! default, as in `AgentLoopConfig`).
 
@@ -30,7 +37,8 @@ use makai_agent::makai_ai::{Api, Model, RetryPolicy};
 use makai_agent::{
     Agent, AgentEvent, AgentLoopConfig, InProcessClient, ToolOutput, ToolSet, TypedTool,
 };
-use makai_mockllm::{MockServer, Scenario, ServerOptions, bench_responder};
+
+mod server;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -41,9 +49,9 @@ struct EchoArgs {
 /// The Tokio runtime the bench runs on (`RUNTIME`).
 #[derive(Clone, Copy)]
 enum Runtime {
-    /// Tokio's default: one worker thread per core.
+    /// Tokio's work-stealing runtime: one worker thread per core.
     MultiThread,
-    /// Everything on the main thread.
+    /// Everything on the main thread (the default).
     CurrentThread,
 }
 
@@ -86,11 +94,11 @@ fn settings() -> Result<Settings, String> {
         ));
     }
     let runtime = match std::env::var("RUNTIME").as_deref().map(str::trim) {
-        Err(_) | Ok("multi-thread") => Runtime::MultiThread,
-        Ok("current-thread") => Runtime::CurrentThread,
+        Ok("multi-thread") => Runtime::MultiThread,
+        Err(_) | Ok("current-thread") => Runtime::CurrentThread,
         Ok(other) => {
             return Err(format!(
-                "RUNTIME={other:?}: use multi-thread (the default) or current-thread"
+                "RUNTIME={other:?}: use current-thread (the default) or multi-thread"
             ));
         }
     };
@@ -203,28 +211,21 @@ fn main() -> ExitCode {
 }
 
 async fn bench(s: Settings) -> ExitCode {
-    // Without MOCK_URL, serve the bench script ourselves.
+    // Without MOCK_URL, serve the bench script from a child process.
     let mut _server = None;
     let base_url = match std::env::var("MOCK_URL") {
         Ok(url) => url,
-        Err(_) => {
-            let options = ServerOptions {
-                record_requests: false,
-                ..Default::default()
-            };
-            let scenario = Scenario::from_responder(bench_responder(s.tokens, s.tool_rounds));
-            match MockServer::start_with(scenario, options).await {
-                Ok(server) => {
-                    let url = server.base_url_v1();
-                    _server = Some(server);
-                    url
-                }
-                Err(e) => {
-                    eprintln!("loop_bench: could not start the mock server: {e}");
-                    return ExitCode::from(2);
-                }
+        Err(_) => match server::start(s.tokens, s.tool_rounds) {
+            Ok(child) => {
+                let url = child.base_url.clone();
+                _server = Some(child);
+                url
             }
-        }
+            Err(e) => {
+                eprintln!("loop_bench: {e}");
+                return ExitCode::from(2);
+            }
+        },
     };
 
     let model = Model::custom(s.api, "mock", "mock-model", base_url);

@@ -205,8 +205,9 @@ impl Run {
         }
     }
 
-    /// One model call, with compaction before it and one retry after an overflow.
-    async fn model_turn(&mut self) -> AssistantMessage {
+    /// One model call, with compaction before it and one retry after an overflow;
+    /// the message, and the shared copy its events carried.
+    async fn model_turn(&mut self) -> (AssistantMessage, Arc<AgentMessage>) {
         let mut retried = false;
         loop {
             let cc = self.cfg.context.clone();
@@ -219,7 +220,7 @@ impl Run {
                 }
             }
             let first_call = self.model_calls == 0;
-            let message = super::stream::stream_response(self, first_call).await;
+            let (message, shared) = super::stream::stream_response(self, first_call).await;
             self.model_calls += 1;
             self.usage.add(&message.usage);
             let overflow = message.stop_reason == StopReason::Error
@@ -250,9 +251,9 @@ impl Run {
                         self.ctx.messages.push(f.clone());
                         self.new_messages.push(f);
                     }
-                    return message;
+                    return (message, shared);
                 }
-                _ => return message,
+                _ => return (message, shared),
             }
         }
     }
@@ -316,8 +317,7 @@ impl Run {
                     self.add_message(m);
                 }
 
-                let message = self.model_turn().await;
-                let shared = Arc::new(AgentMessage::from(message.clone()));
+                let (message, shared) = self.model_turn().await;
                 if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
                     self.turns += 1;
                     self.emit(AgentEvent::TurnEnd {

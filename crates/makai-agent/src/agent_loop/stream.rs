@@ -14,7 +14,7 @@ use crate::event::{AgentEvent, RunPhase};
 use crate::types::AgentMessage;
 
 /// Stream events forwarded between two cooperative yields.
-const YIELD_EVERY: u32 = 64;
+const YIELD_EVERY: u32 = 16;
 
 fn empty_message(run: &Run) -> AssistantMessage {
     let model = &run.cfg.model;
@@ -29,8 +29,12 @@ fn empty_message(run: &Run) -> AssistantMessage {
 
 /// Streams one assistant response: emits `message_start`, one `message_update` per
 /// content event, `message_end`; appends the final message to the transcript and
-/// returns it. Failures come back as a message with stop reason `error`/`aborted`.
-pub(super) async fn stream_response(run: &mut Run, first_call: bool) -> AssistantMessage {
+/// returns it, with the shared copy the events carry. Failures come back as a
+/// message with stop reason `error`/`aborted`.
+pub(super) async fn stream_response(
+    run: &mut Run,
+    first_call: bool,
+) -> (AssistantMessage, Arc<AgentMessage>) {
     run.sink.phase(RunPhase::Streaming);
     let cfg = run.cfg.clone();
     let hooks = &cfg.hooks;
@@ -162,8 +166,10 @@ pub(super) async fn stream_response(run: &mut Run, first_call: bool) -> Assistan
             message: shared.clone(),
         });
     }
-    run.emit(AgentEvent::MessageEnd { message: shared });
+    run.emit(AgentEvent::MessageEnd {
+        message: shared.clone(),
+    });
     run.ctx.messages.push(message.clone().into());
     run.new_messages.push(message.clone().into());
-    message
+    (message, shared)
 }
