@@ -39,10 +39,26 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A pooled HTTPS/HTTP client for model requests.
+type PlainClient = Client<ProxyConnector, Full<Bytes>>;
+type TlsClient = Client<HttpsConnector<ProxyConnector>, Full<Bytes>>;
+
+/// A pooled HTTPS/HTTP client for model requests. Plain-HTTP URLs (a local model
+/// server) never set up TLS: the certificate store is loaded on the first
+/// `https://` request.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    inner: Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
+    plain: PlainClient,
+    connector: ProxyConnector,
+    tls: Arc<OnceLock<Result<TlsClient, String>>>,
+}
+
+fn client_builder() -> hyper_util::client::legacy::Builder {
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder
+        .pool_idle_timeout(POOL_IDLE)
+        .pool_timer(TokioTimer::new())
+        .http1_max_buf_size(MAX_READ_BUFFER);
+    builder
 }
 
 /// A response whose body is read frame by frame.
@@ -65,33 +81,40 @@ pub(crate) enum SendError {
 impl HttpClient {
     /// A client whose connection attempts give up after `connect_timeout`, with
     /// the proxies of the environment and system.
-    pub(crate) fn new(connect_timeout: Duration) -> Result<Self, SendError> {
+    pub(crate) fn new(connect_timeout: Duration) -> Self {
         Self::with_proxies(connect_timeout, Matcher::from_system())
     }
 
     /// A client that picks proxies with `matcher`.
-    fn with_proxies(connect_timeout: Duration, matcher: Matcher) -> Result<Self, SendError> {
+    fn with_proxies(connect_timeout: Duration, matcher: Matcher) -> Self {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(connect_timeout));
-        let proxies = ProxyConnector {
+        let connector = ProxyConnector {
             direct: http,
             matcher: Arc::new(matcher),
         };
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .try_with_platform_verifier()
-            .map_err(|e| SendError::Tls(e.to_string()))?
-            .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .wrap_connector(proxies);
-        let inner = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(POOL_IDLE)
-            .pool_timer(TokioTimer::new())
-            .http1_max_buf_size(MAX_READ_BUFFER)
-            .build(https);
-        Ok(HttpClient { inner })
+        HttpClient {
+            plain: client_builder().build(connector.clone()),
+            connector,
+            tls: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The HTTPS client, built on first use.
+    fn tls(&self) -> Result<&TlsClient, SendError> {
+        let built = self.tls.get_or_init(|| {
+            let https = hyper_rustls::HttpsConnectorBuilder::new()
+                .try_with_platform_verifier()
+                .map_err(|e| e.to_string())?
+                .https_or_http()
+                .enable_http1()
+                .enable_http2()
+                .wrap_connector(self.connector.clone());
+            Ok(client_builder().build(https))
+        });
+        built.as_ref().map_err(|e| SendError::Tls(e.clone()))
     }
 
     /// Sends a POST of `body` to `url` with `headers`.
@@ -108,19 +131,20 @@ impl HttpClient {
         let req = req
             .body(Full::new(body))
             .map_err(|e| SendError::Invalid(e.to_string()))?;
-        Ok(self.inner.request(req).await?)
+        if req.uri().scheme_str() == Some("http") {
+            Ok(self.plain.request(req).await?)
+        } else {
+            Ok(self.tls()?.request(req).await?)
+        }
     }
 }
 
-/// The process-wide client with the default connect timeout (built on first use;
-/// an error, such as no usable certificate store, is returned to each caller).
-pub(crate) fn shared(default_connect_timeout: Duration) -> Result<HttpClient, SendError> {
+/// The process-wide client with the default connect timeout.
+pub(crate) fn shared(default_connect_timeout: Duration) -> HttpClient {
     static CLIENT: OnceLock<HttpClient> = OnceLock::new();
-    if let Some(c) = CLIENT.get() {
-        return Ok(c.clone());
-    }
-    let client = HttpClient::new(default_connect_timeout)?;
-    Ok(CLIENT.get_or_init(|| client).clone())
+    CLIENT
+        .get_or_init(|| HttpClient::new(default_connect_timeout))
+        .clone()
 }
 
 /// Connects directly, or through a `CONNECT` tunnel when a proxy applies.
@@ -289,7 +313,7 @@ mod tests {
     async fn requests_go_through_the_proxy_with_a_connect_tunnel() {
         let (addr, proxy) = tunnel_proxy().await;
         let matcher = Matcher::builder().all(format!("http://{addr}")).build();
-        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher).unwrap();
+        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
         let response = client
             .post(
                 "http://llm.invalid/v1/chat/completions",
@@ -335,7 +359,7 @@ mod tests {
         let matcher = Matcher::builder()
             .all(format!("http://{dead_proxy}"))
             .build();
-        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher).unwrap();
+        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
         let url = format!("http://127.0.0.1:{}/x", server_addr.port());
         let response = client.post(&url, &[], Bytes::new()).await.unwrap();
         let body = response.into_body().collect().await.unwrap().to_bytes();
@@ -350,7 +374,7 @@ mod tests {
         let matcher = Matcher::builder()
             .all(format!("http://{dead_proxy}"))
             .build();
-        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher).unwrap();
+        let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
         let err = client
             .post("https://api.example.invalid/v1/messages", &[], Bytes::new())
             .await

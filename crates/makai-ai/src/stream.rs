@@ -139,18 +139,6 @@ async fn drive(
         Some(t) if t != DEFAULT_CONNECT_TIMEOUT => HttpClient::new(t),
         _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
     };
-    let client = match client {
-        Ok(c) => c,
-        Err(e) => {
-            builder.fail(
-                StopReason::Error,
-                format!("cannot make HTTPS requests: {e}"),
-                &model,
-            );
-            sink.flush(&mut builder).await;
-            return;
-        }
-    };
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let body = match serde_json::to_vec(&request.body) {
         // Only the bytes are kept for retries: the JSON tree goes now.
