@@ -59,18 +59,24 @@ fn contained(hook: &'static str, payload: &(dyn Any + Send), consequence: &str) 
     message
 }
 
+/// Awaits `fut`; a panic in it becomes `on_panic(payload)`.
+async fn guarded<T>(
+    fut: impl std::future::Future<Output = T>,
+    on_panic: impl FnOnce(&(dyn Any + Send)) -> T,
+) -> T {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(value) => value,
+        Err(payload) => on_panic(&*payload),
+    }
+}
+
 /// Calls `get_api_key`, treating a panic as "no key from the hook".
 pub(crate) async fn api_key_or_none(hooks: &dyn AgentHooks, provider: &str) -> Option<ApiKey> {
-    match AssertUnwindSafe(hooks.get_api_key(provider))
-        .catch_unwind()
-        .await
-    {
-        Ok(key) => key,
-        Err(p) => {
-            contained("get_api_key", &*p, "the configured API key is used instead");
-            None
-        }
-    }
+    guarded(hooks.get_api_key(provider), |p| {
+        contained("get_api_key", p, "the configured API key is used instead");
+        None
+    })
+    .await
 }
 
 /// Calls a steering or follow-up getter, treating a panic as "no messages".
@@ -78,13 +84,11 @@ async fn messages_or_none<F>(hook: &'static str, call: F) -> Vec<AgentMessage>
 where
     F: std::future::Future<Output = Vec<AgentMessage>>,
 {
-    match AssertUnwindSafe(call).catch_unwind().await {
-        Ok(messages) => messages,
-        Err(p) => {
-            contained(hook, &*p, "it is treated as returning no messages");
-            Vec::new()
-        }
-    }
+    guarded(call, |p| {
+        contained(hook, p, "it is treated as returning no messages");
+        Vec::new()
+    })
+    .await
 }
 
 /// The run's hook layer (see the module docs).
@@ -153,17 +157,12 @@ impl AgentHooks for PanicSafeHooks {
         if self.faulted() {
             return messages;
         }
-        match AssertUnwindSafe(self.inner.transform_context(messages, cancel))
-            .catch_unwind()
-            .await
-        {
-            Ok(m) => m,
-            Err(p) => {
-                self.fail("transform_context", &*p);
-                self.cancel_call("transform_context");
-                vec![AgentMessage::user(NOT_SENT)]
-            }
-        }
+        guarded(self.inner.transform_context(messages, cancel), |p| {
+            self.fail("transform_context", p);
+            self.cancel_call("transform_context");
+            vec![AgentMessage::user(NOT_SENT)]
+        })
+        .await
     }
 
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
@@ -184,47 +183,35 @@ impl AgentHooks for PanicSafeHooks {
         if let Some(reason) = self.fault.get() {
             return TurnDecision::Stop(reason.describe());
         }
-        match AssertUnwindSafe(self.inner.before_turn(turn))
-            .catch_unwind()
-            .await
-        {
-            Ok(d) => d,
-            Err(p) => TurnDecision::Stop(self.fail("before_turn", &*p)),
-        }
+        guarded(self.inner.before_turn(turn), |p| {
+            TurnDecision::Stop(self.fail("before_turn", p))
+        })
+        .await
     }
 
     async fn after_turn(&self, turn: &TurnSummary<'_>) {
-        if let Err(p) = AssertUnwindSafe(self.inner.after_turn(turn))
-            .catch_unwind()
-            .await
-        {
-            contained("after_turn", &*p, "the run goes on");
-        }
+        guarded(self.inner.after_turn(turn), |p| {
+            contained("after_turn", p, "the run goes on");
+        })
+        .await
     }
 
     async fn on_error(&self, message: &AssistantMessage) {
-        if let Err(p) = AssertUnwindSafe(self.inner.on_error(message))
-            .catch_unwind()
-            .await
-        {
-            contained("on_error", &*p, "the run goes on");
-        }
+        guarded(self.inner.on_error(message), |p| {
+            contained("on_error", p, "the run goes on");
+        })
+        .await
     }
 
     async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
-        match AssertUnwindSafe(self.inner.before_tool_call(call))
-            .catch_unwind()
-            .await
-        {
-            Ok(d) => d,
-            Err(p) => {
-                let message = contained("before_tool_call", &*p, "the tool call is blocked");
-                ToolCallDecision::Block(format!(
+        guarded(self.inner.before_tool_call(call), |p| {
+            let message = contained("before_tool_call", p, "the tool call is blocked");
+            ToolCallDecision::Block(format!(
                     "Tool call '{}' was not executed: the before_tool_call hook panicked ({message}), so the call was blocked. This is a fault in the application, not in the call.",
-                    call.tool_call.name
-                ))
-            }
-        }
+                call.tool_call.name
+            ))
+        })
+        .await
     }
 
     async fn after_tool_call(
@@ -233,29 +220,21 @@ impl AgentHooks for PanicSafeHooks {
         result: &ToolOutput,
         is_error: bool,
     ) -> Option<ToolResultOverride> {
-        match AssertUnwindSafe(self.inner.after_tool_call(call, result, is_error))
-            .catch_unwind()
-            .await
-        {
-            Ok(o) => o,
-            Err(p) => {
-                contained("after_tool_call", &*p, "the tool's original result is kept");
-                None
-            }
-        }
+        guarded(self.inner.after_tool_call(call, result, is_error), |p| {
+            contained("after_tool_call", p, "the tool's original result is kept");
+            None
+        })
+        .await
     }
 
     async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
         if let Some(reason) = self.fault.get() {
             return InputDecision::Reject(reason.describe());
         }
-        match AssertUnwindSafe(self.inner.filter_input(message))
-            .catch_unwind()
-            .await
-        {
-            Ok(d) => d,
-            Err(p) => InputDecision::Reject(self.fail("filter_input", &*p)),
-        }
+        guarded(self.inner.filter_input(message), |p| {
+            InputDecision::Reject(self.fail("filter_input", p))
+        })
+        .await
     }
 
     async fn get_steering_messages(&self) -> Vec<AgentMessage> {
