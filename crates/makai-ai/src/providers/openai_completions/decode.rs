@@ -13,6 +13,7 @@
 
 use serde_json::Value;
 
+use self::envelope::Envelope;
 use self::hot::HotChunk;
 use super::request::REASONING_FIELDS;
 use crate::builder::MessageBuilder;
@@ -50,6 +51,10 @@ pub(crate) struct Decoder {
     /// Text the model sent in `delta.refusal` (not answer text).
     refusal: String,
     response_id: Option<String>,
+    /// The envelope of the last chunk decoded in full (see `decode_envelope.rs`).
+    envelope: Envelope,
+    /// Reused buffer for a chunk without its envelope.
+    stripped: String,
 }
 
 impl WireDecoder for Decoder {
@@ -69,11 +74,24 @@ impl WireDecoder for Decoder {
         if data == "[DONE]" {
             return self.on_done(out, model);
         }
+        // After the first chunk, most arrive with the same envelope as the last
+        // one: decode only what follows it.
+        let mut stripped = std::mem::take(&mut self.stripped);
+        if self.envelope.strip_known(data, &mut stripped)
+            && let Ok(chunk) = serde_json::from_str::<HotChunk<'_>>(&stripped)
+        {
+            let result = self.on_hot_chunk(&chunk, out);
+            self.stripped = stripped;
+            return result;
+        }
+        self.stripped = stripped;
         // Nearly every chunk parses into the borrowed hot-path structs; only
         // chunks of an unusual shape pay for a `Value` tree.
         if let Ok(chunk) = serde_json::from_str::<HotChunk<'_>>(data) {
+            self.envelope.remember(data, chunk.reads_beyond_choices());
             return self.on_hot_chunk(&chunk, out);
         }
+        self.envelope.remember(data, true);
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the server sent a stream chunk that is not JSON ({e}): {}",
@@ -527,6 +545,8 @@ fn error_fault_from_text(data: &str) -> Fault {
     }
 }
 
+#[path = "decode_envelope.rs"]
+mod envelope;
 #[path = "decode_hot.rs"]
 mod hot;
 

@@ -125,6 +125,13 @@ struct HotFunction<'a> {
     arguments: Option<Text<'a>>,
 }
 
+impl HotChunk<'_> {
+    /// Whether the chunk has members the decoder reads besides `id` and `choices`.
+    pub(super) fn reads_beyond_choices(&self) -> bool {
+        self.usage.is_some() || self.x_groq.is_some() || self.error.is_some()
+    }
+}
+
 impl Decoder {
     /// Decodes one chunk; the same steps, in the same order, as `on_chunk`.
     pub(super) fn on_hot_chunk(

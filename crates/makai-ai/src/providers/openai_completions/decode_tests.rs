@@ -530,3 +530,61 @@ proptest! {
         prop_assert_eq!(normalised(split), normalised(whole));
     }
 }
+
+/// Chunks that repeat their envelope are decoded without it; the result must be
+/// what the general path makes of every chunk in full.
+#[test]
+fn repeated_envelopes_decode_exactly_like_full_chunks() {
+    let env = r#""id":"chatcmpl-9","object":"chat.completion.chunk","created":7,"model":"m","system_fingerprint":"fp""#;
+    let chunks = [
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"role":"assistant","content":""}},"finish_reason":null}}]}}"#),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"content":"Hel"}},"finish_reason":null}}]}}"#),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"content":"lo \"quoted\"\n"}},"finish_reason":null}}]}}"#),
+        // Another id mid-stream: the first one stays the response id.
+        r#"{"id":"chatcmpl-other","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":" there"}}]}"#.to_string(),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"reasoning_content":"hm"}}}}]}}"#),
+        // Usage before the choices: such an envelope is never skipped.
+        format!(r#"{{{env},"usage":{{"prompt_tokens":11,"completion_tokens":1}},"choices":[{{"index":0,"delta":{{"content":"!"}}}}]}}"#),
+        format!(r#"{{{env},"usage":{{"prompt_tokens":12,"completion_tokens":2}},"choices":[{{"index":0,"delta":{{"content":"?"}}}}]}}"#),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"call_1","function":{{"name":"read","arguments":"{{\"pa"}}}}]}}}}]}}"#),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"th\":\"a\"}}"}}}}]}}}}]}}"#),
+        format!(r#"{{{env},"choices":[{{"index":0,"delta":{{}},"finish_reason":"tool_calls"}}]}}"#),
+        format!(r#"{{{env},"choices":[],"usage":{{"prompt_tokens":20,"completion_tokens":9}}}}"#),
+    ];
+    let body: String = chunks
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .collect::<String>()
+        + "data: [DONE]\n\n";
+    let (events, message) = decode(&body);
+
+    let model = model();
+    let mut general = Decoder::default();
+    let mut out = MessageBuilder::new(&model);
+    out.start();
+    for c in &chunks {
+        let value: Value = serde_json::from_str(c).unwrap();
+        general.on_chunk(&value, &mut out).unwrap();
+    }
+    general.finish(&mut out, &model);
+    let general_events: Vec<_> = out.drain_events().collect();
+    let general_message = out.into_message();
+
+    let untimed = |events: Vec<AssistantMessageEvent>| -> Vec<AssistantMessageEvent> {
+        events
+            .into_iter()
+            .map(|mut e| {
+                if let AssistantMessageEvent::Done { message, .. } = &mut e {
+                    message.timestamp = 0;
+                }
+                e
+            })
+            .collect()
+    };
+    assert_eq!(untimed(events), untimed(general_events));
+    let (mut a, mut b) = (message, general_message);
+    (a.timestamp, b.timestamp) = (0, 0);
+    assert_eq!(a, b);
+    assert_eq!(a.response_id.as_deref(), Some("chatcmpl-9"));
+    assert_eq!(a.usage.output, 9);
+}
