@@ -251,10 +251,11 @@ async fn slow_client_slows_only_itself_with_bounded_buffering() {
     assert!(started.elapsed() < Duration::from_secs(10));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let pulled = tap.events(0).len();
-    // Replay capacity (64) + the client's queue (8 batches of at most 32) +
-    // the tap's channel (16): far below the 5000 the response has.
+    // Replay capacity (64) + the client's queue (8 batches of at most 32) + the
+    // batch its forwarder holds while that queue is full (32) + the tap's channel
+    // (16): far below the 5000 the response has.
     assert!(
-        pulled <= 64 + 8 * 32 + 16 + 2,
+        pulled <= 64 + 8 * 32 + 32 + 16 + 2,
         "the server pulled {pulled} events for a stalled client"
     );
     assert!(!tap.events(0).last().unwrap().is_terminal());
