@@ -494,3 +494,25 @@ async fn dropping_a_stream_never_cancels_the_callers_token() {
         "the caller's token must survive the stream"
     );
 }
+
+/// Model requests do not follow redirects: a 3xx answer is reported with its
+/// status, once, and the redirect target is never asked.
+#[tokio::test]
+async fn a_redirect_is_reported_not_followed() {
+    let scenario = Scenario::new()
+        .push(
+            ScriptedResponse::new()
+                .with_status(307)
+                .with_body("moved to another region"),
+        )
+        .push(ScriptedResponse::text("never"));
+    let options = StreamOptions {
+        retry: fast_retry(2),
+        ..Default::default()
+    };
+    let (_events, message, server) = run(Api::OpenAiCompletions, scenario, options).await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    let error = message.error_message.unwrap_or_default();
+    assert!(error.contains("307"), "{error}");
+    assert_eq!(server.requests().len(), 1);
+}
