@@ -80,8 +80,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
 struct HotChoice<'a> {
     #[serde(default)]
     index: Option<u64>,
+    /// Boxed: moving a delta-sized struct through every layer of the parse
+    /// cost more than the allocation.
     #[serde(default, borrow)]
-    delta: Option<HotDelta<'a>>,
+    delta: Option<Box<HotDelta<'a>>>,
     #[serde(default, borrow)]
     finish_reason: Option<Text<'a>>,
     #[serde(default)]
