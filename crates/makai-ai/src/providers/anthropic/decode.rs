@@ -17,6 +17,7 @@ use crate::error::{Fault, retry_hint_in_text};
 use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
+use crate::providers::delta_template::DeltaTemplate;
 use crate::sse::SseEvent;
 
 /// A string borrowed from the event data when it has no escapes.
@@ -124,6 +125,61 @@ pub(super) struct Decoder {
     stop_reason_seen: bool,
     /// Any event was decoded.
     any_event: bool,
+    /// The last event, when it only appended text or thinking to a block (see
+    /// `delta_template.rs`).
+    template: DeltaTemplate<PlainDelta>,
+}
+
+#[cfg(test)]
+impl Decoder {
+    /// Whether the template recognises `data`.
+    pub(super) fn template_matches(&self, data: &str) -> bool {
+        self.template.matches(data).is_some()
+    }
+
+    /// Forgets the template, so that the next event is parsed.
+    pub(super) fn forget_template(&mut self) {
+        self.template.forget();
+    }
+}
+
+/// What an event that only appends one string appends, and to which block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PlainDelta {
+    /// A `text_delta` for the block with this Anthropic index.
+    Text(u64),
+    /// A `thinking_delta` for the block with this Anthropic index.
+    Thinking(u64),
+}
+
+impl RawEvent<'_> {
+    /// The one string the event appends, when appending it is all the event does:
+    /// a `content_block_delta` (named by its `type`) whose delta is a text or
+    /// thinking delta and nothing else.
+    fn plain_delta(&self) -> Option<(PlainDelta, &str)> {
+        let plain = matches!(&self.kind, Some(k) if k.as_str() == "content_block_delta")
+            && self.message.is_none()
+            && self.content_block.is_none()
+            && self.usage.is_none()
+            && self.error.is_none();
+        let (index, delta) = (self.index?, self.delta.as_ref()?);
+        if !plain
+            || delta.signature.is_some()
+            || delta.partial_json.is_some()
+            || delta.stop_reason.is_some()
+        {
+            return None;
+        }
+        let (kind, value) = match (text(&delta.kind), &delta.text, &delta.thinking) {
+            ("text_delta", Some(t), None) => (PlainDelta::Text(index), t),
+            ("thinking_delta", None, Some(t)) => (PlainDelta::Thinking(index), t),
+            _ => return None,
+        };
+        match &value.0 {
+            Cow::Borrowed(s) => Some((kind, s)),
+            Cow::Owned(_) => None,
+        }
+    }
 }
 
 /// Maps Anthropic's `stop_reason` (see the fixtures' SOURCES.md for the rules).
@@ -319,6 +375,17 @@ impl WireDecoder for Decoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }
+        // Most events of a long answer are the last one with other text.
+        if let Some((delta, text)) = self.template.matches(data) {
+            let (PlainDelta::Text(index) | PlainDelta::Thinking(index)) = delta;
+            if let Some(i) = self.builder_index(Some(index)) {
+                match delta {
+                    PlainDelta::Text(_) => out.push_text(i, text),
+                    PlainDelta::Thinking(_) => out.push_thinking(i, text),
+                }
+            }
+            return Ok(());
+        }
         let raw: RawEvent<'_> = match serde_json::from_str(data) {
             Ok(raw) => raw,
             Err(_) if event.event == "error" => {
@@ -335,6 +402,10 @@ impl WireDecoder for Decoder {
             }
         };
         self.any_event = true;
+        match raw.plain_delta() {
+            Some((delta, text)) => self.template.remember(data, data, text, delta),
+            None => self.template.forget(),
+        }
         let kind = raw.kind.as_ref().map_or(event.event, Str::as_str);
         match kind {
             "message_start" => {

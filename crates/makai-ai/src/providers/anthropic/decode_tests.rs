@@ -592,3 +592,109 @@ proptest! {
         prop_assert!(done, "the last event must be done");
     }
 }
+
+/// Decodes `events` (JSON texts, each sent with `event:` set to its type) with
+/// every fast path on, and again with the delta template forgotten after each
+/// event, so that every event is parsed; asserts both agree, and returns the
+/// message and how many events the template recognised.
+fn assert_template_agrees(events: &[String]) -> (AssistantMessage, usize) {
+    let m = model();
+    let run = |use_template: bool| {
+        let mut decoder = Decoder::default();
+        let mut out = MessageBuilder::new(&m);
+        out.start();
+        let mut replayed = 0;
+        for data in events {
+            let kind: Value = serde_json::from_str(data).unwrap();
+            let event = SseEvent {
+                event: kind["type"].as_str().unwrap_or(""),
+                data,
+            };
+            if decoder.template_matches(data) {
+                replayed += 1;
+            }
+            if !use_template {
+                decoder.forget_template();
+            }
+            decoder.on_event(event, &mut out, &m).unwrap();
+        }
+        decoder.on_eof(&mut out, &m).unwrap();
+        let events: Vec<_> = out.drain_events().collect();
+        (events, normalized(out.into_message()), replayed)
+    };
+    let (fast_events, fast, replayed) = run(true);
+    let (slow_events, slow, _) = run(false);
+    assert_eq!(fast, slow);
+    assert_eq!(fast_events.len(), slow_events.len());
+    for (a, b) in fast_events.iter().zip(&slow_events) {
+        if !matches!(a, AssistantMessageEvent::Done { .. }) {
+            assert_eq!(a, b);
+        }
+    }
+    (fast, replayed)
+}
+
+#[test]
+fn replayed_text_and_thinking_deltas_decode_exactly_like_parsed_ones() {
+    let texts = ["a", "b c", r"d\\e", r#"f\"g"#, "", "wörld"];
+    let mut events = vec![
+        message_start(3, 1).to_string(),
+        block_start(
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        )
+        .to_string(),
+    ];
+    for t in texts {
+        events.push(format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"thinking_delta","thinking":"{t}"}}}}"#));
+    }
+    events.push(delta(0, json!({"type": "signature_delta", "signature": "sig"})).to_string());
+    events.push(block_stop(0).to_string());
+    events.push(block_start(1, json!({"type": "text", "text": ""})).to_string());
+    for t in texts.iter().chain(&texts) {
+        events.push(format!(r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"text_delta","text":"{t}"}}}}"#));
+    }
+    // A delta for a block that is not open is ignored either way.
+    events.push(text_delta(5, "x").to_string());
+    events.push(text_delta(5, "y").to_string());
+    events.push(block_stop(1).to_string());
+    events.push(text_delta(1, "late").to_string());
+    events.push(message_delta("end_turn", json!({"output_tokens": 9})).to_string());
+    events.push(message_stop().to_string());
+    let (msg, replayed) = assert_template_agrees(&events);
+    // A plain delta is replayed when the one before it was a plain delta of the
+    // same block: "b c" (thinking), "b c" and "a" then "b c" (text), "y".
+    assert_eq!(replayed, 5);
+    assert_eq!(msg.text(), r#"ab cd\ef"gwörldab cd\ef"gwörld"#);
+    assert_eq!(msg.thinking(), r#"ab cd\ef"gwörld"#);
+}
+
+proptest! {
+    #[test]
+    fn any_sequence_of_deltas_decodes_like_parsed_ones(
+        picks in proptest::collection::vec((0..6usize, 0..4usize), 1..30)
+    ) {
+        let texts = ["x", "y z", r"\\", ""];
+        let mut events = vec![
+            message_start(3, 1).to_string(),
+            block_start(0, json!({"type": "text", "text": ""})).to_string(),
+            block_start(1, json!({"type": "thinking", "thinking": ""})).to_string(),
+        ];
+        for (kind, t) in picks {
+            let t = texts[t];
+            events.push(match kind {
+                0 => format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#),
+                1 => format!(r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"thinking_delta","thinking":"{t}"}}}}"#),
+                2 => format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}","extra":1}}}}"#),
+                3 => format!(r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"signature_delta","signature":"{t}"}}}}"#),
+                4 => format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}},"usage":{{"output_tokens":2}}}}"#),
+                _ => json!({"type": "ping"}).to_string(),
+            });
+        }
+        events.push(block_stop(0).to_string());
+        events.push(block_stop(1).to_string());
+        events.push(message_delta("end_turn", json!({"output_tokens": 9})).to_string());
+        events.push(message_stop().to_string());
+        assert_template_agrees(&events);
+    }
+}

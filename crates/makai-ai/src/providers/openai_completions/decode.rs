@@ -14,13 +14,14 @@
 use serde_json::Value;
 
 use self::envelope::Envelope;
-use self::hot::HotChunk;
+use self::hot::{HotChunk, PlainDelta};
 use super::request::REASONING_FIELDS;
 use crate::builder::MessageBuilder;
 use crate::error::{Fault, error_message_from_body, retry_hint_in_text};
 use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
+use crate::providers::delta_template::DeltaTemplate;
 use crate::providers::snippet;
 use crate::sse::SseEvent;
 
@@ -55,6 +56,9 @@ pub(crate) struct Decoder {
     envelope: Envelope,
     /// Reused buffer for a chunk without its envelope.
     stripped: String,
+    /// The last chunk, when it only appended text or thinking (see
+    /// `delta_template.rs`).
+    template: DeltaTemplate<PlainDelta>,
 }
 
 impl WireDecoder for Decoder {
@@ -74,6 +78,11 @@ impl WireDecoder for Decoder {
         if data == "[DONE]" {
             return self.on_done(out, model);
         }
+        // Most chunks of a long answer are the last one with other text.
+        if let Some((delta, text)) = self.template.matches(data) {
+            self.replay(delta, text, out);
+            return Ok(());
+        }
         // After the first chunk, most arrive with the same envelope as the last
         // one: decode only what follows it.
         let mut stripped = std::mem::take(&mut self.stripped);
@@ -81,6 +90,7 @@ impl WireDecoder for Decoder {
             && let Ok(chunk) = serde_json::from_str::<HotChunk<'_>>(&stripped)
         {
             let result = self.on_hot_chunk(&chunk, out);
+            self.remember_template(data, &stripped, &chunk);
             self.stripped = stripped;
             return result;
         }
@@ -89,8 +99,11 @@ impl WireDecoder for Decoder {
         // chunks of an unusual shape pay for a `Value` tree.
         if let Ok(chunk) = serde_json::from_str::<HotChunk<'_>>(data) {
             self.envelope.remember(data, chunk.reads_beyond_choices());
-            return self.on_hot_chunk(&chunk, out);
+            let result = self.on_hot_chunk(&chunk, out);
+            self.remember_template(data, data, &chunk);
+            return result;
         }
+        self.template.forget();
         self.envelope.remember(data, true);
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(

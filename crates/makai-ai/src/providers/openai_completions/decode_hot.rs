@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Decoder, apply_usage, error_fault};
+use super::{Decoder, REASONING_FIELDS, apply_usage, error_fault};
 use crate::builder::MessageBuilder;
 use crate::error::Fault;
 
@@ -132,6 +132,49 @@ impl HotChunk<'_> {
     pub(super) fn reads_beyond_choices(&self) -> bool {
         self.usage.is_some() || self.x_groq.is_some() || self.error.is_some()
     }
+
+    /// The one string the chunk appends, when appending it is all the chunk does
+    /// (besides an id already taken): a delta with text or reasoning and nothing
+    /// else, no finish reason, no usage.
+    fn plain_delta(&self) -> Option<(PlainDelta, &str)> {
+        if self.reads_beyond_choices() {
+            return None;
+        }
+        let choice = self.choices.as_ref()?.0.as_ref()?;
+        if choice.finish_reason.is_some() || choice.usage.is_some() {
+            return None;
+        }
+        let d = choice.delta.as_deref()?;
+        if d.refusal.is_some() || d.tool_calls.is_some() || d.function_call.is_some() {
+            return None;
+        }
+        let fields = [
+            (PlainDelta::Text, &d.content),
+            (
+                PlainDelta::Thinking(REASONING_FIELDS[0]),
+                &d.reasoning_content,
+            ),
+            (PlainDelta::Thinking(REASONING_FIELDS[1]), &d.reasoning),
+            (PlainDelta::Thinking(REASONING_FIELDS[2]), &d.reasoning_text),
+        ];
+        let mut present = fields
+            .into_iter()
+            .filter_map(|(kind, t)| Some((kind, t.as_ref()?)));
+        let (kind, text) = present.next()?;
+        match (&text.0, present.next()) {
+            (Cow::Borrowed(s), None) => Some((kind, s)),
+            _ => None,
+        }
+    }
+}
+
+/// What a chunk that only appends one string appends to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum PlainDelta {
+    /// Answer text (`content`).
+    Text,
+    /// Reasoning, in the named field.
+    Thinking(&'static str),
 }
 
 impl Decoder {
@@ -167,6 +210,25 @@ impl Decoder {
             self.on_finish_reason(&reason.0, out);
         }
         Ok(())
+    }
+
+    /// Remembers `chunk` (parsed from `parsed`, which is `data` or `data` without
+    /// its envelope) as the template for the next ones, or forgets the template
+    /// when the chunk did more than append a string.
+    pub(super) fn remember_template(&mut self, data: &str, parsed: &str, chunk: &HotChunk<'_>) {
+        match chunk.plain_delta() {
+            Some((kind, text)) => self.template.remember(data, parsed, text, kind),
+            None => self.template.forget(),
+        }
+    }
+
+    /// Applies a chunk the template recognised: what `on_hot_delta` does for a
+    /// delta holding only `text` in the field `delta` names.
+    pub(super) fn replay(&mut self, delta: PlainDelta, text: &str, out: &mut MessageBuilder) {
+        match delta {
+            PlainDelta::Text => self.push_text(text, out),
+            PlainDelta::Thinking(field) => self.push_thinking(field, text, out),
+        }
     }
 
     fn on_hot_delta(&mut self, delta: &HotDelta<'_>, out: &mut MessageBuilder) {
@@ -211,7 +273,6 @@ impl Decoder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::REASONING_FIELDS;
     use super::*;
 
     #[test]
