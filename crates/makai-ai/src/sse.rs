@@ -48,36 +48,10 @@ pub struct SseParser {
     offset: usize,
 }
 
-/// The position of the first CR or LF in `bytes`.
-///
-/// Scans eight bytes at a time (SSE lines are long: a JSON event per line), as
-/// this search is most of the parser's work. In each word, a byte equal to the
-/// target becomes zero after the XOR; `(x - 0x01..) & !x & 0x80..` then sets the
-/// high bit of the lowest zero byte exactly (higher bytes may be false positives,
-/// which the lowest-set-bit search ignores).
+/// The position of the first CR or LF in `bytes` (SIMD search: this is most of
+/// the parser's work, SSE lines being long).
 fn find_line_end(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const LF: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    const CR: u64 = u64::from_ne_bytes([b'\r'; 8]);
-    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let mut words = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for word in words.by_ref() {
-        let mut buf = [0u8; 8];
-        buf.copy_from_slice(word);
-        let w = u64::from_le_bytes(buf);
-        let hits = zero_bytes(w ^ LF) | zero_bytes(w ^ CR);
-        if hits != 0 {
-            return Some(offset + (hits.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r')
-        .map(|p| offset + p)
+    memchr::memchr2(b'\n', b'\r', bytes)
 }
 
 impl SseParser {
@@ -156,33 +130,44 @@ impl SseParser {
         if line[0] == b':' {
             return Ok(());
         }
-        let line = std::str::from_utf8(line).map_err(|e| SseError {
-            message: format!(
-                "the stream sent bytes that are not UTF-8 near byte {} ({e}): {:?}",
-                self.offset,
-                String::from_utf8_lossy(&line[..line.len().min(64)])
-            ),
-        })?;
-        let (field, value) = match line.find(':') {
+        // The field name is ASCII up to the first colon; only the value needs
+        // validating (SIMD for the common case, std's for the error's details).
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(pos) => {
                 let value = &line[pos + 1..];
-                (&line[..pos], value.strip_prefix(' ').unwrap_or(value))
+                (&line[..pos], value.strip_prefix(b" ").unwrap_or(value))
             }
-            None => (line, ""),
+            None => (line, &[][..]),
+        };
+        let offset = self.offset;
+        let utf8 = |bytes| {
+            simdutf8::basic::from_utf8(bytes)
+                .or_else(|_| std::str::from_utf8(bytes))
+                .map_err(|e| SseError {
+                    message: format!(
+                        "the stream sent bytes that are not UTF-8 near byte {offset} ({e}): {:?}",
+                        String::from_utf8_lossy(&line[..line.len().min(64)])
+                    ),
+                })
         };
         match field {
-            "data" => {
+            b"data" => {
+                let value = utf8(value)?;
                 if self.has_data {
                     self.data.push('\n');
                 }
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            "event" => {
+            b"event" => {
+                let value = utf8(value)?;
                 self.event.clear();
                 self.event.push_str(value);
             }
-            _ => {}
+            // Other fields are ignored, but the line must still be text.
+            _ => {
+                utf8(line)?;
+            }
         }
         Ok(())
     }
@@ -258,8 +243,15 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_an_error() {
-        let err = parse_chunks(&[b"data: ok\n\ndata: \xff\xfe\n\n"]).unwrap_err();
-        assert!(err.message.contains("not UTF-8"), "{}", err.message);
+        for bad in [
+            &b"data: ok\n\ndata: \xff\xfe\n\n"[..],
+            b"event: \xc3(\ndata: x\n\n",
+            b"id: \xff\ndata: x\n\n",
+            b"\xff\n\n",
+        ] {
+            let err = parse_chunks(&[bad]).unwrap_err();
+            assert!(err.message.contains("not UTF-8"), "{}", err.message);
+        }
     }
 
     proptest! {
