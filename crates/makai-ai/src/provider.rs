@@ -25,6 +25,44 @@ pub struct HttpRequest {
     pub body: Value,
 }
 
+/// An HTTP request as it is sent: the body already encoded. Providers may encode
+/// typed structs that borrow from the context straight to bytes, never building
+/// a `Value` tree (the request is rebuilt for every turn of an agent, and the
+/// tree was a tenth of the agent loop's work).
+pub(crate) struct WireRequest {
+    /// Full URL.
+    pub(crate) url: String,
+    /// Headers (credentials included; never log them).
+    pub(crate) headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub(crate) body: bytes::Bytes,
+}
+
+impl WireRequest {
+    /// Encodes a request built as a `Value` tree.
+    pub(crate) fn from_json(request: HttpRequest) -> Result<Self, crate::error::ProviderError> {
+        let body = encode(&request.body)?;
+        Ok(WireRequest {
+            url: request.url,
+            headers: request.headers,
+            body,
+        })
+    }
+}
+
+/// `body` as JSON bytes.
+pub(crate) fn encode(
+    body: &impl serde::Serialize,
+) -> Result<bytes::Bytes, crate::error::ProviderError> {
+    serde_json::to_vec(body)
+        .map(bytes::Bytes::from)
+        .map_err(|e| {
+            crate::error::ProviderError::InvalidRequest(format!(
+                "could not encode the request body: {e}"
+            ))
+        })
+}
+
 /// Turns SSE events of one response into builder calls.
 pub(crate) trait WireDecoder: Send {
     /// Handles one event. An `Err` ends the attempt (a retryable fault may be retried).
@@ -43,14 +81,14 @@ pub(crate) trait WireDecoder: Send {
 
 /// One wire API.
 pub(crate) trait WireApi: Send + Sync {
-    /// Builds the HTTP request.
+    /// Builds the HTTP request, its body encoded.
     fn build_request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
-    ) -> Result<HttpRequest, crate::error::ProviderError>;
+    ) -> Result<WireRequest, crate::error::ProviderError>;
 
     /// A fresh decoder for one response.
     fn decoder(&self) -> Box<dyn WireDecoder>;
@@ -72,6 +110,25 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<HttpRequest, crate::error::ProviderError> {
+    let wire = build_wire_request(model, context, options)?;
+    let body = serde_json::from_slice(&wire.body).map_err(|e| {
+        crate::error::ProviderError::InvalidRequest(format!(
+            "the encoded request body is not JSON ({e})"
+        ))
+    })?;
+    Ok(HttpRequest {
+        url: wire.url,
+        headers: wire.headers,
+        body,
+    })
+}
+
+/// Builds the request `stream` sends.
+pub(crate) fn build_wire_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<WireRequest, crate::error::ProviderError> {
     let key = crate::credentials::resolve_api_key(model, options.api_key.as_ref());
     wire_api(model.api).build_request(model, context, options, key.as_ref())
 }

@@ -19,7 +19,7 @@ use crate::http::{HttpClient, HttpResponse, SendError};
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
-use crate::provider::{HttpRequest, WireDecoder, wire_api};
+use crate::provider::{WireDecoder, WireRequest, wire_api};
 use crate::sse::SseParser;
 
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -62,7 +62,7 @@ pub fn stream(
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
     let model = Arc::new(model.clone());
-    let request = crate::provider::build_request(&model, context, &options);
+    let request = crate::provider::build_wire_request(&model, context, &options);
     let sink = Sink {
         tx,
         batch: Vec::new(),
@@ -100,7 +100,7 @@ impl Sink {
 
 async fn drive(
     model: Arc<Model>,
-    request: Result<HttpRequest, ProviderError>,
+    request: Result<WireRequest, ProviderError>,
     options: StreamOptions,
     mut sink: Sink,
 ) {
@@ -111,7 +111,7 @@ async fn drive(
         .or_else(|| crate::credentials::resolve_api_key(&model, None));
     let secret = secret.as_ref().map(|k| k.expose().to_string());
 
-    let mut request = match request {
+    let request = match request {
         Ok(r) => r,
         Err(e) => {
             builder.fail(
@@ -140,22 +140,7 @@ async fn drive(
         _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
     };
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
-    let body = match serde_json::to_vec(&request.body) {
-        // Only the bytes are kept for retries: the JSON tree goes now.
-        Ok(b) => {
-            request.body = serde_json::Value::Null;
-            bytes::Bytes::from(b)
-        }
-        Err(e) => {
-            builder.fail(
-                StopReason::Error,
-                format!("could not encode the request body: {e}"),
-                &model,
-            );
-            sink.flush(&mut builder).await;
-            return;
-        }
-    };
+    let body = request.body.clone();
 
     let mut attempt: u32 = 0;
     loop {
@@ -219,7 +204,7 @@ async fn drive(
 #[allow(clippy::too_many_arguments)]
 async fn run_attempt(
     client: &HttpClient,
-    request: &HttpRequest,
+    request: &WireRequest,
     body: bytes::Bytes,
     idle: Duration,
     model: &Model,

@@ -6,25 +6,92 @@
 //! one user turn with the `tool_result` blocks first. Empty and whitespace-only
 //! text blocks are dropped (the API rejects them) and turns left empty vanish.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::message::{
     AssistantContent, AssistantMessage, ImageContent, Message, ThinkingContent, ToolResultMessage,
     UserContent,
 };
 
-/// One Anthropic turn before serialization.
-#[derive(Debug)]
-pub(super) struct Turn {
+/// One Anthropic turn, borrowing from the messages it was made of.
+#[derive(Debug, Serialize)]
+pub(super) struct Turn<'a> {
     /// `user` or `assistant`.
     pub role: &'static str,
     /// Content blocks.
-    pub content: Vec<Value>,
+    pub content: Vec<Block<'a>>,
+}
+
+/// A content block as the Messages API reads it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<&'a Value>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<&'a Value>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        is_error: bool,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<&'a Value>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Map<String, Value>,
+    },
+}
+
+/// A base64 image.
+#[derive(Debug, Serialize)]
+pub(super) struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl<'a> Block<'a> {
+    /// A text block: `None` for empty or whitespace-only text (the API rejects it).
+    pub(super) fn text(text: &'a str) -> Option<Self> {
+        (!text.trim().is_empty()).then_some(Block::Text {
+            text,
+            cache_control: None,
+        })
+    }
+
+    /// Marks the block as a prompt-cache breakpoint (blocks of user turns only:
+    /// text, image and tool results).
+    pub(super) fn set_cache_control(&mut self, cache: &'a Value) {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => *cache_control = Some(cache),
+            Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::ToolUse { .. } => {}
+        }
+    }
 }
 
 /// Converts messages already passed through [`crate::transform::prepare_messages`].
-pub(super) fn to_turns(messages: &[Message]) -> Vec<Turn> {
-    let mut turns: Vec<Turn> = Vec::with_capacity(messages.len());
+pub(super) fn to_turns(messages: &[Message]) -> Vec<Turn<'_>> {
+    let mut turns: Vec<Turn<'_>> = Vec::with_capacity(messages.len());
     for message in messages {
         let (role, content) = match message {
             Message::User(u) => ("user", user_blocks(&u.content)),
@@ -42,69 +109,63 @@ pub(super) fn to_turns(messages: &[Message]) -> Vec<Turn> {
     turns
 }
 
-fn text_block(text: &str) -> Option<Value> {
-    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+fn image_block(image: &ImageContent) -> Block<'_> {
+    Block::Image {
+        source: ImageSource {
+            kind: "base64",
+            media_type: &image.mime_type,
+            data: &image.data,
+        },
+        cache_control: None,
+    }
 }
 
-fn image_block(image: &ImageContent) -> Value {
-    json!({
-        "type": "image",
-        "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-    })
-}
-
-fn user_blocks(content: &[UserContent]) -> Vec<Value> {
+fn user_blocks(content: &[UserContent]) -> Vec<Block<'_>> {
     content
         .iter()
         .filter_map(|c| match c {
-            UserContent::Text(t) => text_block(&t.text),
+            UserContent::Text(t) => Block::text(&t.text),
             UserContent::Image(i) => Some(image_block(i)),
         })
         .collect()
 }
 
-fn tool_result_block(result: &ToolResultMessage) -> Value {
-    let mut block = json!({
-        "type": "tool_result",
-        "tool_use_id": result.tool_call_id,
-        "is_error": result.is_error,
-    });
-    let content = user_blocks(&result.content);
-    if !content.is_empty() {
-        block["content"] = Value::Array(content);
+fn tool_result_block(result: &ToolResultMessage) -> Block<'_> {
+    Block::ToolResult {
+        tool_use_id: &result.tool_call_id,
+        is_error: result.is_error,
+        content: user_blocks(&result.content),
+        cache_control: None,
     }
-    block
 }
 
-fn thinking_block(t: &ThinkingContent) -> Option<Value> {
+fn thinking_block(t: &ThinkingContent) -> Option<Block<'_>> {
     let signature = t.thinking_signature.as_deref().filter(|s| !s.is_empty());
     match signature {
-        Some(data) if t.redacted => Some(json!({"type": "redacted_thinking", "data": data})),
+        Some(data) if t.redacted => Some(Block::RedactedThinking { data }),
         // A redacted block without its payload cannot be replayed.
         None if t.redacted => None,
-        Some(signature) => Some(json!({
-            "type": "thinking",
-            "thinking": t.thinking,
-            "signature": signature,
-        })),
+        Some(signature) => Some(Block::Thinking {
+            thinking: &t.thinking,
+            signature,
+        }),
         // Without a signature the API would reject the block: send the reasoning as text.
-        None => text_block(&t.thinking),
+        None => Block::text(&t.thinking),
     }
 }
 
-fn assistant_blocks(message: &AssistantMessage) -> Vec<Value> {
+fn assistant_blocks(message: &AssistantMessage) -> Vec<Block<'_>> {
     message
         .content
         .iter()
         .filter_map(|c| match c {
-            AssistantContent::Text(t) => text_block(&t.text),
+            AssistantContent::Text(t) => Block::text(&t.text),
             AssistantContent::Thinking(t) => thinking_block(t),
-            AssistantContent::ToolCall(call) => Some(json!({
-                "type": "tool_use",
-                "id": call.id,
-                "name": call.name,
-                "input": Value::Object(call.arguments.clone()),
-            })),
+            AssistantContent::ToolCall(call) => Some(Block::ToolUse {
+                id: &call.id,
+                name: &call.name,
+                input: &call.arguments,
+            }),
         })
         .collect()
 }

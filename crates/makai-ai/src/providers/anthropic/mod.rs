@@ -20,7 +20,7 @@ use crate::context::Context;
 use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions};
-use crate::provider::{HttpRequest, WireApi, WireDecoder};
+use crate::provider::{WireApi, WireDecoder, WireRequest};
 
 /// The `anthropic-messages` wire API.
 pub(crate) struct AnthropicMessages;
@@ -32,7 +32,7 @@ impl WireApi for AnthropicMessages {
         context: &Context,
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
-    ) -> Result<HttpRequest, ProviderError> {
+    ) -> Result<WireRequest, ProviderError> {
         request::build(model, context, options, api_key)
     }
 

@@ -1,14 +1,17 @@
 //! The HTTP request: URL, headers and JSON body.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
-use super::messages::to_turns;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::messages::{Block, Turn, to_turns};
 use super::thinking;
 use crate::context::{Context, ToolDefinition};
 use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ToolChoice};
-use crate::provider::HttpRequest;
+use crate::provider::{WireRequest, encode};
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// The API version header value.
@@ -18,13 +21,44 @@ pub(super) const OAUTH_BETA: &str = "oauth-2025-04-20";
 /// Prefix of Anthropic OAuth access tokens (sent as a bearer token, not `x-api-key`).
 const OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
 
+/// The request body, borrowing from the context; fields in the order they are sent.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<[Block<'a>; 1]>,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+}
+
+/// A tool declaration.
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: Cow<'a, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<&'a Value>,
+}
+
 /// Builds the request for one streamed call.
 pub(super) fn build(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
-) -> Result<HttpRequest, ProviderError> {
+) -> Result<WireRequest, ProviderError> {
     let messages = prepare_messages(model, &context.messages, ToolCallIdRules::ANTHROPIC);
     let mut turns = to_turns(&messages);
     if turns.is_empty() {
@@ -46,63 +80,50 @@ pub(super) fn build(
         .is_some_and(|t| t == "any" || t == "tool");
     let plan = thinking::plan(model, options, forces_tool);
 
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
-    body.insert("max_tokens".into(), json!(plan.max_tokens));
-    body.insert("stream".into(), json!(true));
-
-    if let Some(system) = context
+    let system = context
         .system_prompt
         .as_deref()
         .filter(|s| !s.trim().is_empty())
-    {
-        let mut block = json!({"type": "text", "text": system});
-        if let Some(cache) = &cache {
-            block["cache_control"] = cache.clone();
-        }
-        body.insert("system".into(), json!([block]));
-    }
+        .map(|text| {
+            [Block::Text {
+                text,
+                cache_control: cache.as_ref(),
+            }]
+        });
 
     if let Some(cache) = &cache
         && let Some(turn) = turns.iter_mut().rev().find(|t| t.role == "user")
-        && let Some(Value::Object(last)) = turn.content.last_mut()
+        && let Some(last) = turn.content.last_mut()
     {
-        last.insert("cache_control".into(), cache.clone());
+        last.set_cache_control(cache);
     }
-    let messages: Vec<Value> = turns
-        .into_iter()
-        .map(|t| json!({"role": t.role, "content": t.content}))
-        .collect();
-    body.insert("messages".into(), Value::Array(messages));
 
-    if !context.tools.is_empty() {
-        let mut tools: Vec<Value> = context.tools.iter().map(tool_value).collect();
-        if let (Some(cache), Some(Value::Object(last))) = (&cache, tools.last_mut()) {
-            last.insert("cache_control".into(), cache.clone());
+    let tools = (!context.tools.is_empty()).then(|| {
+        let mut tools: Vec<Tool<'_>> = context.tools.iter().map(tool).collect();
+        if let Some(last) = tools.last_mut() {
+            last.cache_control = cache.as_ref();
         }
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(choice) = tool_choice {
-        body.insert("tool_choice".into(), choice);
-    }
+        tools
+    });
 
-    if let Some(t) = &plan.thinking {
-        body.insert("thinking".into(), t.clone());
-    }
-    if let Some(c) = &plan.output_config {
-        body.insert("output_config".into(), c.clone());
-    }
-    // The API rejects a temperature together with thinking.
-    if !plan.is_on()
-        && let Some(t) = options.temperature
-    {
-        body.insert("temperature".into(), float(t));
-    }
+    let body = Body {
+        model: &model.id,
+        max_tokens: plan.max_tokens,
+        stream: true,
+        system,
+        messages: turns,
+        tools,
+        tool_choice,
+        thinking: plan.thinking.as_ref(),
+        output_config: plan.output_config.as_ref(),
+        // The API rejects a temperature together with thinking.
+        temperature: options.temperature.filter(|_| !plan.is_on()).map(float),
+    };
 
-    Ok(HttpRequest {
+    Ok(WireRequest {
         url: format!("{}/messages", model.base_url.trim_end_matches('/')),
         headers: headers(model, options, api_key),
-        body: Value::Object(body),
+        body: encode(&body)?,
     })
 }
 
@@ -124,14 +145,19 @@ fn tool_choice_value(choice: &ToolChoice) -> Value {
     }
 }
 
-fn tool_value(tool: &ToolDefinition) -> Value {
+fn tool(tool: &ToolDefinition) -> Tool<'_> {
     // The API requires an object schema; a tool declared without one takes no arguments.
-    let schema = if tool.parameters.is_object() {
-        tool.parameters.clone()
+    let input_schema = if tool.parameters.is_object() {
+        Cow::Borrowed(&tool.parameters)
     } else {
-        json!({"type": "object", "properties": {}})
+        Cow::Owned(json!({"type": "object", "properties": {}}))
     };
-    json!({"name": tool.name, "description": tool.description, "input_schema": schema})
+    Tool {
+        name: &tool.name,
+        description: &tool.description,
+        input_schema,
+        cache_control: None,
+    }
 }
 
 /// An `f32` as the JSON number it was written as (0.7, not 0.699999988079071).

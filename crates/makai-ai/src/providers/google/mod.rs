@@ -23,7 +23,7 @@ use crate::context::Context;
 use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions};
-use crate::provider::{HttpRequest, WireApi, WireDecoder};
+use crate::provider::{WireApi, WireDecoder, WireRequest};
 
 /// The `google-generative-ai` wire API.
 pub(crate) struct GoogleGenerativeAi;
@@ -35,8 +35,8 @@ impl WireApi for GoogleGenerativeAi {
         context: &Context,
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
-    ) -> Result<HttpRequest, ProviderError> {
-        request::build(model, context, options, api_key)
+    ) -> Result<WireRequest, ProviderError> {
+        WireRequest::from_json(request::build(model, context, options, api_key)?)
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

@@ -15,7 +15,7 @@ use crate::context::Context;
 use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions};
-use crate::provider::{HttpRequest, WireApi, WireDecoder};
+use crate::provider::{WireApi, WireDecoder, WireRequest};
 use crate::transform::prepare_messages;
 
 /// The `openai-completions` wire API.
@@ -28,13 +28,13 @@ impl WireApi for OpenAiCompletions {
         context: &Context,
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
-    ) -> Result<HttpRequest, ProviderError> {
+    ) -> Result<WireRequest, ProviderError> {
         let compat = compat::resolve(model);
         let mut messages = prepare_messages(model, &context.messages, compat.ids);
         if let Some(len) = compat.exact_alnum_ids {
             request::exact_alnum_ids(&mut messages, len);
         }
-        Ok(request::build(
+        WireRequest::from_json(request::build(
             model, context, &messages, options, api_key, &compat,
         ))
     }

@@ -26,7 +26,7 @@ use crate::context::Context;
 use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions};
-use crate::provider::{HttpRequest, WireApi, WireDecoder};
+use crate::provider::{WireApi, WireDecoder, WireRequest};
 use serde_json::Value;
 
 /// The `openai-responses` wire API.
@@ -39,8 +39,8 @@ impl WireApi for OpenAiResponses {
         context: &Context,
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
-    ) -> Result<HttpRequest, ProviderError> {
-        request::build(model, context, options, api_key)
+    ) -> Result<WireRequest, ProviderError> {
+        WireRequest::from_json(request::build(model, context, options, api_key)?)
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {
