@@ -32,7 +32,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpStream;
 
 /// The largest read buffer a connection keeps (also the largest response head).
-pub(crate) const MAX_READ_BUFFER: usize = 16 * 1024;
+pub(crate) const MAX_READ_BUFFER: usize = 8 * 1024;
 
 /// How long an idle pooled connection is kept.
 const POOL_IDLE: Duration = Duration::from_secs(90);
@@ -76,6 +76,30 @@ pub(crate) enum SendError {
     /// The TLS settings could not be built (no usable certificate store).
     #[error("TLS is unavailable: {0}")]
     Tls(String),
+}
+
+impl SendError {
+    /// Whether sending again cannot help: the request is invalid, TLS cannot be
+    /// set up, or the server's response head is larger than the client accepts
+    /// (the same server will send the same head again).
+    pub(crate) fn is_permanent(&self) -> bool {
+        match self {
+            SendError::Invalid(_) | SendError::Tls(_) => true,
+            SendError::Client(e) => {
+                let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+                while let Some(err) = source {
+                    if err
+                        .downcast_ref::<hyper::Error>()
+                        .is_some_and(hyper::Error::is_parse_too_large)
+                    {
+                        return true;
+                    }
+                    source = err.source();
+                }
+                false
+            }
+        }
+    }
 }
 
 impl HttpClient {

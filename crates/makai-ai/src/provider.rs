@@ -55,7 +55,11 @@ pub(crate) fn encode(
     body: &impl serde::Serialize,
 ) -> Result<bytes::Bytes, crate::error::ProviderError> {
     serde_json::to_vec(body)
-        .map(bytes::Bytes::from)
+        .map(|mut b| {
+            // Kept for the whole request (retries resend it): no spare capacity.
+            b.shrink_to_fit();
+            bytes::Bytes::from(b)
+        })
         .map_err(|e| {
             crate::error::ProviderError::InvalidRequest(format!(
                 "could not encode the request body: {e}"

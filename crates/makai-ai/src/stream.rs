@@ -15,7 +15,7 @@ use crate::error::{
 };
 use crate::event::AssistantMessageEvent;
 use crate::event_stream::AssistantMessageEventStream;
-use crate::http::{HttpClient, HttpResponse, SendError};
+use crate::http::{HttpClient, HttpResponse};
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
@@ -236,9 +236,10 @@ async fn run_attempt(
                 message: error_chain(&e),
             }
             .to_string();
-            match e {
-                SendError::Invalid(_) | SendError::Tls(_) => Fault::fatal(message),
-                SendError::Client(_) => Fault::retryable(message),
+            if e.is_permanent() {
+                Fault::fatal(message)
+            } else {
+                Fault::retryable(message)
             }
         })?;
     let status = response.status().as_u16();

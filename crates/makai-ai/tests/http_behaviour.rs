@@ -516,3 +516,45 @@ async fn a_redirect_is_reported_not_followed() {
     assert!(error.contains("307"), "{error}");
     assert_eq!(server.requests().len(), 1);
 }
+
+/// Response heads of several KiB (rate-limit and tracing headers behind a CDN)
+/// are read; one larger than the client's 8 KiB cap (also nginx's default limit
+/// for upstream heads) fails with an error that says so, without retries.
+#[tokio::test]
+async fn large_response_heads_are_read_and_oversized_ones_are_a_clear_error() {
+    let mut big = ScriptedResponse::text("fine");
+    for i in 0..40 {
+        big = big.with_header(format!("x-trace-{i}"), "t".repeat(120));
+    }
+    let (_, message, _) = run(
+        Api::OpenAiCompletions,
+        Scenario::new().push(big),
+        StreamOptions::default(),
+    )
+    .await;
+    assert_eq!(message.text(), "fine");
+
+    let mut oversized = ScriptedResponse::text("never read");
+    for i in 0..80 {
+        oversized = oversized.with_header(format!("x-trace-{i}"), "t".repeat(120));
+    }
+    let options = StreamOptions {
+        retry: fast_retry(2),
+        ..Default::default()
+    };
+    let (events, message, server) = run(
+        Api::OpenAiCompletions,
+        Scenario::new().push(oversized),
+        options,
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    let error = message.error_message.unwrap_or_default();
+    assert!(error.contains("too large"), "{error}");
+    assert_eq!(terminal_count(&events), 1);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "an oversized head is not retried"
+    );
+}
