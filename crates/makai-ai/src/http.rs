@@ -88,9 +88,10 @@ impl SendError {
             SendError::Client(e) => {
                 let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
                 while let Some(err) = source {
+                    // (`is_parse_too_large` needs hyper's server feature.)
                     if err
                         .downcast_ref::<hyper::Error>()
-                        .is_some_and(hyper::Error::is_parse_too_large)
+                        .is_some_and(|e| e.is_parse() && e.to_string().contains("too large"))
                     {
                         return true;
                     }

@@ -34,9 +34,7 @@ impl WireApi for OpenAiCompletions {
         if let Some(len) = compat.exact_alnum_ids {
             request::exact_alnum_ids(&mut messages, len);
         }
-        WireRequest::from_json(request::build(
-            model, context, &messages, options, api_key, &compat,
-        ))
+        request::build(model, context, &messages, options, api_key, &compat)
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

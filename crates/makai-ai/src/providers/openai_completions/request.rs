@@ -1,15 +1,19 @@
 //! Builds the `POST {base_url}/chat/completions` request.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use super::compat::Compat;
 use crate::context::{Context, ToolDefinition};
+use crate::error::ProviderError;
 use crate::message::{
     AssistantContent, AssistantMessage, ImageContent, Message, ToolResultMessage, UserContent,
 };
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ThinkingLevel, ToolChoice};
-use crate::provider::HttpRequest;
+use crate::provider::{WireRequest, encode};
 
 /// The text of the assistant turn inserted between a tool result and a user
 /// message for servers that reject that order.
@@ -27,6 +31,111 @@ pub(crate) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning"
 /// OpenAI's limit on `prompt_cache_key`.
 const MAX_PROMPT_CACHE_KEY: usize = 64;
 
+/// The request body, borrowing from the context; fields in the order they are sent.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
+}
+
+/// One Chat Completions message; each role uses some of the fields.
+#[derive(Debug, Default, Serialize)]
+struct ChatMessage<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Content<'a>>,
+    /// The reasoning fields (`REASONING_FIELDS`); at most one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_text: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<ChatToolCall<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+impl<'a> ChatMessage<'a> {
+    fn text(role: &'static str, text: impl Into<Cow<'a, str>>) -> Self {
+        ChatMessage {
+            role,
+            content: Some(Content::Text(text.into())),
+            ..Default::default()
+        }
+    }
+}
+
+/// Message content: a string, or typed parts when there are images.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct ChatToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
 /// Builds the request. `messages` must already be prepared by
 /// [`crate::transform::prepare_messages`].
 pub(crate) fn build(
@@ -36,12 +145,12 @@ pub(crate) fn build(
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
     compat: &Compat,
-) -> HttpRequest {
-    HttpRequest {
+) -> Result<WireRequest, ProviderError> {
+    Ok(WireRequest {
         url: endpoint(&model.base_url),
         headers: headers(model, options, api_key),
-        body: body(model, context, messages, options, compat),
-    }
+        body: encode(&body(model, context, messages, options, compat))?,
+    })
 }
 
 fn endpoint(base_url: &str) -> String {
@@ -69,63 +178,44 @@ fn headers(
     out
 }
 
-fn body(
-    model: &Model,
-    context: &Context,
-    messages: &[Message],
+fn body<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    messages: &'a [Message],
     options: &StreamOptions,
     compat: &Compat,
-) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
-    body.insert(
-        "messages".into(),
-        Value::Array(convert_messages(model, context, messages, compat)),
-    );
-    body.insert("stream".into(), json!(true));
-    if compat.usage_in_streaming {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
-    if max_tokens > 0 {
-        let field = if compat.max_completion_tokens {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(field.into(), json!(max_tokens));
-    }
-    if let Some(t) = options.temperature {
+) -> Body<'a> {
+    let max_tokens = Some(options.max_tokens.unwrap_or(model.max_tokens)).filter(|&n| n > 0);
+    let tools = !context.tools.is_empty();
+    Body {
+        model: &model.id,
+        messages: convert_messages(model, context, messages, compat),
+        stream: true,
+        stream_options: compat
+            .usage_in_streaming
+            .then(|| json!({"include_usage": true})),
+        max_completion_tokens: max_tokens.filter(|_| compat.max_completion_tokens),
+        max_tokens: max_tokens.filter(|_| !compat.max_completion_tokens),
         // Through the shortest decimal form, so 0.7f32 is sent as 0.7, not 0.699999988.
-        let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
-        body.insert("temperature".into(), json!(t));
+        temperature: options
+            .temperature
+            .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+        tools: tools.then(|| context.tools.iter().map(tool).collect()),
+        tool_choice: options
+            .tool_choice
+            .as_ref()
+            .filter(|_| tools)
+            .map(tool_choice),
+        reasoning_effort: (model.reasoning && compat.reasoning_effort)
+            .then(|| reasoning_effort(options.thinking))
+            .flatten(),
+        store: compat.store.then_some(false),
+        prompt_cache_key: (compat.prompt_cache_key
+            && options.cache_retention != CacheRetention::None)
+            .then(|| options.session_id.as_deref().filter(|s| !s.is_empty()))
+            .flatten()
+            .map(|session| session.chars().take(MAX_PROMPT_CACHE_KEY).collect()),
     }
-    if !context.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(context.tools.iter().map(tool).collect()),
-        );
-        if let Some(choice) = &options.tool_choice {
-            body.insert("tool_choice".into(), tool_choice(choice));
-        }
-    }
-    if model.reasoning
-        && compat.reasoning_effort
-        && let Some(effort) = reasoning_effort(options.thinking)
-    {
-        body.insert("reasoning_effort".into(), json!(effort));
-    }
-    if compat.store {
-        body.insert("store".into(), json!(false));
-    }
-    if compat.prompt_cache_key
-        && options.cache_retention != CacheRetention::None
-        && let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty())
-    {
-        let key: String = session.chars().take(MAX_PROMPT_CACHE_KEY).collect();
-        body.insert("prompt_cache_key".into(), json!(key));
-    }
-    Value::Object(body)
 }
 
 fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
@@ -138,15 +228,15 @@ fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
     }
 }
 
-fn tool(t: &ToolDefinition) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": t.name,
-            "description": t.description,
-            "parameters": t.parameters,
-        }
-    })
+fn tool(t: &ToolDefinition) -> Tool<'_> {
+    Tool {
+        kind: "function",
+        function: ToolFunction {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+        },
+    }
 }
 
 fn tool_choice(choice: &ToolChoice) -> Value {
@@ -158,28 +248,29 @@ fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-fn data_url(image: &ImageContent) -> Value {
-    json!({
-        "type": "image_url",
-        "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)}
-    })
+fn data_url(image: &ImageContent) -> Part<'_> {
+    Part::ImageUrl {
+        image_url: ImageUrl {
+            url: format!("data:{};base64,{}", image.mime_type, image.data),
+        },
+    }
 }
 
 /// The conversation as Chat Completions messages.
-fn convert_messages(
+fn convert_messages<'a>(
     model: &Model,
-    context: &Context,
-    messages: &[Message],
+    context: &'a Context,
+    messages: &'a [Message],
     compat: &Compat,
-) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 1);
+) -> Vec<ChatMessage<'a>> {
+    let mut out: Vec<ChatMessage<'a>> = Vec::with_capacity(messages.len() + 1);
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         let role = if model.reasoning && compat.developer_role {
             "developer"
         } else {
             "system"
         };
-        out.push(json!({"role": role, "content": system}));
+        out.push(ChatMessage::text(role, system));
     }
     // True when the last message sent was a tool result.
     let mut after_tool = false;
@@ -192,9 +283,13 @@ fn convert_messages(
                     continue;
                 }
                 if after_tool && compat.assistant_after_tool_result {
-                    out.push(json!({"role": "assistant", "content": TOOL_RESULTS_PROCESSED}));
+                    out.push(ChatMessage::text("assistant", TOOL_RESULTS_PROCESSED));
                 }
-                out.push(json!({"role": "user", "content": user_content(&u.content)}));
+                out.push(ChatMessage {
+                    role: "user",
+                    content: Some(user_content(&u.content)),
+                    ..Default::default()
+                });
                 after_tool = false;
             }
             Message::Assistant(a) => {
@@ -204,7 +299,7 @@ fn convert_messages(
                 }
             }
             Message::ToolResult(_) => {
-                let mut images: Vec<Value> = Vec::new();
+                let mut images: Vec<Part<'a>> = Vec::new();
                 while let Some(Message::ToolResult(r)) = messages.get(i) {
                     out.push(tool_result(r, compat));
                     if model.accepts_images() {
@@ -219,11 +314,17 @@ fn convert_messages(
                 after_tool = true;
                 if !images.is_empty() {
                     if compat.assistant_after_tool_result {
-                        out.push(json!({"role": "assistant", "content": TOOL_RESULTS_PROCESSED}));
+                        out.push(ChatMessage::text("assistant", TOOL_RESULTS_PROCESSED));
                     }
-                    let mut parts = vec![json!({"type": "text", "text": TOOL_RESULT_IMAGES})];
+                    let mut parts = vec![Part::Text {
+                        text: TOOL_RESULT_IMAGES,
+                    }];
                     parts.extend(images);
-                    out.push(json!({"role": "user", "content": parts}));
+                    out.push(ChatMessage {
+                        role: "user",
+                        content: Some(Content::Parts(parts)),
+                        ..Default::default()
+                    });
                     after_tool = false;
                 }
                 continue;
@@ -235,32 +336,52 @@ fn convert_messages(
 }
 
 /// A plain string when every part is text, else an array of parts.
-fn user_content(content: &[UserContent]) -> Value {
-    let mut texts: Vec<&str> = Vec::with_capacity(content.len());
-    for c in content {
-        match c {
-            UserContent::Text(t) => texts.push(&t.text),
-            _ => {
-                let parts = content
-                    .iter()
-                    .map(|c| match c {
-                        UserContent::Text(t) => json!({"type": "text", "text": t.text}),
-                        UserContent::Image(img) => data_url(img),
-                    })
-                    .collect();
-                return Value::Array(parts);
-            }
-        }
+fn user_content(content: &[UserContent]) -> Content<'_> {
+    if content.iter().all(|c| matches!(c, UserContent::Text(_))) {
+        let mut texts = content.iter().filter_map(|c| match c {
+            UserContent::Text(t) => Some(t.text.as_str()),
+            UserContent::Image(_) => None,
+        });
+        return match (texts.next(), content.len()) {
+            (Some(only), 1) => Content::Text(Cow::Borrowed(only)),
+            (first, _) => Content::Text(Cow::Owned(
+                first
+                    .into_iter()
+                    .chain(texts)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )),
+        };
     }
-    Value::String(texts.join("\n"))
+    Content::Parts(
+        content
+            .iter()
+            .map(|c| match c {
+                UserContent::Text(t) => Part::Text { text: &t.text },
+                UserContent::Image(img) => data_url(img),
+            })
+            .collect(),
+    )
+}
+
+/// `parts` joined with `sep`, borrowed when there is only one.
+fn joined<'a>(parts: &[&'a str], sep: &str) -> Cow<'a, str> {
+    match parts {
+        [only] => Cow::Borrowed(only),
+        _ => Cow::Owned(parts.join(sep)),
+    }
 }
 
 /// An assistant turn; `None` when it has nothing a server would accept.
-fn assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Option<Value> {
+fn assistant<'a>(
+    model: &Model,
+    a: &'a AssistantMessage,
+    compat: &Compat,
+) -> Option<ChatMessage<'a>> {
     let mut texts: Vec<&str> = Vec::new();
     let mut thinking: Vec<&str> = Vec::new();
     let mut reasoning_field: Option<&'static str> = None;
-    let mut calls: Vec<Value> = Vec::new();
+    let mut calls: Vec<ChatToolCall<'a>> = Vec::new();
     for block in &a.content {
         match block {
             AssistantContent::Text(t) => {
@@ -281,68 +402,83 @@ fn assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Option<Val
                 }
             }
             AssistantContent::ToolCall(c) => {
-                let arguments = Value::Object(c.arguments.clone()).to_string();
-                calls.push(json!({
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": arguments},
-                }));
+                let arguments = serde_json::to_string(&c.arguments).unwrap_or_else(|_| "{}".into());
+                calls.push(ChatToolCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: CallFunction {
+                        name: &c.name,
+                        arguments,
+                    },
+                });
             }
         }
     }
     // Separate text blocks (around tool calls or former thinking) are paragraphs.
-    let mut text = texts.join("\n\n");
-    let mut reasoning: Option<(&str, String)> = None;
+    let mut text = joined(&texts, "\n\n");
+    let mut reasoning: Option<(&str, Cow<'a, str>)> = None;
     if !thinking.is_empty() {
         if compat.thinking_as_text {
-            let mut joined = thinking.join("\n\n");
+            let mut all = thinking.join("\n\n");
             if !text.is_empty() {
-                joined.push_str("\n\n");
-                joined.push_str(&text);
+                all.push_str("\n\n");
+                all.push_str(&text);
             }
-            text = joined;
+            text = Cow::Owned(all);
         } else if compat.reasoning_content {
             let field = reasoning_field.unwrap_or(REASONING_FIELDS[0]);
-            reasoning = Some((field, thinking.join("\n")));
+            reasoning = Some((field, joined(&thinking, "\n")));
         }
     }
     if text.is_empty() && calls.is_empty() {
         return None;
     }
-    let mut m = Map::new();
-    m.insert("role".into(), json!("assistant"));
+    let mut m = ChatMessage {
+        role: "assistant",
+        ..Default::default()
+    };
     // Never `content: null` (llama.cpp answers 500): omit it beside tool calls,
     // else send the text.
     if !text.is_empty() || calls.is_empty() {
-        m.insert("content".into(), Value::String(text));
+        m.content = Some(Content::Text(text));
     }
-    if let Some((field, value)) = reasoning {
-        m.insert(field.into(), Value::String(value));
-    } else if compat.empty_reasoning_content && model.reasoning {
-        m.insert("reasoning_content".into(), json!(""));
+    match reasoning {
+        Some((field, value)) => *reasoning_slot(&mut m, field) = Some(value),
+        None if compat.empty_reasoning_content && model.reasoning => {
+            m.reasoning_content = Some(Cow::Borrowed(""));
+        }
+        None => {}
     }
     if !calls.is_empty() {
-        m.insert("tool_calls".into(), Value::Array(calls));
+        m.tool_calls = Some(calls);
     }
-    Some(Value::Object(m))
+    Some(m)
 }
 
-fn tool_result(r: &ToolResultMessage, compat: &Compat) -> Value {
+/// The field of `m` that carries reasoning under the wire name `field`.
+fn reasoning_slot<'m, 'a>(m: &'m mut ChatMessage<'a>, field: &str) -> &'m mut Option<Cow<'a, str>> {
+    match field {
+        "reasoning" => &mut m.reasoning,
+        "reasoning_text" => &mut m.reasoning_text,
+        _ => &mut m.reasoning_content,
+    }
+}
+
+fn tool_result<'a>(r: &'a ToolResultMessage, compat: &Compat) -> ChatMessage<'a> {
     let text = r.text_content();
     let has_images = r.content.iter().any(|c| matches!(c, UserContent::Image(_)));
     let content = if text.is_empty() && has_images {
-        SEE_ATTACHED_IMAGE.to_string()
+        Cow::Borrowed(SEE_ATTACHED_IMAGE)
     } else {
-        text
+        Cow::Owned(text)
     };
-    let mut m = Map::new();
-    m.insert("role".into(), json!("tool"));
-    m.insert("tool_call_id".into(), json!(r.tool_call_id));
-    m.insert("content".into(), Value::String(content));
-    if compat.tool_result_name && !r.tool_name.is_empty() {
-        m.insert("name".into(), json!(r.tool_name));
+    ChatMessage {
+        role: "tool",
+        tool_call_id: Some(&r.tool_call_id),
+        content: Some(Content::Text(content)),
+        name: (compat.tool_result_name && !r.tool_name.is_empty()).then_some(r.tool_name.as_str()),
+        ..Default::default()
     }
-    Value::Object(m)
 }
 
 /// Rewrites tool-call ids to exactly `len` ASCII letters and digits (Mistral's
