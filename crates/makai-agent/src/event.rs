@@ -63,7 +63,7 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<Arc<AgentMessage>>,
         /// The provider stream event.
-        assistant_message_event: Arc<AssistantMessageEvent>,
+        assistant_message_event: AssistantMessageEvent,
     },
     /// A message is complete and part of the transcript.
     MessageEnd {
@@ -179,12 +179,9 @@ impl AgentEvent {
     pub fn text_delta(&self) -> Option<&str> {
         match self {
             AgentEvent::MessageUpdate {
-                assistant_message_event,
+                assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
                 ..
-            } => match assistant_message_event.as_ref() {
-                AssistantMessageEvent::TextDelta { delta, .. } => Some(delta),
-                _ => None,
-            },
+            } => Some(delta),
             _ => None,
         }
     }
@@ -431,10 +428,10 @@ mod tests {
     fn message_update_without_snapshot_is_pi_delta_form() {
         let e = AgentEvent::MessageUpdate {
             message: None,
-            assistant_message_event: Arc::new(AssistantMessageEvent::TextDelta {
+            assistant_message_event: AssistantMessageEvent::TextDelta {
                 content_index: 0,
                 delta: "Hi".into(),
-            }),
+            },
         };
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
@@ -488,6 +485,9 @@ mod tests {
 
     #[test]
     fn events_are_small_enough_to_queue_cheaply() {
+        // A `message_update` carries its provider event inline (no allocation
+        // per delta), so provider events must stay small too.
+        assert!(std::mem::size_of::<AssistantMessageEvent>() <= 64);
         assert!(std::mem::size_of::<AgentEvent>() <= 80);
     }
 

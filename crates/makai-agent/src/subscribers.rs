@@ -220,7 +220,7 @@ fn merge_delta(back: &mut AgentEvent, new: &AgentEvent) -> bool {
     else {
         return false;
     };
-    let same = match (back_ev.as_ref(), new_ev.as_ref()) {
+    let same = match (&*back_ev, new_ev) {
         (
             E::TextDelta {
                 content_index: a, ..
@@ -250,7 +250,7 @@ fn merge_delta(back: &mut AgentEvent, new: &AgentEvent) -> bool {
     if !same {
         return false;
     }
-    match (Arc::make_mut(back_ev), new_ev.as_ref()) {
+    match (back_ev, new_ev) {
         (E::TextDelta { delta, .. }, E::TextDelta { delta: more, .. })
         | (E::ThinkingDelta { delta, .. }, E::ThinkingDelta { delta: more, .. })
         | (E::ToolcallDelta { delta, .. }, E::ToolcallDelta { delta: more, .. }) => {
@@ -280,6 +280,18 @@ impl Registry {
     pub(crate) fn broadcast(&self, event: &AgentEvent) {
         for (_, q) in lock(&self.queues).iter() {
             q.push(event.clone());
+        }
+    }
+
+    /// Appends `event` to every queue, in registration order; the last queue
+    /// gets `event` itself, the others copies.
+    pub(crate) fn broadcast_owned(&self, event: AgentEvent) {
+        let queues = lock(&self.queues);
+        if let Some(((_, last), others)) = queues.split_last() {
+            for (_, q) in others {
+                q.push(event.clone());
+            }
+            last.push(event);
         }
     }
 
@@ -420,10 +432,10 @@ mod tests {
     fn delta(i: usize, d: &str) -> AgentEvent {
         AgentEvent::MessageUpdate {
             message: None,
-            assistant_message_event: Arc::new(AssistantMessageEvent::TextDelta {
+            assistant_message_event: AssistantMessageEvent::TextDelta {
                 content_index: i,
                 delta: d.into(),
-            }),
+            },
         }
     }
 

@@ -176,14 +176,8 @@ async fn toolcall_snapshots_show_partial_arguments() {
         .find_map(|e| match e {
             AgentEvent::MessageUpdate {
                 message,
-                assistant_message_event,
-            } if matches!(
-                assistant_message_event.as_ref(),
-                AssistantMessageEvent::ToolcallDelta { .. }
-            ) =>
-            {
-                message.clone()
-            }
+                assistant_message_event: AssistantMessageEvent::ToolcallDelta { .. },
+            } => message.clone(),
             _ => None,
         })
         .unwrap();

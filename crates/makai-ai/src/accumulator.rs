@@ -119,7 +119,7 @@ impl MessageAccumulator {
                 self.raw_args.retain(|(i, _)| i != content_index);
                 self.put(
                     *content_index,
-                    AssistantContent::ToolCall(tool_call.clone()),
+                    AssistantContent::ToolCall(ToolCall::clone(tool_call)),
                 );
             }
             E::Done { message, .. } => {

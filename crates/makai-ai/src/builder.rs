@@ -292,7 +292,7 @@ impl MessageBuilder {
                 finish_arguments(call, raw, truncated);
                 self.events.push(AssistantMessageEvent::ToolcallEnd {
                     content_index: index,
-                    tool_call: call.clone(),
+                    tool_call: Box::new(call.clone()),
                 });
             }
         }

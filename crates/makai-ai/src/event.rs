@@ -84,8 +84,9 @@ pub enum AssistantMessageEvent {
     ToolcallEnd {
         /// Position of the block.
         content_index: usize,
-        /// The complete call (check [`ToolCall::arguments_error`]).
-        tool_call: ToolCall,
+        /// The complete call (check [`ToolCall::arguments_error`]); boxed, as
+        /// the message of `done`, so that every event stays small.
+        tool_call: Box<ToolCall>,
     },
     /// The attempt failed and is being retried; discard what was streamed since `start`.
     Retry {

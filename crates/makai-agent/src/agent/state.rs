@@ -166,7 +166,7 @@ impl EventSink for AgentSink {
     fn emit(&self, event: AgentEvent) {
         let mut core = self.inner.lock();
         core.reduce(&event);
-        self.inner.registry.broadcast(&event);
+        self.inner.registry.broadcast_owned(event);
     }
 
     fn phase(&self, phase: RunPhase) {

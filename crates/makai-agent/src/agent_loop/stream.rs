@@ -122,7 +122,7 @@ pub(super) async fn stream_response(
                 });
                 run.emit(AgentEvent::MessageUpdate {
                     message: snapshot,
-                    assistant_message_event: Arc::new(other),
+                    assistant_message_event: other,
                 });
                 // A whole response can arrive in one network read; let the
                 // subscribers' tasks on this worker run now and then.

@@ -11,7 +11,7 @@ use super::*;
 fn update(ev: E) -> AgentEvent {
     AgentEvent::MessageUpdate {
         message: None,
-        assistant_message_event: Arc::new(ev),
+        assistant_message_event: ev,
     }
 }
 
