@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::event::AssistantMessageEvent;
+use crate::event::{AssistantMessageEvent, Delta};
 use crate::message::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, now_ms,
 };
@@ -166,7 +166,7 @@ impl MessageBuilder {
             t.text.push_str(delta);
             self.events.push(AssistantMessageEvent::TextDelta {
                 content_index: index,
-                delta: delta.to_string(),
+                delta: Delta::from(delta),
             });
         }
     }
@@ -180,7 +180,7 @@ impl MessageBuilder {
             t.thinking.push_str(delta);
             self.events.push(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
-                delta: delta.to_string(),
+                delta: Delta::from(delta),
             });
         }
     }
@@ -239,7 +239,7 @@ impl MessageBuilder {
             args.push_str(delta);
             self.events.push(AssistantMessageEvent::ToolcallDelta {
                 content_index: index,
-                delta: delta.to_string(),
+                delta: Delta::from(delta),
             });
         }
     }

@@ -4,6 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantMessage, StopReason, ToolCall};
 
+/// The text of a delta event: a string kept inline up to 24 bytes, so the
+/// usual delta (a token or a few) costs no allocation. It reads as a `&str`
+/// (`Deref`) and serializes as a JSON string.
+pub type Delta = compact_str::CompactString;
+
 /// One event of an assistant message stream.
 ///
 /// Order contract: `start` first; then for each content block `*_start`, any
@@ -36,7 +41,7 @@ pub enum AssistantMessageEvent {
         /// Position of the block.
         content_index: usize,
         /// The new text.
-        delta: String,
+        delta: Delta,
     },
     /// A text block closed.
     TextEnd {
@@ -55,7 +60,7 @@ pub enum AssistantMessageEvent {
         /// Position of the block.
         content_index: usize,
         /// The new reasoning text.
-        delta: String,
+        delta: Delta,
     },
     /// A thinking block closed.
     ThinkingEnd {
@@ -78,7 +83,7 @@ pub enum AssistantMessageEvent {
         /// Position of the block.
         content_index: usize,
         /// The new argument text.
-        delta: String,
+        delta: Delta,
     },
     /// A tool call closed; carries the complete call.
     ToolcallEnd {

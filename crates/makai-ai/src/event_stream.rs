@@ -103,7 +103,7 @@ mod tests {
             for i in 0..3 {
                 let delta = AssistantMessageEvent::TextDelta {
                     content_index: 0,
-                    delta: format!("{i}"),
+                    delta: format!("{i}").into(),
                 };
                 let _ = tx.send(vec![delta]).await;
             }
@@ -123,7 +123,7 @@ mod tests {
         let deltas: Vec<String> = events
             .iter()
             .filter_map(|e| match e {
-                AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.clone()),
+                AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.to_string()),
                 _ => None,
             })
             .collect();

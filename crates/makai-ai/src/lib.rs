@@ -44,7 +44,7 @@ pub use accumulator::MessageAccumulator;
 pub use builder::MessageBuilder;
 pub use context::{Context, ToolDefinition};
 pub use error::ProviderError;
-pub use event::AssistantMessageEvent;
+pub use event::{AssistantMessageEvent, Delta};
 pub use event_stream::AssistantMessageEventStream;
 pub use message::{
     AssistantContent, AssistantMessage, ImageContent, Message, StopReason, TextContent,

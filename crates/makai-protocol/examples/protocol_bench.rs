@@ -53,7 +53,7 @@ struct Synthetic {
 fn delta(i: usize) -> AssistantMessageEvent {
     AssistantMessageEvent::TextDelta {
         content_index: 0,
-        delta: format!(" tok{}", i % 1000),
+        delta: format!(" tok{}", i % 1000).into(),
     }
 }
 
