@@ -3,8 +3,8 @@
 use makai_ai::Api;
 
 use super::{
-    ARG_DELTAS, Body, Expect, TEXT_DELTAS, Workload, file_content, finish, json_str, pieces, words,
-    write_args,
+    ARG_DELTAS, Body, Expect, TEXT_DELTAS, Workload, file_content, finish, json_str, pieces,
+    prose_words, words, write_args,
 };
 
 const ANTHROPIC_START: &str = r#"{"type":"message_start","message":{"model":"claude-sonnet-4-5-20250929","id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":2095,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}}}"#;
@@ -24,7 +24,14 @@ fn anthropic_end(body: &mut Body, stop: &str, output_tokens: usize) {
 }
 
 pub(super) fn anthropic_text() -> Workload {
-    let words = words();
+    anthropic_words("anthropic-messages/text", &words())
+}
+
+pub(super) fn anthropic_prose() -> Workload {
+    anthropic_words("anthropic-messages/prose", &prose_words())
+}
+
+fn anthropic_words(name: &str, words: &[String]) -> Workload {
     let mut b = Body::default();
     b.event("message_start", ANTHROPIC_START);
     b.event(
@@ -32,17 +39,18 @@ pub(super) fn anthropic_text() -> Workload {
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
     );
     b.event("ping", r#"{"type": "ping"}"#);
-    for w in &words {
+    for w in words {
         b.event(
             "content_block_delta",
             &format!(
-                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{w}"}}}}"#
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{}}}}}"#,
+                json_str(w)
             ),
         );
     }
     anthropic_end(&mut b, "end_turn", TEXT_DELTAS);
     finish(
-        "anthropic-messages/text",
+        name,
         Api::AnthropicMessages,
         b,
         TEXT_DELTAS,

@@ -3,8 +3,8 @@
 use makai_ai::Api;
 
 use super::{
-    ARG_DELTAS, Body, Expect, TEXT_DELTAS, Workload, file_content, finish, json_str, pieces, words,
-    write_args,
+    ARG_DELTAS, Body, Expect, TEXT_DELTAS, Workload, file_content, finish, json_str, pieces,
+    prose_words, words, write_args,
 };
 
 const CHAT_HEAD: &str = r#"{"id":"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_5050236cbd","choices":[{"index":0,"delta":"#;
@@ -23,18 +23,28 @@ fn chat_end(b: &mut Body, finish: &str, completion_tokens: usize) {
 }
 
 pub(super) fn chat_text() -> Workload {
-    let words = words();
+    chat_words("openai-completions/text", &words())
+}
+
+pub(super) fn chat_prose() -> Workload {
+    chat_words("openai-completions/prose", &prose_words())
+}
+
+fn chat_words(name: &str, words: &[String]) -> Workload {
     let mut b = Body::default();
     b.data(&chat_chunk(
         r#"{"role":"assistant","content":"","refusal":null}"#,
         "null",
     ));
-    for w in &words {
-        b.data(&chat_chunk(&format!(r#"{{"content":"{w}"}}"#), "null"));
+    for w in words {
+        b.data(&chat_chunk(
+            &format!(r#"{{"content":{}}}"#, json_str(w)),
+            "null",
+        ));
     }
     chat_end(&mut b, r#""stop""#, TEXT_DELTAS);
     finish(
-        "openai-completions/text",
+        name,
         Api::OpenAiCompletions,
         b,
         TEXT_DELTAS,

@@ -135,6 +135,8 @@ pub fn all() -> Vec<Workload> {
     vec![
         anthropic::anthropic_text(),
         chat::chat_text(),
+        anthropic::anthropic_prose(),
+        chat::chat_prose(),
         responses::responses_text(),
         gemini::gemini_text(),
         anthropic::anthropic_tool(),
@@ -173,6 +175,18 @@ fn json_str(s: &str) -> String {
 /// The text deltas `w0 `, `w1 `, …
 fn words() -> Vec<String> {
     (0..TEXT_DELTAS).map(|i| format!("w{i} ")).collect()
+}
+
+/// Text deltas as prose streams them: one in four has a character JSON must
+/// escape (a line break, a quote), so it cannot be replayed from the chunk before.
+fn prose_words() -> Vec<String> {
+    (0..TEXT_DELTAS)
+        .map(|i| match i % 8 {
+            3 => format!("\"w{i}\" "),
+            7 => format!("w{i}\n"),
+            _ => format!("w{i} "),
+        })
+        .collect()
 }
 
 /// About [`CONTENT_BYTES`] of source-like text with quotes, braces and newlines.
