@@ -463,3 +463,75 @@ async fn the_configured_strategy_and_client_are_used_and_a_panicking_strategy_is
     assert_eq!(agent.messages().len(), 3, "unchanged");
     assert_eq!(agent.status(), AgentStatus::Idle);
 }
+
+/// Usage reported before a compaction counted a context that no longer exists:
+/// the next run estimates the compacted transcript from its text, so it does not
+/// compact again at once.
+#[tokio::test]
+async fn the_run_after_a_compaction_ignores_usage_reported_before_it() {
+    let server = server(vec![Mock::text("SUMMARY"), Mock::text("fresh answer")]).await;
+    let mut cfg = http_config(&server);
+    cfg.context = Some(makai_agent::ContextConfig {
+        budget_tokens: Some(5_000),
+        ..Default::default()
+    });
+    let agent = Agent::new(cfg).with_system_prompt("You are a test.");
+    let mut messages = history();
+    // The last answer, kept by the compaction, reported a context far over budget.
+    if let Some(AgentMessage::Llm(Message::Assistant(a))) = messages.last_mut() {
+        a.usage.input = 100_000;
+    }
+    agent.replace_messages(messages).unwrap();
+    agent.compact(None).await.unwrap();
+    let kept_stale = agent
+        .messages()
+        .iter()
+        .any(|m| m.as_assistant().is_some_and(|a| a.usage.input == 100_000));
+    assert!(kept_stale, "the answer with the stale usage is kept");
+    let compacted = agent.messages();
+
+    let mut stream = agent.subscribe_stream();
+    let outcome = agent.prompt("next question").await.unwrap();
+    assert!(outcome.end_reason.is_completed());
+    assert_eq!(outcome.messages.last().unwrap().text(), "fresh answer");
+    assert_eq!(
+        count_compactions(&mut stream).await,
+        0,
+        "no second compaction"
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the summary and the answer only"
+    );
+
+    // After `replace_messages` the usage is trusted again: the same compacted
+    // transcript, its stale usage now the latest, goes through compaction before
+    // the call (the default strategy then finds the text under budget and makes
+    // no model call; a custom strategy might).
+    let second = self::server(vec![Mock::text("answer")]).await;
+    let mut cfg = http_config(&second);
+    cfg.context = Some(makai_agent::ContextConfig {
+        budget_tokens: Some(5_000),
+        ..Default::default()
+    });
+    let fresh = Agent::new(cfg);
+    fresh.replace_messages(compacted).unwrap();
+    let mut stream = fresh.subscribe_stream();
+    fresh.prompt("again").await.unwrap();
+    assert_eq!(count_compactions(&mut stream).await, 1);
+}
+
+/// Compactions started until `agent_end`.
+async fn count_compactions(stream: &mut EventStream) -> usize {
+    let mut compactions = 0;
+    while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+        if matches!(e, AgentEvent::CompactionStart { .. }) {
+            compactions += 1;
+        }
+        if matches!(e, AgentEvent::AgentEnd { .. }) {
+            break;
+        }
+    }
+    compactions
+}

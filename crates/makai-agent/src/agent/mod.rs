@@ -194,6 +194,7 @@ impl Agent {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             run: None,
+            usage_floor: 0,
         };
         Agent {
             inner: Arc::new(Inner {
@@ -278,7 +279,9 @@ impl Agent {
 
     /// Replaces the transcript (not while running).
     pub fn replace_messages(&self, messages: Vec<AgentMessage>) -> Result<(), AgentError> {
-        self.idle_core()?.state.messages = messages;
+        let mut core = self.idle_core()?;
+        core.state.messages = messages;
+        core.usage_floor = 0;
         Ok(())
     }
 
@@ -290,7 +293,9 @@ impl Agent {
 
     /// Empties the transcript (not while running).
     pub fn clear_messages(&self) -> Result<(), AgentError> {
-        self.idle_core()?.state.messages.clear();
+        let mut core = self.idle_core()?;
+        core.state.messages.clear();
+        core.usage_floor = 0;
         Ok(())
     }
 
@@ -298,6 +303,7 @@ impl Agent {
     pub fn reset(&self) -> Result<(), AgentError> {
         let mut core = self.idle_core()?;
         core.state.messages.clear();
+        core.usage_floor = 0;
         core.state.error_message = None;
         core.state.pending_tool_calls.clear();
         core.partial = None;
@@ -450,6 +456,7 @@ impl Agent {
             inner: self.inner.clone(),
         });
         config.skip_initial_steering_poll = skip_initial_steering_poll;
+        let usage_floor = core.usage_floor;
         self.inner.apply_status(&mut core, AgentStatus::Streaming);
         drop(core);
         let inner = self.inner.clone();
@@ -461,6 +468,7 @@ impl Agent {
             let outcome = run_loop(
                 prompts,
                 context,
+                usage_floor,
                 Arc::new(config.normalized()),
                 cancel,
                 sink,

@@ -75,6 +75,10 @@ pub(super) struct Core {
     pub(super) steering_mode: QueueMode,
     pub(super) follow_up_mode: QueueMode,
     pub(super) run: Option<ActiveRun>,
+    /// Index of the first message whose reported usage describes the current
+    /// transcript: the ones before it were there when it was last compacted, so
+    /// their usage counts a context that no longer exists. Passed to each run.
+    pub(super) usage_floor: usize,
 }
 
 impl Core {
@@ -131,6 +135,7 @@ impl Core {
                 messages: Some(m), ..
             } => {
                 self.state.messages = (**m).clone();
+                self.usage_floor = m.len();
             }
             AgentEvent::AgentEnd { end_reason, .. } => {
                 self.partial = None;

@@ -157,6 +157,7 @@ fn start(
         run::run_loop(
             prompts,
             context,
+            0,
             Arc::new(config.normalized()),
             task_cancel,
             sink,

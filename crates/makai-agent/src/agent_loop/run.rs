@@ -393,9 +393,12 @@ impl Run {
 }
 
 /// Runs the loop to its end, emitting every event to `sink` (`agent_end` last).
+/// Usage reported by messages before index `usage_floor` of `ctx` is stale (they
+/// were compacted since) and is not trusted for the context estimate.
 pub(crate) async fn run_loop(
     prompts: Option<Vec<AgentMessage>>,
     ctx: AgentContext,
+    usage_floor: usize,
     cfg: Arc<AgentLoopConfig>,
     cancel: CancellationToken,
     sink: Arc<dyn EventSink>,
@@ -412,6 +415,7 @@ pub(crate) async fn run_loop(
             cancel.cancel();
         })
     });
+    let ctx_len = ctx.messages.len();
     let mut run = Run {
         cfg,
         sink,
@@ -424,7 +428,7 @@ pub(crate) async fn run_loop(
         turns: 0,
         model_calls: 0,
         usage: Usage::default(),
-        usage_floor: 0,
+        usage_floor: usage_floor.min(ctx_len),
     };
     let end_reason = run.execute(prompts).await;
     let end_reason = hook_guard.fault().unwrap_or(end_reason);

@@ -6,6 +6,12 @@
 //! a [`crate::ContextConfig`] is set and the estimate passes its budget, the
 //! [`CompactionStrategy`] runs before the model call. A provider error that says the
 //! context overflowed triggers compaction and one retry of the call.
+//!
+//! Usage reported before a compaction counted a context that no longer exists,
+//! so it is not trusted afterwards: not for the rest of the run, and not by the
+//! [`crate::Agent`]'s next runs after `compact()` or an automatic compaction (the
+//! agent remembers where the compacted transcript ended; replacing or clearing
+//! the messages forgets it).
 
 mod default;
 
