@@ -558,3 +558,42 @@ async fn large_response_heads_are_read_and_oversized_ones_are_a_clear_error() {
         "an oversized head is not retried"
     );
 }
+
+/// The 8 KiB buffer cap bounds what is read at once, not what is sent: a request
+/// body of a long conversation (here 300 KB with multi-byte text) reaches the
+/// server whole, for every API.
+#[tokio::test]
+async fn large_request_bodies_are_sent_whole() {
+    let long = "wörd \"quoted\"\n".repeat(20_000);
+    for api in [
+        Api::OpenAiCompletions,
+        Api::AnthropicMessages,
+        Api::OpenAiResponses,
+        Api::GoogleGenerativeAi,
+    ] {
+        let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("got it")))
+            .await
+            .unwrap();
+        let m = model(api, &server);
+        let context = Context {
+            messages: vec![UserMessage::text(long.clone()).into()],
+            ..Default::default()
+        };
+        let message = makai_ai::complete(&m, &context, StreamOptions::default()).await;
+        assert_eq!(
+            message.text(),
+            "got it",
+            "{api:?}: {:?}",
+            message.error_message
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 1);
+        assert!(requests[0].raw_body.len() > long.len(), "{api:?}");
+        // The whole text, as a JSON string, is in the body.
+        let escaped = serde_json::to_string(&long).unwrap();
+        assert!(
+            requests[0].raw_body.contains(escaped.trim_matches('"')),
+            "{api:?}: the text arrived intact"
+        );
+    }
+}
