@@ -233,3 +233,57 @@ impl SessionHandler for ServedSession {
         self.drain().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use serde_json::json;
+
+    use super::{Fanout, SUBSCRIBER_QUEUE};
+
+    /// A subscriber that stops reading keeps the first `SUBSCRIBER_QUEUE`
+    /// events, then gets `subscription_overflow` and its stream ends; one that
+    /// keeps up gets every event and no overflow.
+    #[tokio::test]
+    async fn a_subscriber_too_far_behind_is_told_and_dropped_others_are_not() {
+        let fanout = Fanout::default();
+        let mut stalled = fanout.subscribe();
+        let mut reader = fanout.subscribe();
+        let total = SUBSCRIBER_QUEUE + 10;
+        let mut read = Vec::with_capacity(total);
+        for i in 0..total {
+            fanout.emit(&json!({"type": "message_update", "n": i}));
+            read.push(reader.next().await.expect("the reader's stream is open"));
+        }
+        assert!(read.iter().enumerate().all(|(i, v)| v["n"] == i));
+        assert_eq!(
+            fanout.subscribers.lock().unwrap().len(),
+            1,
+            "only the stalled subscriber was dropped"
+        );
+
+        let mut kept = Vec::new();
+        while let Some(v) = stalled.next().await {
+            kept.push(v);
+        }
+        assert_eq!(kept.len(), SUBSCRIBER_QUEUE + 1);
+        assert!(
+            kept[..SUBSCRIBER_QUEUE]
+                .iter()
+                .enumerate()
+                .all(|(i, v)| v["n"] == i),
+            "the queued events arrive in order, none lost"
+        );
+        let last = &kept[SUBSCRIBER_QUEUE];
+        assert_eq!(last["type"], "subscription_overflow");
+        let message = last["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&SUBSCRIBER_QUEUE.to_string()) && message.contains("get_messages"),
+            "{message}"
+        );
+
+        // The reader's subscription goes on.
+        fanout.emit(&json!({"type": "agent_end"}));
+        assert_eq!(reader.next().await.unwrap()["type"], "agent_end");
+    }
+}
