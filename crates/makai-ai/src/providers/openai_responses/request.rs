@@ -23,14 +23,15 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::context::Context;
 use crate::error::ProviderError;
 use crate::message::{AssistantContent, AssistantMessage, Message, ThinkingContent, UserContent};
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ThinkingLevel, ToolChoice};
-use crate::provider::HttpRequest;
+use crate::provider::{WireRequest, encode};
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// What OpenAI accepts as a `call_id`: letters, digits, `_` and `-`, at most 64.
@@ -39,83 +40,173 @@ const CALL_ID_RULES: ToolCallIdRules = ToolCallIdRules {
     extra_chars: "_-",
 };
 
+/// The request body, borrowing from the context; fields in the order they are sent.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    input: Vec<Item<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    stream: bool,
+    store: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    include: Option<[&'static str; 1]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
+}
+
+/// A function tool (`strict: false`, see the module docs).
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+/// One item of `input`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    /// A user message: `{"role": "user", "content": [...]}`.
+    User {
+        role: &'static str,
+        content: Vec<Part<'a>>,
+    },
+    Typed(TypedItem<'a>),
+    /// A reasoning item replayed as it was received.
+    Replayed(Value),
+}
+
+impl<'a> Item<'a> {
+    fn user(content: Vec<Part<'a>>) -> Self {
+        Item::User {
+            role: "user",
+            content,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum TypedItem<'a> {
+    Message {
+        role: &'static str,
+        status: &'static str,
+        content: [OutputText<'a>; 1],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+    },
+    FunctionCall {
+        call_id: String,
+        name: &'a str,
+        arguments: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+    },
+    FunctionCallOutput {
+        call_id: String,
+        output: String,
+    },
+}
+
+#[derive(Serialize)]
+struct OutputText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    annotations: [(); 0],
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText {
+        text: &'a str,
+    },
+    InputImage {
+        detail: &'static str,
+        image_url: String,
+    },
+}
+
 /// Builds the request.
 pub(super) fn build(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
-) -> Result<HttpRequest, ProviderError> {
+) -> Result<WireRequest, ProviderError> {
     let messages = prepare_messages(model, &context.messages, ToolCallIdRules::LENIENT);
     let ids = IdMap::new(&context.messages);
-    let input = convert_messages(model, &messages, &ids);
-
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
-    body.insert("input".into(), Value::Array(input));
-    if let Some(system) = context
-        .system_prompt
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-    {
-        body.insert("instructions".into(), json!(system));
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("store".into(), json!(false));
     let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
-    if max_tokens > 0 {
-        body.insert("max_output_tokens".into(), json!(max_tokens));
-    }
-    if let Some(t) = options.temperature
-        && !model.reasoning
-    {
+    let tools = !context.tools.is_empty();
+    let caching = options.cache_retention != CacheRetention::None;
+    let body = Body {
+        model: &model.id,
+        input: convert_messages(model, &messages, &ids),
+        instructions: context
+            .system_prompt
+            .as_deref()
+            .filter(|s| !s.trim().is_empty()),
+        stream: true,
+        store: false,
+        max_output_tokens: (max_tokens > 0).then_some(max_tokens),
         // Through its decimal form, so 0.7f32 is sent as 0.7, not 0.699999988079071.
-        let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
-        body.insert("temperature".into(), json!(t));
-    }
-    if !context.tools.is_empty() {
-        let tools: Vec<Value> = context
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": false,
+        temperature: options
+            .temperature
+            .filter(|_| !model.reasoning)
+            .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+        tools: tools.then(|| {
+            context
+                .tools
+                .iter()
+                .map(|t| Tool {
+                    kind: "function",
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                    strict: false,
                 })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        if let Some(choice) = &options.tool_choice {
-            body.insert("tool_choice".into(), tool_choice(choice));
-        }
-    }
-    if model.reasoning {
-        if let Some(effort) = reasoning_effort(&model.id, options.thinking) {
-            body.insert(
-                "reasoning".into(),
-                json!({"effort": effort, "summary": "auto"}),
-            );
-        }
-        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
-    }
-    if options.cache_retention != CacheRetention::None {
-        if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
-            body.insert("prompt_cache_key".into(), json!(session));
-        }
-        if options.cache_retention == CacheRetention::Long
-            && model.base_url.contains("api.openai.com")
-        {
-            body.insert("prompt_cache_retention".into(), json!("24h"));
-        }
-    }
-
-    Ok(HttpRequest {
+                .collect()
+        }),
+        tool_choice: options
+            .tool_choice
+            .as_ref()
+            .filter(|_| tools)
+            .map(tool_choice),
+        reasoning: model
+            .reasoning
+            .then(|| reasoning_effort(&model.id, options.thinking))
+            .flatten()
+            .map(|effort| json!({"effort": effort, "summary": "auto"})),
+        include: model.reasoning.then_some(["reasoning.encrypted_content"]),
+        prompt_cache_key: options
+            .session_id
+            .as_deref()
+            .filter(|s| caching && !s.is_empty()),
+        prompt_cache_retention: (options.cache_retention == CacheRetention::Long
+            && model.base_url.contains("api.openai.com"))
+        .then_some("24h"),
+    };
+    Ok(WireRequest {
         url: endpoint(&model.base_url),
         headers: headers(model, options, api_key),
-        body: Value::Object(body),
+        body: encode(&body)?,
     })
 }
 
@@ -209,25 +300,25 @@ impl IdMap {
     }
 }
 
-fn convert_messages(model: &Model, messages: &[Message], ids: &IdMap) -> Vec<Value> {
+fn convert_messages<'a>(model: &Model, messages: &'a [Message], ids: &'a IdMap) -> Vec<Item<'a>> {
     let mut input = Vec::with_capacity(messages.len());
     // Images returned by consecutive tool results, sent in one user item after them.
-    let mut tool_images: Vec<Value> = Vec::new();
+    let mut tool_images: Vec<Part<'a>> = Vec::new();
     for message in messages {
         if !matches!(message, Message::ToolResult(_)) {
             flush_tool_images(&mut input, &mut tool_images);
         }
         match message {
             Message::User(u) => {
-                let content: Vec<Value> = u.content.iter().filter_map(user_part).collect();
+                let content: Vec<Part<'a>> = u.content.iter().filter_map(user_part).collect();
                 if !content.is_empty() {
-                    input.push(json!({"role": "user", "content": content}));
+                    input.push(Item::user(content));
                 }
             }
             Message::Assistant(a) => convert_assistant(model, a, ids, &mut input),
             Message::ToolResult(r) => {
                 let (call_id, _) = ids.split(&r.tool_call_id);
-                let images: Vec<Value> = r
+                let images: Vec<Part<'a>> = r
                     .content
                     .iter()
                     .filter(|c| matches!(c, UserContent::Image(_)))
@@ -237,10 +328,9 @@ fn convert_messages(model: &Model, messages: &[Message], ids: &IdMap) -> Vec<Val
                 if output.is_empty() && !images.is_empty() {
                     output = "(the tool returned the image(s) attached below)".to_string();
                 }
-                input.push(json!({
-                    "type": "function_call_output",
-                    "call_id": call_id,
-                    "output": output,
+                input.push(Item::Typed(TypedItem::FunctionCallOutput {
+                    call_id,
+                    output,
                 }));
                 tool_images.extend(images);
             }
@@ -250,25 +340,25 @@ fn convert_messages(model: &Model, messages: &[Message], ids: &IdMap) -> Vec<Val
     input
 }
 
-fn flush_tool_images(input: &mut Vec<Value>, images: &mut Vec<Value>) {
+fn flush_tool_images<'a>(input: &mut Vec<Item<'a>>, images: &mut Vec<Part<'a>>) {
     if images.is_empty() {
         return;
     }
-    let mut content =
-        vec![json!({"type": "input_text", "text": "Image(s) returned by the tool call(s) above:"})];
+    let mut content = vec![Part::InputText {
+        text: "Image(s) returned by the tool call(s) above:",
+    }];
     content.append(images);
-    input.push(json!({"role": "user", "content": content}));
+    input.push(Item::user(content));
 }
 
-fn user_part(c: &UserContent) -> Option<Value> {
+fn user_part(c: &UserContent) -> Option<Part<'_>> {
     match c {
         UserContent::Text(t) if t.text.is_empty() => None,
-        UserContent::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
-        UserContent::Image(i) => Some(json!({
-            "type": "input_image",
-            "detail": "auto",
-            "image_url": format!("data:{};base64,{}", i.mime_type, i.data),
-        })),
+        UserContent::Text(t) => Some(Part::InputText { text: &t.text }),
+        UserContent::Image(i) => Some(Part::InputImage {
+            detail: "auto",
+            image_url: format!("data:{};base64,{}", i.mime_type, i.data),
+        }),
     }
 }
 
@@ -283,7 +373,12 @@ fn replayable_reasoning(t: &ThinkingContent) -> Option<Value> {
     ok.then_some(item)
 }
 
-fn convert_assistant(model: &Model, a: &AssistantMessage, ids: &IdMap, input: &mut Vec<Value>) {
+fn convert_assistant<'a>(
+    model: &Model,
+    a: &'a AssistantMessage,
+    ids: &'a IdMap,
+    input: &mut Vec<Item<'a>>,
+) {
     let same_model =
         a.provider == model.provider && a.api == model.api.as_str() && a.model == model.id;
     // Item ids are only safe when they come from this model and every reasoning item
@@ -297,43 +392,36 @@ fn convert_assistant(model: &Model, a: &AssistantMessage, ids: &IdMap, input: &m
         match block {
             AssistantContent::Thinking(t) => {
                 if same_model && let Some(item) = replayable_reasoning(t) {
-                    input.push(item);
+                    input.push(Item::Replayed(item));
                 }
             }
             AssistantContent::Text(t) => {
                 if t.text.is_empty() {
                     continue;
                 }
-                let mut item = json!({
-                    "type": "message",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": [{"type": "output_text", "text": t.text, "annotations": []}],
-                });
-                if keep_ids
-                    && let Some(id) = t.text_signature.as_deref()
-                    && id.starts_with("msg_")
-                    && let Value::Object(map) = &mut item
-                {
-                    map.insert("id".into(), json!(id));
-                }
-                input.push(item);
+                let id = t
+                    .text_signature
+                    .as_deref()
+                    .filter(|id| keep_ids && id.starts_with("msg_"));
+                input.push(Item::Typed(TypedItem::Message {
+                    role: "assistant",
+                    status: "completed",
+                    content: [OutputText {
+                        kind: "output_text",
+                        text: &t.text,
+                        annotations: [],
+                    }],
+                    id,
+                }));
             }
             AssistantContent::ToolCall(c) => {
                 let (call_id, item_id) = ids.split(&c.id);
-                let mut item = json!({
-                    "type": "function_call",
-                    "call_id": call_id,
-                    "name": c.name,
-                    "arguments": Value::Object(c.arguments.clone()).to_string(),
-                });
-                if keep_ids
-                    && let Some(id) = item_id
-                    && let Value::Object(map) = &mut item
-                {
-                    map.insert("id".into(), json!(id));
-                }
-                input.push(item);
+                input.push(Item::Typed(TypedItem::FunctionCall {
+                    call_id,
+                    name: &c.name,
+                    arguments: serde_json::to_string(&c.arguments).unwrap_or_else(|_| "{}".into()),
+                    id: item_id.filter(|_| keep_ids),
+                }));
             }
         }
     }

@@ -155,6 +155,32 @@ fn no_key_means_no_authorization_header_and_no_cache_key_without_caching() {
 }
 
 #[test]
+fn long_cache_retention_asks_openai_for_24_hours_and_nobody_else() {
+    let o = StreamOptions {
+        session_id: Some("s".into()),
+        cache_retention: CacheRetention::Long,
+        ..options()
+    };
+    let b = body(&model(false), &Context::default(), &o);
+    assert_eq!(b["prompt_cache_key"], "s");
+    assert_eq!(b["prompt_cache_retention"], "24h");
+    let short = StreamOptions {
+        cache_retention: CacheRetention::Short,
+        ..o.clone()
+    };
+    assert!(
+        body(&model(false), &Context::default(), &short)
+            .get("prompt_cache_retention")
+            .is_none()
+    );
+    let mut other = model(false);
+    other.base_url = "http://127.0.0.1:1234/v1".into();
+    let b = body(&other, &Context::default(), &o);
+    assert_eq!(b["prompt_cache_key"], "s");
+    assert!(b.get("prompt_cache_retention").is_none());
+}
+
+#[test]
 fn reasoning_model_gets_effort_and_encrypted_content_but_no_temperature() {
     let m = model(true);
     let mut o = options();
