@@ -38,18 +38,6 @@ pub(crate) struct WireRequest {
     pub(crate) body: bytes::Bytes,
 }
 
-impl WireRequest {
-    /// Encodes a request built as a `Value` tree.
-    pub(crate) fn from_json(request: HttpRequest) -> Result<Self, crate::error::ProviderError> {
-        let body = encode(&request.body)?;
-        Ok(WireRequest {
-            url: request.url,
-            headers: request.headers,
-            body,
-        })
-    }
-}
-
 /// `body` as JSON bytes.
 pub(crate) fn encode(
     body: &impl serde::Serialize,

@@ -36,7 +36,7 @@ impl WireApi for GoogleGenerativeAi {
         options: &StreamOptions,
         api_key: Option<&ApiKey>,
     ) -> Result<WireRequest, ProviderError> {
-        WireRequest::from_json(request::build(model, context, options, api_key)?)
+        request::build(model, context, options, api_key)
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

@@ -26,6 +26,7 @@
 //!   always set so reasoning is streamed. With thinking off nothing is sent and
 //!   the model uses its default.
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::{Context, ToolDefinition};
@@ -33,12 +34,98 @@ use crate::error::ProviderError;
 use crate::message::{AssistantContent, AssistantMessage, Message, UserContent};
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions, ThinkingLevel, ToolChoice};
-use crate::provider::HttpRequest;
+use crate::provider::{WireRequest, encode};
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// The placeholder signature Google documents for function calls whose real
 /// signature is unknown (e.g. produced by another model).
 pub(super) const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The request body, borrowing from the context; fields in the order they are sent.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    contents: Vec<Content<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<Map<String, Value>>,
+}
+
+/// One turn: `user` or `model`.
+#[derive(Serialize)]
+struct Content<'a> {
+    role: &'static str,
+    parts: Vec<Part<'a>>,
+}
+
+/// One part of a turn.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Part<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thought: Option<bool>,
+        #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    InlineData {
+        #[serde(rename = "inlineData")]
+        inline_data: InlineData<'a>,
+    },
+    FunctionCall {
+        #[serde(rename = "functionCall")]
+        function_call: FunctionCall<'a>,
+        #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    FunctionResponse {
+        #[serde(rename = "functionResponse")]
+        function_response: FunctionResponse<'a>,
+    },
+}
+
+impl<'a> Part<'a> {
+    fn text(text: &'a str) -> Self {
+        Part::Text {
+            text,
+            thought: None,
+            thought_signature: None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InlineData<'a> {
+    mime_type: &'a str,
+    data: &'a str,
+}
+
+#[derive(Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    args: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    name: &'a str,
+    response: ToolResponse,
+}
+
+/// `{"output": text}`, or `{"error": text}` for a failed call.
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+enum ToolResponse {
+    Output(String),
+    Error(String),
+}
 
 /// Builds the request.
 pub(super) fn build(
@@ -46,7 +133,7 @@ pub(super) fn build(
     context: &Context,
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
-) -> Result<HttpRequest, ProviderError> {
+) -> Result<WireRequest, ProviderError> {
     let messages = prepare_messages(model, &context.messages, ToolCallIdRules::LENIENT);
     let base = model.base_url.trim().trim_end_matches('/');
     if base.is_empty() {
@@ -58,34 +145,7 @@ pub(super) fn build(
     let id = model.id.strip_prefix("models/").unwrap_or(&model.id);
     let url = format!("{base}/models/{id}:streamGenerateContent?alt=sse");
 
-    let mut body = Map::new();
-    body.insert(
-        "contents".into(),
-        Value::Array(convert_messages(model, &messages)),
-    );
-    if let Some(system) = context
-        .system_prompt
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-    {
-        body.insert(
-            "systemInstruction".into(),
-            json!({"parts": [{"text": system}]}),
-        );
-    }
-    if !context.tools.is_empty() {
-        let declarations: Vec<Value> = context.tools.iter().map(declaration).collect();
-        body.insert(
-            "tools".into(),
-            json!([{"functionDeclarations": declarations}]),
-        );
-        if let Some(choice) = &options.tool_choice {
-            body.insert(
-                "toolConfig".into(),
-                json!({"functionCallingConfig": calling_config(choice)}),
-            );
-        }
-    }
+    let tools = !context.tools.is_empty();
     let mut config = Map::new();
     if let Some(t) = options.temperature {
         config.insert("temperature".into(), json!(clean_f32(t)));
@@ -97,9 +157,24 @@ pub(super) fn build(
     if model.reasoning && options.thinking != ThinkingLevel::Off {
         config.insert("thinkingConfig".into(), thinking_config(model, options));
     }
-    if !config.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(config));
-    }
+    let body = Body {
+        contents: convert_messages(model, &messages),
+        system_instruction: context
+            .system_prompt
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(|system| json!({"parts": [{"text": system}]})),
+        tools: tools.then(|| {
+            let declarations: Vec<Value> = context.tools.iter().map(declaration).collect();
+            json!([{"functionDeclarations": declarations}])
+        }),
+        tool_config: options
+            .tool_choice
+            .as_ref()
+            .filter(|_| tools)
+            .map(|choice| json!({"functionCallingConfig": calling_config(choice)})),
+        generation_config: (!config.is_empty()).then_some(config),
+    };
 
     let mut headers: Vec<(String, String)> = vec![("accept".into(), "text/event-stream".into())];
     if let Some(key) = api_key.map(|k| k.expose().trim()).filter(|k| !k.is_empty()) {
@@ -109,10 +184,10 @@ pub(super) fn build(
         headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(k));
         headers.push((k.clone(), v.clone()));
     }
-    Ok(HttpRequest {
+    Ok(WireRequest {
         url,
         headers,
-        body: Value::Object(body),
+        body: encode(&body)?,
     })
 }
 
@@ -206,42 +281,51 @@ pub(super) fn clean_schema(schema: &Value) -> Value {
 
 /// Tool results waiting to be sent as one `user` turn.
 #[derive(Default)]
-struct ToolTurn {
-    responses: Vec<Value>,
-    images: Vec<Value>,
+struct ToolTurn<'a> {
+    responses: Vec<Part<'a>>,
+    images: Vec<Part<'a>>,
 }
 
-impl ToolTurn {
-    fn flush(&mut self, contents: &mut Vec<Value>) {
+impl<'a> ToolTurn<'a> {
+    fn flush(&mut self, contents: &mut Vec<Content<'a>>) {
         if self.responses.is_empty() && self.images.is_empty() {
             return;
         }
         let mut parts = std::mem::take(&mut self.responses);
         if !self.images.is_empty() {
-            parts.push(json!({"text": "Image(s) returned by the tool call(s) above:"}));
+            parts.push(Part::text("Image(s) returned by the tool call(s) above:"));
             parts.append(&mut self.images);
         }
-        contents.push(json!({"role": "user", "parts": parts}));
+        contents.push(Content {
+            role: "user",
+            parts,
+        });
     }
 }
 
-fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
+fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Content<'a>> {
     let mut contents = Vec::with_capacity(messages.len());
     let mut tools = ToolTurn::default();
     for message in messages {
         match message {
             Message::User(u) => {
                 tools.flush(&mut contents);
-                let parts: Vec<Value> = u.content.iter().filter_map(user_part).collect();
+                let parts: Vec<Part<'a>> = u.content.iter().filter_map(user_part).collect();
                 if !parts.is_empty() {
-                    contents.push(json!({"role": "user", "parts": parts}));
+                    contents.push(Content {
+                        role: "user",
+                        parts,
+                    });
                 }
             }
             Message::Assistant(a) => {
                 tools.flush(&mut contents);
                 let parts = assistant_parts(model, a);
                 if !parts.is_empty() {
-                    contents.push(json!({"role": "model", "parts": parts}));
+                    contents.push(Content {
+                        role: "model",
+                        parts,
+                    });
                 }
             }
             Message::ToolResult(r) => {
@@ -253,14 +337,16 @@ fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
                     text
                 };
                 let response = if r.is_error {
-                    json!({"error": text})
+                    ToolResponse::Error(text)
                 } else {
-                    json!({"output": text})
+                    ToolResponse::Output(text)
                 };
-                tools.responses.push(json!({"functionResponse": {
-                    "name": r.tool_name,
-                    "response": response,
-                }}));
+                tools.responses.push(Part::FunctionResponse {
+                    function_response: FunctionResponse {
+                        name: &r.tool_name,
+                        response,
+                    },
+                });
                 tools.images.extend(
                     r.content
                         .iter()
@@ -276,35 +362,31 @@ fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
 
 /// Gemini expects turns to alternate: consecutive turns of one role (tool
 /// responses followed by user text, say) become one turn with all their parts.
-fn merge_same_role(contents: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(contents.len());
+fn merge_same_role(contents: Vec<Content<'_>>) -> Vec<Content<'_>> {
+    let mut out: Vec<Content<'_>> = Vec::with_capacity(contents.len());
     for turn in contents {
-        if let Some(last) = out.last_mut()
-            && last.get("role") == turn.get("role")
-            && let (Some(into), Some(parts)) = (
-                last.get_mut("parts").and_then(Value::as_array_mut),
-                turn.get("parts").and_then(Value::as_array),
-            )
-        {
-            into.extend(parts.iter().cloned());
-            continue;
+        match out.last_mut() {
+            Some(last) if last.role == turn.role => last.parts.extend(turn.parts),
+            _ => out.push(turn),
         }
-        out.push(turn);
     }
     out
 }
 
-fn user_part(c: &UserContent) -> Option<Value> {
+fn user_part(c: &UserContent) -> Option<Part<'_>> {
     match c {
         UserContent::Text(t) if t.text.is_empty() => None,
-        UserContent::Text(t) => Some(json!({"text": t.text})),
-        UserContent::Image(i) => {
-            Some(json!({"inlineData": {"mimeType": i.mime_type, "data": i.data}}))
-        }
+        UserContent::Text(t) => Some(Part::text(&t.text)),
+        UserContent::Image(i) => Some(Part::InlineData {
+            inline_data: InlineData {
+                mime_type: &i.mime_type,
+                data: &i.data,
+            },
+        }),
     }
 }
 
-fn assistant_parts(model: &Model, a: &AssistantMessage) -> Vec<Value> {
+fn assistant_parts<'a>(model: &Model, a: &'a AssistantMessage) -> Vec<Part<'a>> {
     let same_model =
         a.provider == model.provider && a.api == model.api.as_str() && a.model == model.id;
     let mut parts = Vec::with_capacity(a.content.len());
@@ -315,9 +397,11 @@ fn assistant_parts(model: &Model, a: &AssistantMessage) -> Vec<Value> {
                     continue;
                 }
                 if let Some(sig) = t.thinking_signature.as_deref().filter(|s| !s.is_empty()) {
-                    parts.push(
-                        json!({"text": t.thinking, "thought": true, "thoughtSignature": sig}),
-                    );
+                    parts.push(Part::Text {
+                        text: &t.thinking,
+                        thought: Some(true),
+                        thought_signature: Some(sig),
+                    });
                 }
             }
             AssistantContent::Text(t) => {
@@ -325,23 +409,27 @@ fn assistant_parts(model: &Model, a: &AssistantMessage) -> Vec<Value> {
                     .text_signature
                     .as_deref()
                     .filter(|s| same_model && !s.is_empty());
-                match sig {
-                    Some(sig) => parts.push(json!({"text": t.text, "thoughtSignature": sig})),
-                    None if !t.text.is_empty() => parts.push(json!({"text": t.text})),
-                    None => {}
+                if sig.is_some() || !t.text.is_empty() {
+                    parts.push(Part::Text {
+                        text: &t.text,
+                        thought: None,
+                        thought_signature: sig,
+                    });
                 }
             }
             AssistantContent::ToolCall(c) => {
-                let mut part = json!({"functionCall": {"name": c.name, "args": Value::Object(c.arguments.clone())}});
                 let sig = c
                     .thought_signature
                     .as_deref()
                     .filter(|s| same_model && !s.is_empty())
                     .or(is_gemini_3(model).then_some(SKIP_SIGNATURE));
-                if let (Some(sig), Value::Object(map)) = (sig, &mut part) {
-                    map.insert("thoughtSignature".into(), json!(sig));
-                }
-                parts.push(part);
+                parts.push(Part::FunctionCall {
+                    function_call: FunctionCall {
+                        name: &c.name,
+                        args: &c.arguments,
+                    },
+                    thought_signature: sig,
+                });
             }
         }
     }

@@ -310,3 +310,33 @@ fn generation_config_and_thinking() {
     let b = body(&plain, &Context::default(), &o);
     assert!(b["generationConfig"].get("thinkingConfig").is_none());
 }
+
+#[test]
+fn images_returned_by_tools_follow_the_responses_in_the_same_turn() {
+    let m = model("gemini-2.5-flash");
+    let mut shot = ToolResultMessage::text("call_1", "screenshot", "", false);
+    shot.content = vec![UserContent::image("QUJD", "image/png")];
+    let c = Context {
+        messages: vec![
+            UserMessage::text("Take a screenshot").into(),
+            own_turn(&m, "google").into(),
+            shot.into(),
+            ToolResultMessage::text("call_2", "cat", "done", false).into(),
+            UserMessage::text("describe it").into(),
+        ],
+        ..Default::default()
+    };
+    let b = body(&m, &c, &options());
+    let contents = b["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 3, "{b}");
+    assert_eq!(
+        contents[2],
+        json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "screenshot", "response": {"output": "(the tool returned the image(s) attached below)"}}},
+            {"functionResponse": {"name": "cat", "response": {"output": "done"}}},
+            {"text": "Image(s) returned by the tool call(s) above:"},
+            {"inlineData": {"mimeType": "image/png", "data": "QUJD"}},
+            {"text": "describe it"},
+        ]})
+    );
+}
