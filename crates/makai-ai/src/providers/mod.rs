@@ -6,6 +6,12 @@ pub(crate) mod google;
 pub(crate) mod openai_completions;
 pub(crate) mod openai_responses;
 
+/// An `f32` as the JSON number it was written as: `0.7f32` is sent as `0.7`,
+/// not `0.699999988079071` (through its shortest decimal form).
+pub(crate) fn decimal_f32(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or(f64::from(v))
+}
+
 /// `data` shortened to 200 characters (with `…` when cut), for quoting bad wire
 /// data in an error message.
 pub(crate) fn snippet(data: &str) -> String {

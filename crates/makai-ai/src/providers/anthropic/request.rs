@@ -12,6 +12,7 @@ use crate::error::ProviderError;
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::{WireRequest, encode};
+use crate::providers::decimal_f32;
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// The API version header value.
@@ -39,7 +40,7 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<Value>,
+    temperature: Option<f64>,
 }
 
 /// A tool declaration.
@@ -117,7 +118,10 @@ pub(super) fn build(
         thinking: plan.thinking.as_ref(),
         output_config: plan.output_config.as_ref(),
         // The API rejects a temperature together with thinking.
-        temperature: options.temperature.filter(|_| !plan.is_on()).map(float),
+        temperature: options
+            .temperature
+            .filter(|_| !plan.is_on())
+            .map(decimal_f32),
     };
 
     Ok(WireRequest {
@@ -158,16 +162,6 @@ fn tool(tool: &ToolDefinition) -> Tool<'_> {
         input_schema,
         cache_control: None,
     }
-}
-
-/// An `f32` as the JSON number it was written as (0.7, not 0.699999988079071).
-fn float(value: f32) -> Value {
-    value
-        .to_string()
-        .parse::<f64>()
-        .ok()
-        .and_then(serde_json::Number::from_f64)
-        .map_or(Value::Null, Value::Number)
 }
 
 /// Default headers, then the model's, then the options' (later ones win, names

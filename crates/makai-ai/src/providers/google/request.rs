@@ -35,6 +35,7 @@ use crate::message::{AssistantContent, AssistantMessage, Message, UserContent};
 use crate::model::Model;
 use crate::options::{ApiKey, StreamOptions, ThinkingLevel, ToolChoice};
 use crate::provider::{WireRequest, encode};
+use crate::providers::decimal_f32;
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// The placeholder signature Google documents for function calls whose real
@@ -148,7 +149,7 @@ pub(super) fn build(
     let tools = !context.tools.is_empty();
     let mut config = Map::new();
     if let Some(t) = options.temperature {
-        config.insert("temperature".into(), json!(clean_f32(t)));
+        config.insert("temperature".into(), json!(decimal_f32(t)));
     }
     let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
     if max_tokens > 0 {
@@ -189,11 +190,6 @@ pub(super) fn build(
         headers,
         body: encode(&body)?,
     })
-}
-
-/// `0.7f32` as `0.7`, not `0.699999988079071`.
-fn clean_f32(v: f32) -> f64 {
-    v.to_string().parse().unwrap_or(f64::from(v))
 }
 
 fn is_gemini_3(model: &Model) -> bool {

@@ -14,6 +14,7 @@ use crate::message::{
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ThinkingLevel, ToolChoice};
 use crate::provider::{WireRequest, encode};
+use crate::providers::decimal_f32;
 
 /// The text of the assistant turn inserted between a tool result and a user
 /// message for servers that reject that order.
@@ -196,10 +197,7 @@ fn body<'a>(
             .then(|| json!({"include_usage": true})),
         max_completion_tokens: max_tokens.filter(|_| compat.max_completion_tokens),
         max_tokens: max_tokens.filter(|_| !compat.max_completion_tokens),
-        // Through the shortest decimal form, so 0.7f32 is sent as 0.7, not 0.699999988.
-        temperature: options
-            .temperature
-            .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+        temperature: options.temperature.map(decimal_f32),
         tools: tools.then(|| context.tools.iter().map(tool).collect()),
         tool_choice: options
             .tool_choice

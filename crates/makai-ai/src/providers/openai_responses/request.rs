@@ -32,6 +32,7 @@ use crate::message::{AssistantContent, AssistantMessage, Message, ThinkingConten
 use crate::model::Model;
 use crate::options::{ApiKey, CacheRetention, StreamOptions, ThinkingLevel, ToolChoice};
 use crate::provider::{WireRequest, encode};
+use crate::providers::decimal_f32;
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
 /// What OpenAI accepts as a `call_id`: letters, digits, `_` and `-`, at most 64.
@@ -166,11 +167,10 @@ pub(super) fn build(
         stream: true,
         store: false,
         max_output_tokens: (max_tokens > 0).then_some(max_tokens),
-        // Through its decimal form, so 0.7f32 is sent as 0.7, not 0.699999988079071.
         temperature: options
             .temperature
             .filter(|_| !model.reasoning)
-            .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+            .map(decimal_f32),
         tools: tools.then(|| {
             context
                 .tools
