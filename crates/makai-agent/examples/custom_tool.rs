@@ -127,12 +127,15 @@ async fn main() -> ExitCode {
         "mock-model",
         server.base_url_v1(),
     );
-    let agent = Agent::new(AgentLoopConfig::new(model, Arc::new(InProcessClient)))
-        .with_system_prompt("You are a helpful assistant with tools.")
-        .with_tools(ToolSet::new([
-            Arc::new(WordCount::new()) as Arc<dyn Tool>,
-            shout.into_arc(),
-        ]));
+    let agent = Agent::new(AgentLoopConfig::new(
+        model,
+        Arc::new(InProcessClient::new()),
+    ))
+    .with_system_prompt("You are a helpful assistant with tools.")
+    .with_tools(ToolSet::new([
+        Arc::new(WordCount::new()) as Arc<dyn Tool>,
+        shout.into_arc(),
+    ]));
 
     let _printer = agent.subscribe(|e| match e {
         AgentEvent::ToolExecutionStart {

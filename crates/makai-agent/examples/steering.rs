@@ -61,8 +61,11 @@ async fn main() -> ExitCode {
         "mock-model",
         server.base_url_v1(),
     );
-    let agent = Agent::new(AgentLoopConfig::new(model, Arc::new(InProcessClient)))
-        .with_tools(ToolSet::new([step]));
+    let agent = Agent::new(AgentLoopConfig::new(
+        model,
+        Arc::new(InProcessClient::new()),
+    ))
+    .with_tools(ToolSet::new([step]));
 
     // A UI-like task: print events; steer as soon as the first tool starts.
     let mut events = agent.subscribe_stream();

@@ -8,9 +8,9 @@ use makai_ai::{
     ApiKey, CacheRetention, Model, StreamOptions, ThinkingBudgets, ThinkingLevel, ToolChoice,
 };
 
-use crate::client::ProtocolClient;
 use crate::compaction::{CompactionStrategy, DefaultCompaction};
 use crate::hooks::{AgentHooks, NoHooks};
+use makai_ai::ProtocolClient;
 
 /// How the tool calls of one assistant message are run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,14 +83,24 @@ impl Default for LoopDetection {
 /// strategy runs before the model call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContextConfig {
+    /// Whether runs compact on their own: before a model call when the
+    /// strategy asks for it, and after a context-overflow error (default
+    /// true). With false these settings serve [`crate::Agent::compact`] only.
+    pub automatic: bool,
     /// The budget in tokens; `None` uses `budget_ratio` of the model's context window.
     pub budget_tokens: Option<u64>,
     /// Fraction of the context window used when `budget_tokens` is unset (0.8).
     pub budget_ratio: f64,
     /// Messages at the start that are always kept (1: the first prompt).
     pub keep_first: usize,
-    /// Messages at the end that are always kept (8).
+    /// Messages at the end that are always kept (8), unless
+    /// `keep_recent_tokens` is set.
     pub keep_recent: usize,
+    /// Keep the most recent messages up to about this many tokens instead of
+    /// `keep_recent` messages (pi's `keepRecentTokens`); the kept part starts at
+    /// a user message where one allows it, so whole turns stay. `None` (the
+    /// default) counts messages.
+    pub keep_recent_tokens: Option<u64>,
     /// Older tool outputs longer than this many characters are truncated first (2000).
     pub tool_output_max_chars: usize,
     /// Whether the default strategy may summarize older turns with a model call.
@@ -105,10 +115,12 @@ pub struct ContextConfig {
 impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
+            automatic: true,
             budget_tokens: None,
             budget_ratio: 0.8,
             keep_first: 1,
             keep_recent: 8,
+            keep_recent_tokens: None,
             tool_output_max_chars: 2000,
             summarize: true,
             summary_max_tokens: 1024,
@@ -139,7 +151,8 @@ pub struct AgentLoopConfig {
     pub hooks: Arc<dyn AgentHooks>,
     /// Request options: temperature, max tokens, thinking level and budgets, API
     /// key, session id, cache retention, headers, retries, timeouts. The loop sets
-    /// `cancel`, `tool_choice` and (via `get_api_key`) `api_key` for each call.
+    /// `cancel` and `tool_choice` for each call. Without an API key here, the
+    /// client resolves one per request (see [`makai_ai::InProcessClient::with_keys`]).
     pub options: StreamOptions,
     /// Tool choice for the model call(s); see `tool_choice_first_turn_only`.
     pub tool_choice: Option<ToolChoice>,
@@ -256,7 +269,8 @@ impl AgentLoopConfigBuilder {
         self.0.options.thinking_budgets = budgets;
         self
     }
-    /// Sets the API key (the `get_api_key` hook takes precedence).
+    /// Sets a fixed API key for every call (otherwise the client resolves one per
+    /// request).
     pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
         self.0.options.api_key = Some(key.into());
         self

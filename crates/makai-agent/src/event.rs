@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use makai_ai::{AssistantMessageEvent, Message, ToolResultMessage, Usage};
 
+use crate::message::AgentMessage;
 use crate::tool::ToolOutput;
-use crate::types::AgentMessage;
 
 /// One event of a run. See the crate docs for the ordering contract.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -317,6 +317,12 @@ pub struct CompactionInfo {
     /// Strategy-specific data.
     #[serde(default)]
     pub details: Value,
+    /// The first session entry kept after the summary (pi's
+    /// `CompactionResult.firstKeptEntryId`). The agent has no entries and
+    /// leaves it `None`; an application that stores the transcript as entries
+    /// fills it in when it records the compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<String>,
 }
 
 /// Where the loop is, for the agent's status (crate-internal).

@@ -11,14 +11,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{
-    ApiKey, AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserContent,
-};
+use makai_ai::{AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserContent};
 
+use crate::message::{AgentMessage, default_convert_to_llm};
 use crate::tool::ToolOutput;
-use crate::types::{AgentMessage, default_convert_to_llm};
 
-pub(crate) use guard::{PanicSafeHooks, QueueSafeHooks, api_key_or_none, panic_text};
+pub(crate) use guard::{MessageQueues, RunHooks, panic_text};
 
 /// What `before_turn` sees: the state just before a model call.
 #[derive(Debug)]
@@ -126,7 +124,6 @@ pub struct ToolResultOverride {
 /// - `after_turn`, `on_error`: logged only. The run goes on.
 /// - `get_steering_messages`, `get_follow_up_messages`: count as returning no
 ///   messages (an agent's own queued messages are still delivered).
-/// - `get_api_key`: counts as `None` (the configured key is used).
 ///
 /// Once a run is ending because of a panic, `before_turn` is not called again and
 /// no steering or follow-up message is taken from the queues (they stay queued
@@ -189,12 +186,6 @@ pub trait AgentHooks: Send + Sync {
     /// Messages to process when the run would otherwise end.
     async fn get_follow_up_messages(&self) -> Vec<AgentMessage> {
         Vec::new()
-    }
-
-    /// The API key for `provider`, resolved before each model call (for expiring
-    /// tokens). `None` falls back to the configured key.
-    async fn get_api_key(&self, _provider: &str) -> Option<ApiKey> {
-        None
     }
 }
 

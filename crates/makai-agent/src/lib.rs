@@ -64,12 +64,12 @@
 
 mod agent;
 mod agent_loop;
-mod client;
 mod compaction;
 mod config;
 mod error;
 mod event;
 mod hooks;
+mod message;
 mod subscribers;
 pub mod testing;
 mod tool;
@@ -79,10 +79,9 @@ pub use agent::{Agent, AgentState, AgentStatus, PromptInput, RunHandle};
 pub use agent_loop::{
     AgentRun, INTERRUPTED_TOOL_TEXT, RunOutcome, SKIPPED_TOOL_TEXT, agent_loop, agent_loop_continue,
 };
-pub use client::{InProcessClient, ProtocolClient};
 pub use compaction::{
-    CompactionContext, CompactionError, CompactionOutput, CompactionStrategy, DefaultCompaction,
-    estimate_message_tokens, estimate_tokens, is_context_overflow,
+    CompactionCheck, CompactionContext, CompactionError, CompactionOutput, CompactionStrategy,
+    DefaultCompaction, estimate_message_tokens, estimate_tokens, is_context_overflow,
 };
 pub use config::{
     AgentLoopConfig, AgentLoopConfigBuilder, ContextConfig, ExecutionLimits, LoopAction,
@@ -94,14 +93,17 @@ pub use hooks::{
     AgentHooks, InputDecision, NoHooks, ToolCallDecision, ToolCallInfo, ToolResultOverride,
     TurnDecision, TurnInfo, TurnSummary,
 };
+pub use makai_ai::{InProcessClient, ProtocolClient};
+pub use message::{
+    AgentMessage, BRANCH_SUMMARY_PREFIX, BashExecutionMessage, BranchSummaryMessage,
+    COMPACTION_SUMMARY_PREFIX, CompactionSummaryMessage, CustomMessage, MessageContent,
+    SUMMARY_SUFFIX, default_convert_to_llm, parts_text,
+};
 pub use subscribers::{COALESCE_AFTER, EventStream, Subscription};
 pub use tool::{
     AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, ToolSet, TypedTool, schema_for,
 };
-pub use types::{
-    AgentContext, AgentMessage, CompactionSummaryMessage, CustomMessage, QueueMode, SUMMARY_PREFIX,
-    default_convert_to_llm,
-};
+pub use types::{AgentContext, QueueMode};
 
 pub use makai_ai;
 pub use tokio_util::sync::CancellationToken;

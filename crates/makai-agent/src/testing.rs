@@ -17,7 +17,7 @@ use makai_ai::{
     StreamOptions, ToolChoice,
 };
 
-use crate::client::ProtocolClient;
+use makai_ai::ProtocolClient;
 
 #[derive(Clone, Debug)]
 enum Step {

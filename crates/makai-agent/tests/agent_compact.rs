@@ -34,7 +34,7 @@ fn http_config(server: &MockServer) -> AgentLoopConfig {
         "mock-model",
         server.base_url_v1(),
     );
-    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
     cfg.options.retry = RetryPolicy::none();
     cfg
 }

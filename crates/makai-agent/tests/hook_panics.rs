@@ -12,9 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use common::*;
 use futures::StreamExt;
-use makai_agent::makai_ai::{
-    Api, ApiKey, AssistantMessage, Message, Model, RetryPolicy, StopReason,
-};
+use makai_agent::makai_ai::{Api, AssistantMessage, Message, Model, RetryPolicy, StopReason};
 use makai_agent::{
     Agent, AgentEvent, AgentHooks, AgentLoopConfig, AgentMessage, AgentStatus, CancellationToken,
     EndReason, InProcessClient, InputDecision, RunOutcome, ToolCallDecision, ToolCallInfo,
@@ -36,7 +34,6 @@ enum Hook {
     FilterInput,
     Steering,
     FollowUp,
-    ApiKey,
 }
 
 /// Hooks that panic once, in one chosen hook; `filter_input` only on a message
@@ -130,10 +127,6 @@ impl AgentHooks for PanicOnce {
         self.trip(Hook::FollowUp);
         Vec::new()
     }
-    async fn get_api_key(&self, _provider: &str) -> Option<ApiKey> {
-        self.trip(Hook::ApiKey);
-        None
-    }
 }
 
 async fn server(responses: Vec<Mock>) -> MockServer {
@@ -144,7 +137,7 @@ async fn server(responses: Vec<Mock>) -> MockServer {
 
 fn http_config(server: &MockServer, api: Api, hooks: Arc<dyn AgentHooks>) -> AgentLoopConfig {
     let model = Model::custom(api, "mock", "mock-model", server.base_url_v1());
-    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
     cfg.options.retry = RetryPolicy::none();
     cfg.hooks = hooks;
     cfg
@@ -512,26 +505,6 @@ async fn panicking_queue_getters_count_as_no_messages_and_lose_nothing_queued() 
         assert_eq!(outcome.end_reason, EndReason::Completed, "{hook:?}");
         assert_eq!(outcome.messages.last().unwrap().text(), "done");
     }
-}
-
-#[tokio::test]
-async fn a_panicking_get_api_key_falls_back_to_the_configured_key() {
-    let server = server(vec![Mock::text("authorized")]).await;
-    let mut cfg = http_config(
-        &server,
-        Api::OpenAiCompletions,
-        PanicOnce::new(Hook::ApiKey),
-    );
-    cfg.options.api_key = Some(ApiKey::from("sk-configured-key"));
-    let agent = Agent::new(cfg);
-    let (events, outcome) = prompt(&agent, "hello").await;
-    assert_contract(&events);
-    assert_eq!(outcome.end_reason, EndReason::Completed);
-    let auth = server.requests()[0]
-        .header("authorization")
-        .map(str::to_string);
-    assert_eq!(auth.as_deref(), Some("Bearer sk-configured-key"));
-    assert_usable_again(&agent, &server).await;
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ fn http_model(server: &MockServer, api: Api) -> Model {
 }
 
 fn http_config(server: &MockServer, api: Api) -> AgentLoopConfig {
-    let mut cfg = AgentLoopConfig::new(http_model(server, api), Arc::new(InProcessClient));
+    let mut cfg = AgentLoopConfig::new(http_model(server, api), Arc::new(InProcessClient::new()));
     cfg.options.retry = RetryPolicy::none();
     cfg
 }

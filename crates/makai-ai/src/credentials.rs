@@ -1,7 +1,25 @@
-//! Where API keys come from: the options, else the provider's usual environment variable.
+//! Where API keys come from: the options, else a [`KeyProvider`] (the
+//! application's credential store, given to [`crate::InProcessClient`]), else
+//! the provider's usual environment variable.
+
+use async_trait::async_trait;
 
 use crate::model::Model;
 use crate::options::ApiKey;
+
+/// The one resolver of API keys for the requests of an [`crate::InProcessClient`]
+/// that carry none: an application's credential store (flags, `auth.json`,
+/// OAuth tokens refreshed before they expire).
+///
+/// Called once per request, just before it is sent, so a long run never
+/// sends an expired token.
+#[async_trait]
+pub trait KeyProvider: Send + Sync {
+    /// The key for `provider`; `Ok(None)` falls back to the provider's
+    /// environment variable. `Err` fails the request with that text (it must
+    /// say what to do and never contain a secret).
+    async fn api_key(&self, provider: &str) -> Result<Option<ApiKey>, String>;
+}
 
 /// The environment variable conventionally holding `provider`'s key.
 pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {

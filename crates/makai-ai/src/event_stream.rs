@@ -50,6 +50,19 @@ impl AssistantMessageEventStream {
         })
     }
 
+    /// A stream holding only the `error` event of a call that failed before
+    /// any request was sent (no key, a refused credential...).
+    pub fn failed(model: &crate::Model, error_message: impl Into<String>) -> Self {
+        let mut builder = crate::MessageBuilder::new(model);
+        builder.fail(StopReason::Error, error_message, model);
+        let mut events = Vec::new();
+        builder.take_events_into(&mut events);
+        let (tx, rx) = mpsc::channel(1);
+        // The channel is new and holds one slot: this send cannot fail.
+        let _ = tx.try_send(events);
+        Self::from_channel(rx, tokio_util::sync::CancellationToken::new())
+    }
+
     /// A stream whose events come from `rx` (for other `ProtocolClient` implementations).
     ///
     /// Dropping the stream cancels `cancel`: pass a token owned by this one request

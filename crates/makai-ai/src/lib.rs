@@ -23,6 +23,7 @@
 mod accumulator;
 mod builder;
 pub mod catalog;
+mod client;
 mod context;
 pub mod credentials;
 pub mod error;
@@ -37,18 +38,21 @@ mod provider;
 mod providers;
 pub mod sse;
 mod stream;
+pub mod tagged;
 pub mod transform;
 mod usage;
 
 pub use accumulator::MessageAccumulator;
 pub use builder::MessageBuilder;
+pub use client::{InProcessClient, ProtocolClient};
 pub use context::{Context, ToolDefinition};
 pub use error::ProviderError;
 pub use event::{AssistantMessageEvent, Delta};
 pub use event_stream::AssistantMessageEventStream;
 pub use message::{
     AssistantContent, AssistantMessage, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage, now_ms,
+    ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage,
+    assistant_parts, now_ms, user_parts,
 };
 pub use model::{Api, CompatFlags, Modality, Model, ModelCost};
 pub use options::{

@@ -11,11 +11,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use makai_agent::AgentMessage;
 use makai_ai::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ToolCall, ToolResultMessage,
     Usage, UserMessage,
 };
-use makai_coding::session::{AgentMessage, Durability, Session, read_session_file};
+use makai_coding::session::{Durability, Session, read_session_file};
 
 fn user(i: usize) -> AgentMessage {
     UserMessage::text(format!(

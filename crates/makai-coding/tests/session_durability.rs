@@ -462,7 +462,7 @@ fn texts_in_order(s: &Session) -> Vec<usize> {
     s.entries()
         .iter()
         .map(|e| match e.message() {
-            Some(makai_coding::session::AgentMessage::User(u)) => match &u.content[0] {
+            Some(m) if m.as_user().is_some() => match &m.as_user().unwrap().content[0] {
                 makai_ai::UserContent::Text(t) => {
                     t.text.split(' ').next().unwrap().parse().unwrap()
                 }

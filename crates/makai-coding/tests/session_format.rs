@@ -6,10 +6,11 @@
 
 use std::path::Path;
 
+use makai_agent::AgentMessage;
 use makai_ai::{Message, UserContent};
 use makai_coding::session::{
-    AgentMessage, CompactionRecord, KNOWN_ENTRY_TYPES, Session, SessionEntry, SessionError,
-    SessionHeader, read_session_file,
+    CompactionRecord, KNOWN_ENTRY_TYPES, Session, SessionEntry, SessionError, SessionHeader,
+    read_session_file,
 };
 use serde_json::Value;
 
@@ -95,9 +96,9 @@ fn every_message_role_is_read_as_its_own_variant() {
         .iter()
         .filter_map(|e| e.message())
         .map(|m| match m {
-            AgentMessage::User(_) => "user",
-            AgentMessage::Assistant(_) => "assistant",
-            AgentMessage::ToolResult(_) => "toolResult",
+            AgentMessage::Llm(Message::User(_)) => "user",
+            AgentMessage::Llm(Message::Assistant(_)) => "assistant",
+            AgentMessage::Llm(Message::ToolResult(_)) => "toolResult",
             AgentMessage::BashExecution(_) => "bashExecution",
             AgentMessage::Custom(_) => "custom",
             _ => "other",

@@ -39,12 +39,16 @@ fn exchanged(dir: &std::path::Path) -> SharedSession {
 }
 
 fn titler(server: &MockServer) -> ModelTitler {
-    let mut t = ModelTitler::new(Model::custom(
-        Api::AnthropicMessages,
-        "mock",
-        "title-model",
-        server.base_url_v1(),
-    ));
+    let client = std::sync::Arc::new(makai_ai::InProcessClient::new());
+    let mut t = ModelTitler::new(
+        client,
+        Model::custom(
+            Api::AnthropicMessages,
+            "mock",
+            "title-model",
+            server.base_url_v1(),
+        ),
+    );
     t.options = StreamOptions {
         api_key: Some(ApiKey::new("test-key")),
         retry: RetryPolicy::none(),

@@ -2,9 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use makai_agent::AgentMessage;
 use makai_ai::{AssistantMessage, Message, StopReason, UserContent, UserMessage};
 use makai_coding::session::{
-    AgentMessage, CompactionRecord, Session, SessionEntry, SessionError, read_session_file,
+    CompactionRecord, Session, SessionEntry, SessionError, read_session_file,
 };
 
 fn reply(text: &str) -> AssistantMessage {

@@ -31,7 +31,7 @@ fn config(server: &MockServer) -> AgentLoopConfig {
         "mock-model",
         server.base_url_v1(),
     );
-    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
     cfg.options.retry = RetryPolicy::none();
     cfg
 }

@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio::sync::{Notify, mpsc};
 
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 use makai_ai::{
     AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model,
     StopReason, StreamOptions,

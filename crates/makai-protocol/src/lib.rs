@@ -1,6 +1,6 @@
 //! makai-protocol: makai's protocol layer.
 //!
-//! The agent reaches models only through a [`makai_agent::ProtocolClient`].
+//! Everything reaches models only through a [`makai_ai::ProtocolClient`].
 //! This crate carries that interface over a connection, so the agent loop can
 //! run on one machine and the providers (and their credentials) on another:
 //!
@@ -11,7 +11,7 @@
 //!   or a Unix socket.
 //! - [`serve`] / [`ProtocolServer`]: the server behind `makai serve`. It
 //!   authenticates every connection with a bearer token ([`ServeToken`]),
-//!   runs model calls on its own [`makai_agent::ProtocolClient`] and serves
+//!   runs model calls on its own [`makai_ai::ProtocolClient`] and serves
 //!   an agent session ([`SessionHandler`]) to remote UIs.
 //! - [`RemoteProtocolClient`]: the client side; implements `ProtocolClient`,
 //!   multiplexes streams on one connection, reconnects and resumes.
@@ -29,7 +29,7 @@
 //! }
 //! let server = serve(ServerConfig::new(token.secret())).await?;
 //! let client = RemoteProtocolClient::connect(&server.ws_url(), token.secret()).await?;
-//! let client: Arc<dyn makai_agent::ProtocolClient> = Arc::new(client);
+//! let client: Arc<dyn makai_ai::ProtocolClient> = Arc::new(client);
 //! # let _ = client; Ok(()) }
 //! ```
 

@@ -109,7 +109,12 @@ async fn agent_loop_is_the_same_over_the_wire() {
     let server = start(ServerConfig::ephemeral(TOKEN)).await;
     let remote: Arc<dyn ProtocolClient> = Arc::new(client(&server.ws_url()).await);
     for prompt in ["hi", "ping"] {
-        let local = run_loop(Arc::new(InProcessClient), local_llm.base_url_v1(), prompt).await;
+        let local = run_loop(
+            Arc::new(InProcessClient::new()),
+            local_llm.base_url_v1(),
+            prompt,
+        )
+        .await;
         let over_wire = run_loop(remote.clone(), remote_llm.base_url_v1(), prompt).await;
         assert_eq!(over_wire, local, "prompt {prompt}");
         let types: Vec<&str> = local.iter().map(|e| e["type"].as_str().unwrap()).collect();
@@ -161,7 +166,7 @@ async fn agent_transcript_is_the_same_over_the_wire() {
     let remote_llm = mock(scripts()).await;
     let server = start(ServerConfig::ephemeral(TOKEN)).await;
     let remote = Arc::new(client(&server.tcp_url().unwrap()).await);
-    let local = transcript(Arc::new(InProcessClient), local_llm.base_url_v1()).await;
+    let local = transcript(Arc::new(InProcessClient::new()), local_llm.base_url_v1()).await;
     let over_wire = transcript(remote, remote_llm.base_url_v1()).await;
     assert_eq!(
         local.len(),

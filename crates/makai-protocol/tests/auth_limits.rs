@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 use makai_ai::{Api, AssistantMessageEvent, StopReason};
 use makai_mockllm::ScriptedResponse;
 use makai_protocol::payload::Ping;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use futures::StreamExt;
-use makai_agent::{CancellationToken, ProtocolClient};
 use makai_ai::{Api, AssistantMessageEvent, StopReason};
+use makai_ai::{CancellationToken, ProtocolClient};
 use makai_mockllm::ScriptedResponse;
 use makai_protocol::testing::EchoSession;
 use makai_protocol::{ClientError, RemoteProtocolClient, ServerConfig};

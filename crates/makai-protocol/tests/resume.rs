@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 use makai_ai::{Api, AssistantMessageEvent};
 use makai_mockllm::ScriptedResponse;
 use makai_protocol::payload::{Ack, Resume, StreamRequest, WireOptions};

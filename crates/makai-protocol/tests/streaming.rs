@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 use makai_ai::{Api, AssistantMessageEvent, RetryPolicy, StopReason, StreamOptions};
 use makai_mockllm::{ErrorKind, MockServer, Scenario, ScriptedResponse};
 use makai_protocol::ServerConfig;

@@ -229,7 +229,7 @@ async fn bench(s: Settings) -> ExitCode {
     };
 
     let model = Model::custom(s.api, "mock", "mock-model", base_url);
-    let mut config = AgentLoopConfig::new(model, Arc::new(InProcessClient));
+    let mut config = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
     config.options.retry = RetryPolicy::none();
     if std::env::var("SNAPSHOTS").as_deref() == Ok("1") {
         config.partial_snapshots = true;

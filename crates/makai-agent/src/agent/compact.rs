@@ -11,15 +11,15 @@ use super::Agent;
 use super::state::{ActiveRun, AgentSink, AgentStatus};
 use makai_ai::{Model, StreamOptions};
 
-use crate::client::ProtocolClient;
 use crate::compaction::{
     CompactionContext, CompactionError, CompactionStrategy, estimate_tokens, estimate_tokens_from,
 };
 use crate::config::ContextConfig;
 use crate::error::AgentError;
 use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EventSink};
-use crate::hooks::{AgentHooks, api_key_or_none, panic_text};
-use crate::types::AgentMessage;
+use crate::hooks::panic_text;
+use crate::message::AgentMessage;
+use makai_ai::ProtocolClient;
 
 /// A compaction in progress. However it ends (finished, failed, aborted, or its
 /// future dropped), dropping this reports `compaction_end` and makes the agent
@@ -56,7 +56,6 @@ struct Start {
     context: ContextConfig,
     strategy: Arc<dyn CompactionStrategy>,
     client: Arc<dyn ProtocolClient>,
-    hooks: Arc<dyn AgentHooks>,
 }
 
 impl Agent {
@@ -84,7 +83,6 @@ impl Agent {
             context: core.config.context.clone().unwrap_or_default(),
             strategy: core.config.compaction.clone(),
             client: core.config.client.clone(),
-            hooks: core.config.hooks.clone(),
         };
         self.inner.apply_status(&mut core, AgentStatus::Compacting);
         Ok(start)
@@ -119,7 +117,6 @@ impl Agent {
             context,
             strategy,
             client,
-            hooks,
         } = self.start_compaction()?;
         let mut compacting = Compacting {
             sink: AgentSink {
@@ -134,9 +131,6 @@ impl Agent {
         let work = async {
             // A child token: the summary stream cancels its token when dropped.
             options.cancel = cancel.child_token();
-            if let Some(key) = api_key_or_none(&*hooks, &model.provider).await {
-                options.api_key = Some(key);
-            }
             let cx = CompactionContext {
                 reason: CompactionReason::Manual,
                 target_tokens: context.budget_for(&model),
@@ -173,6 +167,7 @@ impl Agent {
                     estimated_tokens_after: estimate_tokens_from(&out.messages, out.messages.len()),
                     usage: out.usage,
                     details: out.details,
+                    first_kept_entry_id: None,
                 };
                 compacting.end = Some(AgentEvent::CompactionEnd {
                     reason: CompactionReason::Manual,

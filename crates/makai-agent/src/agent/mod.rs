@@ -19,17 +19,20 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{ImageContent, Model, ThinkingLevel, UserContent, UserMessage, now_ms};
+use makai_ai::{
+    ImageContent, Model, ProtocolClient, ThinkingLevel, UserContent, UserMessage, now_ms,
+};
 
 use crate::agent_loop::{RunOutcome, check_continuable, run_loop};
 use crate::config::AgentLoopConfig;
 use crate::error::AgentError;
 use crate::event::AgentEvent;
+use crate::message::AgentMessage;
 use crate::subscribers::{COALESCE_AFTER, EventStream, Registry, Subscription};
 use crate::tool::ToolSet;
-use crate::types::{AgentContext, AgentMessage, QueueMode};
+use crate::types::{AgentContext, QueueMode};
 
-use state::{ActiveRun, AgentSink, Core, QueueHooks};
+use state::{ActiveRun, AgentSink, Core};
 pub use state::{AgentState, AgentStatus};
 
 pub(crate) struct Inner {
@@ -264,6 +267,13 @@ impl Agent {
         self.inner.lock().state.tools = tools;
     }
 
+    /// The client every model call of this agent goes through (runs and
+    /// compactions). Applications send their side calls (titles, branch
+    /// summaries) through it too, so one client sees every request.
+    pub fn client(&self) -> Arc<dyn ProtocolClient> {
+        self.inner.lock().config.client.clone()
+    }
+
     /// Changes the run configuration for future runs (hooks, options, limits, ...).
     pub fn update_config(&self, f: impl FnOnce(&mut AgentLoopConfig)) {
         f(&mut self.inner.lock().config);
@@ -451,10 +461,6 @@ impl Agent {
         let mut config = core.config.clone();
         config.model = core.state.model.clone();
         config.options.thinking = core.state.thinking_level;
-        config.hooks = Arc::new(QueueHooks {
-            user: Arc::new(crate::hooks::QueueSafeHooks(config.hooks.clone())),
-            inner: self.inner.clone(),
-        });
         config.skip_initial_steering_poll = skip_initial_steering_poll;
         let usage_floor = core.usage_floor;
         self.inner.apply_status(&mut core, AgentStatus::Streaming);
@@ -470,6 +476,7 @@ impl Agent {
                 context,
                 usage_floor,
                 Arc::new(config.normalized()),
+                Some(inner.clone() as Arc<dyn crate::hooks::MessageQueues>),
                 cancel,
                 sink,
             )

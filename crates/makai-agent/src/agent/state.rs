@@ -3,21 +3,18 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{ApiKey, AssistantMessage, Message, MessageAccumulator, Model, ThinkingLevel};
+use makai_ai::{AssistantMessage, MessageAccumulator, Model, ThinkingLevel};
 
 use super::Inner;
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EndReason, EventSink, RunPhase};
-use crate::hooks::{
-    AgentHooks, InputDecision, ToolCallDecision, ToolCallInfo, ToolResultOverride, TurnDecision,
-    TurnInfo, TurnSummary,
-};
-use crate::tool::{ToolOutput, ToolSet};
-use crate::types::{AgentMessage, QueueMode};
+use crate::hooks::MessageQueues;
+use crate::message::AgentMessage;
+use crate::tool::ToolSet;
+use crate::types::QueueMode;
 
 /// Where the agent is. Every change is observable through
 /// [`crate::Agent::status_watch`].
@@ -184,70 +181,27 @@ impl EventSink for AgentSink {
     }
 }
 
-/// The application's hooks plus the agent's steering and follow-up queues.
-pub(super) struct QueueHooks {
-    pub(super) user: Arc<dyn AgentHooks>,
-    pub(super) inner: Arc<Inner>,
-}
-
-impl QueueHooks {
-    fn drain(&self, steering: bool) -> Vec<AgentMessage> {
-        let mut core = self.inner.lock();
+/// The agent's queues as a run sees them.
+impl MessageQueues for Inner {
+    fn take(&self, steering: bool) -> Vec<AgentMessage> {
+        let mut core = self.lock();
         let out = core.drain(steering);
         if !out.is_empty() {
             let event = core.queue_event();
-            self.inner.registry.broadcast(&event);
+            self.registry.broadcast(&event);
         }
         out
     }
-}
 
-#[async_trait]
-impl AgentHooks for QueueHooks {
-    async fn transform_context(
-        &self,
-        messages: Vec<AgentMessage>,
-        cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
-        self.user.transform_context(messages, cancel).await
-    }
-    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
-        self.user.convert_to_llm(messages)
-    }
-    async fn before_turn(&self, turn: &TurnInfo<'_>) -> TurnDecision {
-        self.user.before_turn(turn).await
-    }
-    async fn after_turn(&self, turn: &TurnSummary<'_>) {
-        self.user.after_turn(turn).await
-    }
-    async fn on_error(&self, message: &AssistantMessage) {
-        self.user.on_error(message).await
-    }
-    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
-        self.user.before_tool_call(call).await
-    }
-    async fn after_tool_call(
-        &self,
-        call: &ToolCallInfo<'_>,
-        result: &ToolOutput,
-        is_error: bool,
-    ) -> Option<ToolResultOverride> {
-        self.user.after_tool_call(call, result, is_error).await
-    }
-    async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
-        self.user.filter_input(message).await
-    }
-    async fn get_steering_messages(&self) -> Vec<AgentMessage> {
-        let mut out = self.drain(true);
-        out.extend(self.user.get_steering_messages().await);
-        out
-    }
-    async fn get_follow_up_messages(&self) -> Vec<AgentMessage> {
-        let mut out = self.drain(false);
-        out.extend(self.user.get_follow_up_messages().await);
-        out
-    }
-    async fn get_api_key(&self, provider: &str) -> Option<ApiKey> {
-        self.user.get_api_key(provider).await
+    fn restore(&self, steering: Vec<AgentMessage>, follow_up: Vec<AgentMessage>) {
+        let mut core = self.lock();
+        for m in steering.into_iter().rev() {
+            core.steering.push_front(m);
+        }
+        for m in follow_up.into_iter().rev() {
+            core.follow_up.push_front(m);
+        }
+        let event = core.queue_event();
+        self.registry.broadcast(&event);
     }
 }

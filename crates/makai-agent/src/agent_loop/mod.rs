@@ -23,8 +23,9 @@ use makai_ai::Usage;
 use crate::config::AgentLoopConfig;
 use crate::error::AgentError;
 use crate::event::{AgentEvent, EndReason, EventSink};
+use crate::message::AgentMessage;
 use crate::subscribers::{COALESCE_AFTER, EventQueue, QueueReader};
-use crate::types::{AgentContext, AgentMessage};
+use crate::types::AgentContext;
 
 pub use orphans::INTERRUPTED_TOOL_TEXT;
 pub use tools::SKIPPED_TOOL_TEXT;
@@ -42,6 +43,14 @@ pub struct RunOutcome {
     pub usage: Usage,
     /// Turns taken (model responses that ended a turn).
     pub turns: u32,
+    /// Steering messages the run took from its queue but did not deliver
+    /// because it ended first (abort, a limit, a `before_turn` stop). Nothing
+    /// queued is lost: a caller of [`agent_loop`] decides what to do with
+    /// them; an [`crate::Agent`]'s runs put them back at the front of its
+    /// queues before `agent_end` (so this is empty there).
+    pub undelivered_steering: Vec<AgentMessage>,
+    /// Follow-up messages taken but not delivered, as for steering.
+    pub undelivered_follow_up: Vec<AgentMessage>,
 }
 
 /// A running loop: read its events, then (or instead) await its outcome.
@@ -159,6 +168,7 @@ fn start(
             context,
             0,
             Arc::new(config.normalized()),
+            None,
             task_cancel,
             sink,
         )

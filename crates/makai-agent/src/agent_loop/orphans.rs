@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use makai_ai::{Message, ToolResultMessage};
 
-use crate::types::AgentMessage;
+use crate::message::AgentMessage;
 
 /// The result text given to a tool call that never got a result (e.g. after a crash).
 pub const INTERRUPTED_TOOL_TEXT: &str =

@@ -13,16 +13,19 @@ use super::RunOutcome;
 use super::orphans::{LoopTracker, tail_orphan_results};
 use super::tools::{BatchOutcome, execute_batch, fail_truncated_calls};
 use crate::compaction::{
-    CompactionContext, CompactionError, estimate_tokens_from, is_context_overflow,
+    CompactionCheck, CompactionContext, CompactionError, estimate_tokens_from, is_context_overflow,
 };
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EndReason, EventSink, RunPhase};
-use crate::hooks::{InputDecision, PanicSafeHooks, TurnDecision, TurnInfo, TurnSummary};
-use crate::types::{AgentContext, AgentMessage};
+use crate::hooks::{InputDecision, MessageQueues, RunHooks, TurnDecision, TurnInfo, TurnSummary};
+use crate::message::AgentMessage;
+use crate::types::AgentContext;
 
 /// State of one run.
 pub(super) struct Run {
     pub(super) cfg: Arc<AgentLoopConfig>,
+    /// Every hook call of the run goes through this one layer.
+    pub(super) hooks: Arc<RunHooks>,
     pub(super) sink: Arc<dyn EventSink>,
     pub(super) ctx: AgentContext,
     pub(super) new_messages: Vec<AgentMessage>,
@@ -35,6 +38,16 @@ pub(super) struct Run {
     pub(super) usage: Usage,
     /// Usage reported by assistant messages before this index is stale (compaction).
     usage_floor: usize,
+    /// Queued messages taken for the next turn and not delivered yet. When the
+    /// run ends early they are handed back in the outcome, never dropped.
+    pending: Pending,
+}
+
+/// Queued messages waiting for the next turn, and the queue they came from.
+#[derive(Default)]
+struct Pending {
+    messages: Vec<AgentMessage>,
+    follow_up: bool,
 }
 
 impl Run {
@@ -103,7 +116,7 @@ impl Run {
 
     /// Applies the input filter; `Err` carries the rejection reason.
     async fn filter(&self, message: AgentMessage) -> Result<AgentMessage, String> {
-        match self.cfg.hooks.filter_input(&message).await {
+        match self.hooks.filter_input(&message).await {
             InputDecision::Accept => Ok(message),
             InputDecision::Replace(m) => Ok(*m),
             InputDecision::Reject(reason) => Err(reason),
@@ -124,7 +137,7 @@ impl Run {
     }
 
     pub(super) async fn poll_steering(&self) -> Vec<AgentMessage> {
-        let msgs = self.cfg.hooks.get_steering_messages().await;
+        let msgs = self.hooks.steering_messages().await;
         if msgs.is_empty() {
             return msgs;
         }
@@ -132,7 +145,7 @@ impl Run {
     }
 
     async fn poll_follow_ups(&self) -> Vec<AgentMessage> {
-        let msgs = self.cfg.hooks.get_follow_up_messages().await;
+        let msgs = self.hooks.follow_up_messages().await;
         if msgs.is_empty() {
             return msgs;
         }
@@ -141,7 +154,7 @@ impl Run {
 
     /// Runs compaction. Returns true when it succeeded.
     async fn compact(&mut self, reason: CompactionReason, target: u64, before: u64) -> bool {
-        let Some(cc) = self.cfg.context.clone() else {
+        let Some(cc) = self.cfg.context.clone().filter(|c| c.automatic) else {
             return false;
         };
         self.sink.phase(RunPhase::Compacting);
@@ -149,9 +162,6 @@ impl Run {
         let mut options = self.cfg.options.clone();
         // A child token: dropping a stream cancels its token, which must not end the run.
         options.cancel = self.cancel.child_token();
-        if let Some(key) = self.cfg.hooks.get_api_key(&self.cfg.model.provider).await {
-            options.api_key = Some(key);
-        }
         let cfg = self.cfg.clone();
         let cx = CompactionContext {
             reason,
@@ -182,6 +192,7 @@ impl Run {
                         estimated_tokens_after: after,
                         usage: out.usage,
                         details: out.details,
+                        first_kept_entry_id: None,
                     })),
                     aborted: false,
                     will_retry,
@@ -210,11 +221,23 @@ impl Run {
     async fn model_turn(&mut self) -> (AssistantMessage, Arc<AgentMessage>) {
         let mut retried = false;
         loop {
-            let cc = self.cfg.context.clone();
+            let cc = self.cfg.context.clone().filter(|c| c.automatic);
             if let Some(cc) = &cc {
+                // The strategy is consulted before every model call; the
+                // default one compacts when the estimate passes the budget.
                 let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
                 let budget = cc.budget_for(&self.cfg.model);
-                if estimate > budget {
+                let check = CompactionCheck {
+                    tokens: estimate,
+                    budget_tokens: budget,
+                    config: cc,
+                    model: &self.cfg.model,
+                };
+                if self
+                    .cfg
+                    .compaction
+                    .should_compact(&self.ctx.messages, &check)
+                {
                     self.compact(CompactionReason::Threshold, budget, estimate)
                         .await;
                 }
@@ -273,15 +296,13 @@ impl Run {
             prelude = tail_orphan_results(&self.ctx.messages);
             prelude.extend(accepted);
         }
-        let mut pending = if self.cfg.skip_initial_steering_poll {
-            Vec::new()
-        } else {
-            self.poll_steering().await
-        };
+        if !self.cfg.skip_initial_steering_poll {
+            self.pending.messages = self.poll_steering().await;
+        }
         let mut first = true;
         loop {
             let mut has_more_tool_calls = true;
-            while has_more_tool_calls || !pending.is_empty() {
+            while has_more_tool_calls || !self.pending.messages.is_empty() {
                 if !first {
                     if self.cancel.is_cancelled() {
                         return self.cancel_reason();
@@ -297,9 +318,8 @@ impl Run {
                     }
                 }
                 let mut inject = std::mem::take(&mut prelude);
-                inject.append(&mut pending);
+                inject.extend(self.pending.messages.iter().cloned());
                 let decision = self
-                    .cfg
                     .hooks
                     .before_turn(&TurnInfo {
                         turn: self.turns,
@@ -311,6 +331,8 @@ impl Run {
                 if let TurnDecision::Stop(reason) = decision {
                     return EndReason::StoppedByHook { reason };
                 }
+                // From here the queued messages are delivered.
+                self.pending.messages.clear();
                 self.emit(AgentEvent::TurnStart);
                 first = false;
                 for m in inject {
@@ -325,7 +347,7 @@ impl Run {
                         tool_results: Arc::new(Vec::new()),
                     });
                     if message.stop_reason == StopReason::Error {
-                        self.cfg.hooks.on_error(&message).await;
+                        self.hooks.on_error(&message).await;
                     }
                     self.after_turn(&message, &[]).await;
                     return if message.stop_reason == StopReason::Aborted
@@ -361,16 +383,22 @@ impl Run {
                 if self.cancel.is_cancelled() {
                     return self.cancel_reason();
                 }
-                pending = match batch.steering {
-                    Some(s) if !s.is_empty() => s,
-                    _ => self.poll_steering().await,
+                self.pending = Pending {
+                    messages: match batch.steering {
+                        Some(s) if !s.is_empty() => s,
+                        _ => self.poll_steering().await,
+                    },
+                    follow_up: false,
                 };
             }
             let follow_ups = self.poll_follow_ups().await;
             if follow_ups.is_empty() {
                 return EndReason::Completed;
             }
-            pending = follow_ups;
+            self.pending = Pending {
+                messages: follow_ups,
+                follow_up: true,
+            };
         }
     }
 
@@ -379,8 +407,7 @@ impl Run {
         message: &AssistantMessage,
         results: &[makai_ai::ToolResultMessage],
     ) {
-        self.cfg
-            .hooks
+        self.hooks
             .after_turn(&TurnSummary {
                 turn: self.turns.saturating_sub(1),
                 message,
@@ -395,16 +422,18 @@ impl Run {
 /// Runs the loop to its end, emitting every event to `sink` (`agent_end` last).
 /// Usage reported by messages before index `usage_floor` of `ctx` is stale (they
 /// were compacted since) and is not trusted for the context estimate.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_loop(
     prompts: Option<Vec<AgentMessage>>,
     ctx: AgentContext,
     usage_floor: usize,
     cfg: Arc<AgentLoopConfig>,
+    queues: Option<Arc<dyn MessageQueues>>,
     cancel: CancellationToken,
     sink: Arc<dyn EventSink>,
 ) -> RunOutcome {
     // Every hook call of the run is panic-safe (see `AgentHooks`).
-    let (cfg, hook_guard) = PanicSafeHooks::install(cfg, &cancel);
+    let hooks = Arc::new(RunHooks::new(cfg.hooks.clone(), queues, &cancel));
     let wall_expired = Arc::new(AtomicBool::new(false));
     let timer = cfg.limits.max_wall_time.map(|limit| {
         let flag = wall_expired.clone();
@@ -418,6 +447,7 @@ pub(crate) async fn run_loop(
     let ctx_len = ctx.messages.len();
     let mut run = Run {
         cfg,
+        hooks: hooks.clone(),
         sink,
         ctx,
         new_messages: Vec::new(),
@@ -429,12 +459,22 @@ pub(crate) async fn run_loop(
         model_calls: 0,
         usage: Usage::default(),
         usage_floor: usage_floor.min(ctx_len),
+        pending: Pending::default(),
     };
     let end_reason = run.execute(prompts).await;
-    let end_reason = hook_guard.fault().unwrap_or(end_reason);
+    let end_reason = hooks.fault().unwrap_or(end_reason);
     if let Some(t) = timer {
         t.abort();
     }
+    // Nothing queued is lost: messages taken for a turn that never came go
+    // back to the agent's queues before `agent_end` (or to the caller).
+    let pending = std::mem::take(&mut run.pending);
+    let (steering, follow_up) = if pending.follow_up {
+        (Vec::new(), pending.messages)
+    } else {
+        (pending.messages, Vec::new())
+    };
+    let (undelivered_steering, undelivered_follow_up) = hooks.restore(steering, follow_up);
     run.emit(AgentEvent::AgentEnd {
         messages: Arc::new(run.new_messages.clone()),
         end_reason: end_reason.clone(),
@@ -445,5 +485,7 @@ pub(crate) async fn run_loop(
         end_reason,
         usage: run.usage,
         turns: run.turns,
+        undelivered_steering,
+        undelivered_follow_up,
     }
 }

@@ -11,7 +11,7 @@ use makai_ai::{
 use super::orphans::answer_orphans;
 use super::run::Run;
 use crate::event::{AgentEvent, RunPhase};
-use crate::types::AgentMessage;
+use crate::message::AgentMessage;
 
 /// Stream events forwarded between two cooperative yields.
 const YIELD_EVERY: u32 = 16;
@@ -37,7 +37,7 @@ pub(super) async fn stream_response(
 ) -> (AssistantMessage, Arc<AgentMessage>) {
     run.sink.phase(RunPhase::Streaming);
     let cfg = run.cfg.clone();
-    let hooks = &cfg.hooks;
+    let hooks = run.hooks.clone();
     let messages = hooks
         .transform_context(run.ctx.messages.clone(), &run.cancel)
         .await;
@@ -51,9 +51,6 @@ pub(super) async fn stream_response(
     let mut options = cfg.options.clone();
     // A child token: dropping the stream cancels its token, which must not end the run.
     options.cancel = run.cancel.child_token();
-    if let Some(key) = hooks.get_api_key(&cfg.model.provider).await {
-        options.api_key = Some(key);
-    }
     options.tool_choice = if first_call || !cfg.tool_choice_first_turn_only {
         cfg.tool_choice.clone()
     } else {
@@ -87,6 +84,14 @@ pub(super) async fn stream_response(
                 delay_ms,
                 error_message,
             } => {
+                // A retry before any byte streamed (429, 5xx, refused
+                // connection) still comes after the message it retries began.
+                if !started {
+                    started = true;
+                    run.emit(AgentEvent::MessageStart {
+                        message: Arc::new(empty_message(run).into()),
+                    });
+                }
                 if let Some(acc) = acc.as_mut() {
                     acc.apply(&E::Start);
                 }

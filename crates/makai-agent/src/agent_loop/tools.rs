@@ -23,8 +23,8 @@ use super::run::Run;
 use crate::config::{LoopAction, SteeringBehavior, ToolExecution};
 use crate::event::{AgentEvent, EndReason};
 use crate::hooks::{ToolCallDecision, ToolCallInfo};
+use crate::message::AgentMessage;
 use crate::tool::{AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, UpdateGate};
-use crate::types::AgentMessage;
 
 /// The result of a call skipped because a steering message arrived.
 pub const SKIPPED_TOOL_TEXT: &str = "Skipped due to queued user message.";
@@ -220,7 +220,7 @@ impl Batch<'_> {
             tool_call: call,
             args: &self.args[i],
         };
-        if let ToolCallDecision::Block(reason) = cfg.hooks.before_tool_call(&info).await {
+        if let ToolCallDecision::Block(reason) = self.run.hooks.before_tool_call(&info).await {
             let reason = if reason.trim().is_empty() {
                 format!("Tool call '{}' was blocked.", call.name)
             } else {
@@ -311,7 +311,6 @@ impl Batch<'_> {
         };
         if let Some(o) = self
             .run
-            .cfg
             .hooks
             .after_tool_call(&info, &output, is_error)
             .await

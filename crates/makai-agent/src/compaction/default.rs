@@ -15,7 +15,7 @@ use super::{
     estimate_message_tokens,
 };
 use crate::event::CompactionReason;
-use crate::types::{AgentMessage, CompactionSummaryMessage};
+use crate::message::{AgentMessage, CompactionSummaryMessage};
 
 /// The three-level default compaction (see the module docs).
 #[derive(Clone, Copy, Debug, Default)]
@@ -49,6 +49,29 @@ fn tail_start(messages: &[AgentMessage], keep_recent: usize, head: usize) -> usi
         start -= 1;
     }
     start
+}
+
+/// Start of the kept tail when it is measured in tokens: the most recent
+/// messages within `keep_tokens`, moved to the start of a turn (a user message)
+/// when one follows the head; otherwise as [`tail_start`] would move it.
+fn tail_start_by_tokens(messages: &[AgentMessage], keep_tokens: u64, head: usize) -> usize {
+    let mut kept = 0u64;
+    let mut cut = messages.len();
+    while cut > head {
+        let t = estimate_message_tokens(&messages[cut - 1]);
+        if kept + t > keep_tokens {
+            break;
+        }
+        kept += t;
+        cut -= 1;
+    }
+    let is_user = |i: &usize| messages[*i].as_user().is_some();
+    let forward = (cut..messages.len()).find(is_user);
+    let backward = || (head + 1..messages.len()).rev().find(is_user);
+    match forward.filter(|&i| i > head).or_else(backward) {
+        Some(i) => i,
+        None => tail_start(messages, messages.len() - cut, head),
+    }
 }
 
 /// Cuts `text` to about `max` characters, keeping its head and tail.
@@ -207,11 +230,19 @@ impl CompactionStrategy for DefaultCompaction {
         let cfg = cx.config;
         let target = cx.target_tokens;
         let head = head_end(&messages, cfg.keep_first);
-        let mut tail = tail_start(&messages, cfg.keep_recent, head);
+        let mut tail = match cfg.keep_recent_tokens {
+            Some(tokens) => tail_start_by_tokens(&messages, tokens, head),
+            None => tail_start(&messages, cfg.keep_recent, head),
+        };
+        let manual = cx.reason == CompactionReason::Manual;
+        if manual && tail <= head {
+            return Err(CompactionError::Failed(
+                "Nothing to compact (session too small)".into(),
+            ));
+        }
 
         // Level 1: old tool outputs.
         let truncated = truncate_tool_outputs(&mut messages, head..tail, cfg.tool_output_max_chars);
-        let manual = cx.reason == CompactionReason::Manual;
         if estimate(&messages) <= target && !(manual && cfg.summarize && tail > head) {
             return Ok(CompactionOutput {
                 messages,
@@ -324,6 +355,20 @@ mod tests {
         assert_eq!(head, 1);
         // keep_recent 1 would start at the last tool result: moved back to its call.
         assert_eq!(tail_start(&msgs, 1, head), 3);
+    }
+
+    #[test]
+    fn a_token_measured_tail_starts_at_a_turn() {
+        let mut msgs = vec![AgentMessage::user("x".repeat(4000))];
+        msgs.extend(call_turn("a", "y"));
+        msgs.push(AgentMessage::user("second"));
+        msgs.extend(call_turn("b", "z"));
+        // Everything after the first message fits: the tail still starts at the
+        // last user message, so the older turn is summarized.
+        assert_eq!(tail_start_by_tokens(&msgs, 1_000_000, 0), 3);
+        assert_eq!(tail_start_by_tokens(&msgs, 10, 0), 3);
+        // No user message after the head: never starts with a tool result.
+        assert_eq!(tail_start_by_tokens(&msgs[..3], 5, 0), 1);
     }
 
     #[test]

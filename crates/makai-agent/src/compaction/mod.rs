@@ -23,10 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use makai_ai::{AssistantContent, Message, Model, StopReason, StreamOptions, Usage, UserContent};
 
-use crate::client::ProtocolClient;
 use crate::config::ContextConfig;
 use crate::event::CompactionReason;
-use crate::types::AgentMessage;
+use crate::message::AgentMessage;
+use makai_ai::ProtocolClient;
 
 pub use default::DefaultCompaction;
 
@@ -64,8 +64,15 @@ pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
                 _ => 0,
             })
             .sum(),
-        AgentMessage::Custom(c) => parts(&c.content),
+        AgentMessage::Custom(c) => match &c.content {
+            crate::message::MessageContent::Text(t) => t.len() as u64 / 4,
+            crate::message::MessageContent::Parts(p) => parts(p),
+        },
         AgentMessage::CompactionSummary(s) => s.summary.len() as u64 / 4,
+        AgentMessage::BranchSummary(s) => s.summary.len() as u64 / 4,
+        AgentMessage::BashExecution(b) if b.exclude_from_context != Some(true) => {
+            (b.command.len() + b.output.len()) as u64 / 4
+        }
         _ => 0,
     };
     body + MESSAGE_OVERHEAD
@@ -155,13 +162,27 @@ pub struct CompactionContext<'a> {
     pub model: &'a Model,
     /// The run's client, for summary calls.
     pub client: &'a Arc<dyn ProtocolClient>,
-    /// Request options for summary calls (API key and cancellation already set).
+    /// Request options for summary calls (cancellation already set).
     pub options: StreamOptions,
     /// Cancelled when the run is aborted.
     pub cancel: &'a CancellationToken,
     /// What the application asked the summary to focus on (manual compaction,
     /// [`crate::Agent::compact`]); `None` for automatic compaction.
     pub custom_instructions: Option<&'a str>,
+}
+
+/// What [`CompactionStrategy::should_compact`] is given before each model call.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct CompactionCheck<'a> {
+    /// The estimated context size now (see [`estimate_tokens`]).
+    pub tokens: u64,
+    /// The budget the context should stay under.
+    pub budget_tokens: u64,
+    /// The context settings.
+    pub config: &'a ContextConfig,
+    /// The model about to be called.
+    pub model: &'a Model,
 }
 
 /// What a compaction produced.
@@ -191,10 +212,23 @@ pub enum CompactionError {
 
 /// Shrinks a transcript that no longer fits.
 ///
+/// When context management is on ([`crate::ContextConfig`]), the strategy is
+/// consulted before every model call ([`CompactionStrategy::should_compact`]);
+/// when it answers yes, [`CompactionStrategy::compact`] runs between
+/// `compaction_start` and `compaction_end` events. After a context-overflow
+/// error `compact` runs without asking.
+///
 /// Must keep the transcript valid: every tool result stays right after the
 /// assistant message that made its call (never keep one without the other).
 #[async_trait]
 pub trait CompactionStrategy: Send + Sync {
+    /// Whether to compact before this model call. The default: when the
+    /// estimate passes the budget.
+    fn should_compact(&self, messages: &[AgentMessage], check: &CompactionCheck<'_>) -> bool {
+        let _ = messages;
+        check.tokens > check.budget_tokens
+    }
+
     /// Returns the compacted transcript.
     async fn compact(
         &self,

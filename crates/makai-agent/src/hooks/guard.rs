@@ -1,33 +1,30 @@
-//! Panic isolation for [`AgentHooks`]: the behaviour per hook is documented on
-//! the trait. Two layers:
+//! [`RunHooks`]: the one hook layer of a run.
 //!
-//! - [`PanicSafeHooks`] wraps a run's hooks once, in `run_loop`. It catches every
-//!   panic, records the first one from a run-shaping hook (which then ends the
-//!   run with [`EndReason::HookPanicked`]) and cancels the run's model call when
-//!   one is about to be made.
-//! - [`QueueSafeHooks`] wraps the application's hooks below an
-//!   [`crate::Agent`]'s queue layer, so a panicking steering or follow-up getter
-//!   cannot lose the messages the agent already took from its own queues. Every
-//!   other hook passes through it untouched, to be caught by the run's layer.
+//! A run calls the application's [`AgentHooks`] only through it. It makes every
+//! call panic-safe (the behaviour per hook is documented on the trait): a panic
+//! in a run-shaping hook is recorded and ends the run with
+//! [`EndReason::HookPanicked`], cancelling the model call about to be made; any
+//! other panic is logged while the run goes on. It also takes steering and
+//! follow-up messages from an [`crate::Agent`]'s own queues before asking the
+//! application's getters, so a panicking getter cannot lose what the agent
+//! already queued.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
-use async_trait::async_trait;
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{ApiKey, AssistantMessage, Message, UserContent, UserMessage, now_ms};
+use makai_ai::{AssistantMessage, Message, UserContent, UserMessage, now_ms};
 
 use super::{
     AgentHooks, InputDecision, ToolCallDecision, ToolCallInfo, ToolResultOverride, TurnDecision,
     TurnInfo, TurnSummary,
 };
-use crate::config::AgentLoopConfig;
 use crate::event::EndReason;
+use crate::message::AgentMessage;
 use crate::tool::ToolOutput;
-use crate::types::AgentMessage;
 
 /// Stands in for the context after a run-shaping hook panicked. The call it goes
 /// into is cancelled before a request is sent, so no model ever reads it; it only
@@ -70,15 +67,6 @@ async fn guarded<T>(
     }
 }
 
-/// Calls `get_api_key`, treating a panic as "no key from the hook".
-pub(crate) async fn api_key_or_none(hooks: &dyn AgentHooks, provider: &str) -> Option<ApiKey> {
-    guarded(hooks.get_api_key(provider), |p| {
-        contained("get_api_key", p, "the configured API key is used instead");
-        None
-    })
-    .await
-}
-
 /// Calls a steering or follow-up getter, treating a panic as "no messages".
 async fn messages_or_none<F>(hook: &'static str, call: F) -> Vec<AgentMessage>
 where
@@ -91,9 +79,21 @@ where
     .await
 }
 
+/// Where a run takes the messages an [`crate::Agent`] queued (steering or
+/// follow-up), per the queue's delivery mode.
+pub(crate) trait MessageQueues: Send + Sync {
+    /// Takes the messages due now from the steering (`true`) or follow-up queue.
+    fn take(&self, steering: bool) -> Vec<AgentMessage>;
+    /// Puts messages a run took but did not deliver back at the front of
+    /// their queues, in order.
+    fn restore(&self, steering: Vec<AgentMessage>, follow_up: Vec<AgentMessage>);
+}
+
 /// The run's hook layer (see the module docs).
-pub(crate) struct PanicSafeHooks {
+pub(crate) struct RunHooks {
     inner: Arc<dyn AgentHooks>,
+    /// The agent's own queues, when the run belongs to an agent.
+    queues: Option<Arc<dyn MessageQueues>>,
     /// The run's token: cancelled when a panic leaves no valid input for the
     /// model call about to be made.
     cancel: CancellationToken,
@@ -101,21 +101,20 @@ pub(crate) struct PanicSafeHooks {
     fault: OnceLock<EndReason>,
 }
 
-impl PanicSafeHooks {
-    /// Wraps `cfg`'s hooks for a run cancelled by `cancel`. Returns the config to
-    /// run with and the layer, to ask for [`PanicSafeHooks::fault`] at the end.
-    pub(crate) fn install(
-        cfg: Arc<AgentLoopConfig>,
+impl RunHooks {
+    /// The layer over `hooks` for a run cancelled by `cancel`, taking queued
+    /// messages from `queues` first.
+    pub(crate) fn new(
+        hooks: Arc<dyn AgentHooks>,
+        queues: Option<Arc<dyn MessageQueues>>,
         cancel: &CancellationToken,
-    ) -> (Arc<AgentLoopConfig>, Arc<PanicSafeHooks>) {
-        let mut cfg = Arc::unwrap_or_clone(cfg);
-        let layer = Arc::new(PanicSafeHooks {
-            inner: cfg.hooks.clone(),
+    ) -> Self {
+        RunHooks {
+            inner: hooks,
+            queues,
             cancel: cancel.clone(),
             fault: OnceLock::new(),
-        });
-        cfg.hooks = layer.clone();
-        (Arc::new(cfg), layer)
+        }
     }
 
     /// Why the run must end, when a run-shaping hook panicked.
@@ -142,14 +141,14 @@ impl PanicSafeHooks {
             message: message.clone(),
         };
         let text = reason.describe();
+        // Only the first run-ending panic is kept: a later one does not change
+        // why the run ends.
         let _ = self.fault.set(reason);
         text
     }
-}
 
-#[async_trait]
-impl AgentHooks for PanicSafeHooks {
-    async fn transform_context(
+    /// The application's `transform_context`.
+    pub(crate) async fn transform_context(
         &self,
         messages: Vec<AgentMessage>,
         cancel: &CancellationToken,
@@ -165,7 +164,8 @@ impl AgentHooks for PanicSafeHooks {
         .await
     }
 
-    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
+    /// The application's `convert_to_llm`.
+    pub(crate) fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
         if self.faulted() {
             return not_sent();
         }
@@ -179,7 +179,8 @@ impl AgentHooks for PanicSafeHooks {
         }
     }
 
-    async fn before_turn(&self, turn: &TurnInfo<'_>) -> TurnDecision {
+    /// The application's `before_turn`.
+    pub(crate) async fn before_turn(&self, turn: &TurnInfo<'_>) -> TurnDecision {
         if let Some(reason) = self.fault.get() {
             return TurnDecision::Stop(reason.describe());
         }
@@ -189,21 +190,24 @@ impl AgentHooks for PanicSafeHooks {
         .await
     }
 
-    async fn after_turn(&self, turn: &TurnSummary<'_>) {
+    /// The application's `after_turn`.
+    pub(crate) async fn after_turn(&self, turn: &TurnSummary<'_>) {
         guarded(self.inner.after_turn(turn), |p| {
             contained("after_turn", p, "the run goes on");
         })
         .await
     }
 
-    async fn on_error(&self, message: &AssistantMessage) {
+    /// The application's `on_error`.
+    pub(crate) async fn on_error(&self, message: &AssistantMessage) {
         guarded(self.inner.on_error(message), |p| {
             contained("on_error", p, "the run goes on");
         })
         .await
     }
 
-    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
+    /// The application's `before_tool_call`.
+    pub(crate) async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
         guarded(self.inner.before_tool_call(call), |p| {
             let message = contained("before_tool_call", p, "the tool call is blocked");
             ToolCallDecision::Block(format!(
@@ -214,7 +218,8 @@ impl AgentHooks for PanicSafeHooks {
         .await
     }
 
-    async fn after_tool_call(
+    /// The application's `after_tool_call`.
+    pub(crate) async fn after_tool_call(
         &self,
         call: &ToolCallInfo<'_>,
         result: &ToolOutput,
@@ -227,7 +232,8 @@ impl AgentHooks for PanicSafeHooks {
         .await
     }
 
-    async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
+    /// The application's `filter_input`.
+    pub(crate) async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
         if let Some(reason) = self.fault.get() {
             return InputDecision::Reject(reason.describe());
         }
@@ -237,76 +243,57 @@ impl AgentHooks for PanicSafeHooks {
         .await
     }
 
-    async fn get_steering_messages(&self) -> Vec<AgentMessage> {
+    /// Hands undelivered queued messages back to the agent's queues; returns
+    /// what is left for the caller (everything, when there are no queues).
+    pub(crate) fn restore(
+        &self,
+        steering: Vec<AgentMessage>,
+        follow_up: Vec<AgentMessage>,
+    ) -> (Vec<AgentMessage>, Vec<AgentMessage>) {
+        match &self.queues {
+            Some(q) => {
+                if !steering.is_empty() || !follow_up.is_empty() {
+                    q.restore(steering, follow_up);
+                }
+                (Vec::new(), Vec::new())
+            }
+            None => (steering, follow_up),
+        }
+    }
+
+    /// Steering messages due now: the agent's queue first, then the
+    /// application's `get_steering_messages`.
+    pub(crate) async fn steering_messages(&self) -> Vec<AgentMessage> {
+        self.queued(true).await
+    }
+
+    /// Follow-up messages due now: the agent's queue first, then the
+    /// application's `get_follow_up_messages`.
+    pub(crate) async fn follow_up_messages(&self) -> Vec<AgentMessage> {
+        self.queued(false).await
+    }
+
+    async fn queued(&self, steering: bool) -> Vec<AgentMessage> {
         // Once the run is ending, queued messages stay queued for the next run.
         if self.faulted() {
             return Vec::new();
         }
-        messages_or_none("get_steering_messages", self.inner.get_steering_messages()).await
-    }
-
-    async fn get_follow_up_messages(&self) -> Vec<AgentMessage> {
-        if self.faulted() {
-            return Vec::new();
-        }
-        messages_or_none(
-            "get_follow_up_messages",
-            self.inner.get_follow_up_messages(),
-        )
-        .await
-    }
-
-    async fn get_api_key(&self, provider: &str) -> Option<ApiKey> {
-        api_key_or_none(&*self.inner, provider).await
-    }
-}
-
-/// The application's hooks below an agent's queue layer (see the module docs).
-pub(crate) struct QueueSafeHooks(pub(crate) Arc<dyn AgentHooks>);
-
-#[async_trait]
-impl AgentHooks for QueueSafeHooks {
-    async fn transform_context(
-        &self,
-        messages: Vec<AgentMessage>,
-        cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
-        self.0.transform_context(messages, cancel).await
-    }
-    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
-        self.0.convert_to_llm(messages)
-    }
-    async fn before_turn(&self, turn: &TurnInfo<'_>) -> TurnDecision {
-        self.0.before_turn(turn).await
-    }
-    async fn after_turn(&self, turn: &TurnSummary<'_>) {
-        self.0.after_turn(turn).await
-    }
-    async fn on_error(&self, message: &AssistantMessage) {
-        self.0.on_error(message).await
-    }
-    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
-        self.0.before_tool_call(call).await
-    }
-    async fn after_tool_call(
-        &self,
-        call: &ToolCallInfo<'_>,
-        result: &ToolOutput,
-        is_error: bool,
-    ) -> Option<ToolResultOverride> {
-        self.0.after_tool_call(call, result, is_error).await
-    }
-    async fn filter_input(&self, message: &AgentMessage) -> InputDecision {
-        self.0.filter_input(message).await
-    }
-    async fn get_steering_messages(&self) -> Vec<AgentMessage> {
-        messages_or_none("get_steering_messages", self.0.get_steering_messages()).await
-    }
-    async fn get_follow_up_messages(&self) -> Vec<AgentMessage> {
-        messages_or_none("get_follow_up_messages", self.0.get_follow_up_messages()).await
-    }
-    async fn get_api_key(&self, provider: &str) -> Option<ApiKey> {
-        self.0.get_api_key(provider).await
+        let mut out = self
+            .queues
+            .as_ref()
+            .map(|q| q.take(steering))
+            .unwrap_or_default();
+        let from_app = if steering {
+            messages_or_none("get_steering_messages", self.inner.get_steering_messages()).await
+        } else {
+            messages_or_none(
+                "get_follow_up_messages",
+                self.inner.get_follow_up_messages(),
+            )
+            .await
+        };
+        out.extend(from_app);
+        out
     }
 }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use makai_ai::{Model, ThinkingLevel, UserContent};
 
 use crate::event::{AgentEvent, EventSink};
-use crate::types::AgentMessage;
+use crate::message::AgentMessage;
 
 pub use set::ToolSet;
 pub use typed::{TypedTool, schema_for};

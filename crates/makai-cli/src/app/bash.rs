@@ -6,10 +6,9 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::Value;
 
-use makai_agent::{AgentMessage, CancellationToken};
+use makai_agent::{AgentMessage, BashExecutionMessage, CancellationToken};
 use makai_coding::tools::{CallCtx, ToolEnv, bash};
 
-use super::convert::to_stored;
 use super::{AppSession, lock};
 use crate::error::CliError;
 
@@ -130,24 +129,16 @@ impl AppSession {
     }
 
     fn record_bash(&self, command: &str, r: &BashResult, exclude: bool) {
-        let mut v = serde_json::json!({
-            "role": "bashExecution",
-            "command": command,
-            "output": r.output,
-            "exitCode": r.exit_code,
-            "cancelled": r.cancelled,
-            "truncated": r.truncated,
-            "timestamp": makai_ai::now_ms(),
+        let message = AgentMessage::BashExecution(BashExecutionMessage {
+            command: command.to_string(),
+            output: r.output.clone(),
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            truncated: r.truncated,
+            full_output_path: r.full_output_path.clone(),
+            exclude_from_context: exclude.then_some(true),
+            timestamp: makai_ai::now_ms(),
         });
-        if let Some(p) = &r.full_output_path {
-            v["fullOutputPath"] = Value::String(p.clone());
-        }
-        if exclude {
-            v["excludeFromContext"] = Value::Bool(true);
-        }
-        let Ok(message) = serde_json::from_value::<AgentMessage>(v) else {
-            return;
-        };
         if self.is_streaming() {
             lock(&self.shared().state).pending_bash.push(message);
             return;
@@ -159,9 +150,7 @@ impl AppSession {
             lock(&self.shared().state).pending_bash.push(message);
             return;
         }
-        if let Some(stored) = to_stored(&message) {
-            self.record(|s| s.append_message(stored));
-        }
+        self.record(|s| s.append_message(message));
     }
 }
 

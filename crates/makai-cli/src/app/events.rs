@@ -10,7 +10,6 @@ use serde_json::Value;
 use makai_agent::{AgentEvent, AgentMessage};
 use makai_coding::session::CompactionRecord;
 
-use super::convert::to_stored;
 use super::{Shared, lock};
 
 /// One event of an [`super::AppSession`]'s stream.
@@ -76,7 +75,7 @@ pub(crate) fn start_pump(shared: &Arc<Shared>) {
     tokio::spawn(async move {
         while let Some(event) = events.next().await {
             let Some(shared) = weak.upgrade() else { break };
-            shared.on_agent_event(&event);
+            let event = shared.on_agent_event(event);
             if matches!(event, AgentEvent::AgentEnd { .. })
                 && !lock(&shared.state).pending_bash.is_empty()
             {
@@ -113,23 +112,21 @@ impl Shared {
         let shared = self.clone();
         tokio::spawn(async move {
             let model = shared.agent.state().model;
-            let mut titler = makai_coding::session::title::ModelTitler::new(model.clone());
-            if let Ok(Some((key, _))) = shared.keys.resolve(&model.provider).await {
-                titler.options.api_key = Some(key);
-            }
+            let client = shared.agent.client();
+            let titler = makai_coding::session::title::ModelTitler::new(client, model);
             makai_coding::session::title::spawn_title(shared.session.clone(), Arc::new(titler));
         });
     }
 }
 
 impl Shared {
-    fn on_agent_event(&self, event: &AgentEvent) {
-        match event {
+    /// Applies an agent event to the session; returns it as subscribers see
+    /// it (a recorded compaction's result names its first kept entry).
+    fn on_agent_event(&self, mut event: AgentEvent) -> AgentEvent {
+        match &mut event {
             AgentEvent::MessageEnd { message } => {
                 lock(&self.state).retrying = false;
-                if let Some(stored) = to_stored(message) {
-                    self.record(|s| s.append_message(stored));
-                }
+                self.record(|s| s.append_message((**message).clone()));
             }
             AgentEvent::QueueUpdate {
                 steering,
@@ -145,9 +142,10 @@ impl Shared {
                 result: Some(info),
                 messages: Some(messages),
                 ..
-            } => self.record_auto_compaction(info, messages),
+            } => info.first_kept_entry_id = self.record_compaction(info, messages),
             _ => {}
         }
+        event
     }
 
     /// Writes bash runs that finished while the agent was running.
@@ -160,44 +158,33 @@ impl Shared {
         all.extend(pending.iter().cloned());
         let _ = self.agent.replace_messages(all);
         for m in pending {
-            if let Some(stored) = to_stored(&m) {
-                self.record(|s| s.append_message(stored));
-            }
+            self.record(|s| s.append_message(m));
         }
     }
 
-    /// Records an automatic compaction: the first message kept verbatim after
-    /// the summary names the entry the compaction keeps from.
-    fn record_auto_compaction(
+    /// Records a compaction (automatic or manual) as a `compaction` entry: the
+    /// first message kept verbatim after the summary names the entry the
+    /// compaction keeps from. Returns that entry's id, `None` when nothing was
+    /// recorded (no summary, or the kept messages are not in the session).
+    fn record_compaction(
         &self,
         info: &makai_agent::CompactionInfo,
         messages: &[AgentMessage],
-    ) {
+    ) -> Option<String> {
         let ctx = self.session.lock().context();
-        let stored: Vec<Value> = ctx
-            .messages
-            .iter()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
-            .collect();
         let summary_at = messages
             .iter()
             .position(|m| matches!(m, AgentMessage::CompactionSummary(_)));
-        let Some(summary_at) = summary_at else { return };
+        let summary_at = summary_at?;
         let start = summary_at + 1;
         // The strategy may keep the conversation's first messages before the summary:
         // they are stored in the entry so a resumed session rebuilds the same context.
-        let head: Vec<_> = messages[..summary_at]
-            .iter()
-            .filter_map(to_stored)
-            .collect();
+        let head = messages[..summary_at].to_vec();
         let first_kept = messages[start..].iter().find_map(|m| {
-            let v = serde_json::to_value(m).ok()?;
-            let i = stored.iter().position(|s| *s == v)?;
+            let i = ctx.messages.iter().position(|s| s == m)?;
             ctx.entry_ids.get(i).cloned()
         });
-        let Some(first_kept_entry_id) = first_kept else {
-            return;
-        };
+        let first_kept_entry_id = first_kept?;
         let summary = if info.summary.is_empty() {
             "Earlier messages were removed to save context.".to_string()
         } else {
@@ -205,13 +192,14 @@ impl Shared {
         };
         let record = CompactionRecord {
             summary,
-            first_kept_entry_id,
+            first_kept_entry_id: first_kept_entry_id.clone(),
             tokens_before: info.tokens_before,
             tokens_after: Some(info.estimated_tokens_after),
             usage: info.usage,
             details: Some(info.details.clone()),
             retained_head: (!head.is_empty()).then_some(head),
         };
-        self.record(|s| s.append_compaction(record));
+        self.record(|s| s.append_compaction(record))
+            .then_some(first_kept_entry_id)
     }
 }

@@ -13,7 +13,6 @@
 
 mod bash;
 mod compact;
-pub mod convert;
 mod events;
 mod mcp;
 mod model;
@@ -191,11 +190,6 @@ impl AppSession {
         lock(&self.inner.subscribers).push(Subscriber::Callback(Box::new(f)));
     }
 
-    /// Sends a session-level event to every subscriber.
-    pub(crate) fn emit(&self, event: Value) {
-        self.inner.emit(OutEvent::Session(event));
-    }
-
     /// Applies the auto-compaction and auto-retry switches to the agent.
     fn configure_agent(&self) {
         let (compaction, retry) = {
@@ -210,8 +204,15 @@ impl AppSession {
             .saturating_sub(c.reserve_tokens)
             .max(1024);
         self.inner.agent.update_config(|cfg| {
-            cfg.context = compaction.then(|| ContextConfig {
+            // pi's compaction: a summary, then the most recent turns within
+            // `keepRecentTokens` (nothing kept before the summary). The same
+            // settings serve manual compaction when automatic is off.
+            cfg.context = Some(ContextConfig {
+                automatic: compaction,
                 budget_tokens: Some(budget),
+                keep_first: 0,
+                keep_recent_tokens: Some(c.keep_recent_tokens),
+                summary_max_tokens: model.max_tokens.clamp(256, 4096),
                 ..ContextConfig::default()
             });
             cfg.options.retry = if retry {
@@ -229,8 +230,10 @@ impl AppSession {
     /// Replaces the agent's transcript with the session's context at its leaf.
     pub(crate) fn load_session_messages(&self) {
         let ctx = self.inner.session.lock().context();
-        let messages = convert::from_stored_all(&ctx.messages);
-        let _ = self.inner.agent.replace_messages(messages);
+        if let Err(e) = self.inner.agent.replace_messages(ctx.messages) {
+            // Only refused while a run goes on; callers load between runs.
+            tracing::warn!(error = %e, "session messages not loaded into a running agent");
+        }
     }
 
     // ---- prompting ----
@@ -475,10 +478,12 @@ impl Shared {
         });
     }
 
+    /// Runs `f` on the session (after the first model and thinking entries);
+    /// false when it failed (reported once on stderr).
     pub(crate) fn record<T>(
         &self,
         f: impl FnOnce(&mut makai_coding::Session) -> Result<T, makai_coding::session::SessionError>,
-    ) {
+    ) -> bool {
         let needs_start = !self.session_started();
         let result = {
             let mut session = self.session.lock();
@@ -492,11 +497,15 @@ impl Shared {
             }
             started.and_then(|_| f(&mut session).map(|_| ()))
         };
-        if let Err(e) = result {
-            let mut st = lock(&self.state);
-            if !st.persist_warned {
-                st.persist_warned = true;
-                eprintln!("makai: could not write the session file: {e}");
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                let mut st = lock(&self.state);
+                if !st.persist_warned {
+                    st.persist_warned = true;
+                    eprintln!("makai: could not write the session file: {e}");
+                }
+                false
             }
         }
     }

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use makai_coding::Session;
-use makai_coding::session::{AgentMessage as StoredMessage, SessionEntry, SessionHeader};
+use makai_coding::session::{SessionEntry, SessionHeader};
 
 use super::AppSession;
-use super::convert::user_text;
 use crate::error::CliError;
+use makai_agent::parts_text as user_text;
 
 fn session_error(e: impl std::fmt::Display) -> CliError {
     CliError::failed(e.to_string())
@@ -93,13 +93,10 @@ impl AppSession {
         s.entries()
             .iter()
             .filter_map(|e| match e {
-                SessionEntry::Message(m) => match &m.message {
-                    StoredMessage::User(u) => {
-                        let text = user_text(&u.content);
-                        (!text.is_empty()).then(|| (m.id.clone(), text))
-                    }
-                    _ => None,
-                },
+                SessionEntry::Message(m) => {
+                    let text = user_text(&m.message.as_user()?.content);
+                    (!text.is_empty()).then(|| (m.id.clone(), text))
+                }
                 _ => None,
             })
             .collect()
@@ -116,7 +113,7 @@ impl AppSession {
             let SessionEntry::Message(m) = entry else {
                 return Err(CliError::failed("Invalid entry ID for forking"));
             };
-            let StoredMessage::User(u) = &m.message else {
+            let Some(u) = m.message.as_user() else {
                 return Err(CliError::failed("Invalid entry ID for forking"));
             };
             (

@@ -15,7 +15,6 @@ use makai_coding::{
     AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
 };
 
-use super::convert::SessionHooks;
 use super::{AppParts, AppSession};
 use crate::auth::KeyResolver;
 use crate::cli::Args;
@@ -228,8 +227,10 @@ pub async fn build(args: &Args) -> Result<AppSession, CliError> {
         budgets.medium = b.medium.unwrap_or(budgets.medium);
         budgets.high = b.high.unwrap_or(budgets.high);
     }
-    let config = AgentLoopConfig::builder(model.clone(), Arc::new(InProcessClient::new()))
-        .hooks(Arc::new(SessionHooks { keys: keys.clone() }))
+    // Every model call of the session (runs, compaction, titles) goes through
+    // this client, which resolves the key once per request.
+    let client = Arc::new(InProcessClient::with_keys(Arc::new(keys.clone())));
+    let config = AgentLoopConfig::builder(model.clone(), client)
         .cwd(cwd.clone())
         .partial_snapshots(false)
         .thinking(thinking)

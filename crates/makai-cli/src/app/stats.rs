@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use makai_agent::{AgentMessage, estimate_tokens};
 use makai_ai::{AssistantContent, StopReason, Usage};
-use makai_coding::session::{AgentMessage as StoredMessage, SessionEntry};
+use makai_coding::session::SessionEntry;
 
 use super::AppSession;
 
@@ -140,13 +140,10 @@ impl AppSession {
                 .rposition(|e| matches!(e, SessionEntry::Compaction(_)))
                 .map(|i| {
                     path[i + 1..].iter().any(|e| match e {
-                        SessionEntry::Message(m) => match &m.message {
-                            StoredMessage::Assistant(a) => {
-                                !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
-                                    && a.usage.input + a.usage.output + a.usage.cache_read > 0
-                            }
-                            _ => false,
-                        },
+                        SessionEntry::Message(m) => m.message.as_assistant().is_some_and(|a| {
+                            !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
+                                && a.usage.input + a.usage.output + a.usage.cache_read > 0
+                        }),
                         _ => false,
                     })
                 })

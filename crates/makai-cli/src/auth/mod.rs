@@ -40,6 +40,18 @@ impl std::fmt::Debug for KeyResolver {
     }
 }
 
+/// The one key resolver of a session's model calls: the in-process client asks
+/// it once per request that carries no key (the agent loop, compaction, titles).
+#[async_trait::async_trait]
+impl makai_ai::credentials::KeyProvider for KeyResolver {
+    async fn api_key(&self, provider: &str) -> Result<Option<ApiKey>, String> {
+        self.resolve(provider)
+            .await
+            .map(|found| found.map(|(key, _)| key))
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Where a key came from (for messages; never the key itself).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeySource {

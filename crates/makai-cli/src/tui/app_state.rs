@@ -144,7 +144,7 @@ impl UiState {
         self.transcript.rebuild(&messages);
         for m in &messages {
             if let Some(u) = m.as_user() {
-                let text = crate::app::convert::user_text(&u.content);
+                let text = makai_agent::parts_text(&u.content);
                 self.editor.push_history(&text);
             }
         }

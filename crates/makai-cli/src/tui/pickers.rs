@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use makai_agent::AgentMessage;
+use makai_ai::Message;
 use makai_ai::{Model, ThinkingLevel};
 use makai_coding::SessionStore;
-use makai_coding::session::{AgentMessage as Stored, SessionEntry, TreeView};
+use makai_coding::session::{SessionEntry, TreeView};
 
 use super::commands::set_thinking;
 use super::event_loop::{Ctx, UiMsg};
@@ -14,7 +16,7 @@ use super::selectors::{SelectItem, Selector, SelectorKind};
 use super::transcript::Level;
 use super::wrap::truncate;
 use crate::app::AppSession;
-use crate::app::convert::user_text;
+use makai_agent::parts_text as user_text;
 
 /// Characters of a message a row shows.
 const ROW_TEXT: usize = 100;
@@ -179,8 +181,10 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
 fn entry_text(e: &SessionEntry) -> Option<String> {
     Some(match e {
         SessionEntry::Message(m) => match &m.message {
-            Stored::User(u) => format!("user: {}", one_line(&user_text(&u.content))),
-            Stored::Assistant(a) => {
+            AgentMessage::Llm(Message::User(u)) => {
+                format!("user: {}", one_line(&user_text(&u.content)))
+            }
+            AgentMessage::Llm(Message::Assistant(a)) => {
                 let text = a.text();
                 let tools: Vec<&str> = a
                     .content
@@ -196,7 +200,7 @@ fn entry_text(e: &SessionEntry) -> Option<String> {
                     (true, true) => "assistant: (no text)".into(),
                 }
             }
-            Stored::ToolResult(r) => {
+            AgentMessage::Llm(Message::ToolResult(r)) => {
                 let err = if r.is_error { " (error)" } else { "" };
                 format!("{} result{err}", r.tool_name)
             }
@@ -329,9 +333,9 @@ fn go_to_entry(ctx: &mut Ctx<'_>, id: String) {
             None
         } else {
             match s.get(&id) {
-                Some(SessionEntry::Message(m)) => match &m.message {
-                    Stored::User(u) => Some((m.parent_id.clone(), Some(user_text(&u.content)))),
-                    _ => Some((Some(id.clone()), None)),
+                Some(SessionEntry::Message(m)) => match m.message.as_user() {
+                    Some(u) => Some((m.parent_id.clone(), Some(user_text(&u.content)))),
+                    None => Some((Some(id.clone()), None)),
                 },
                 Some(_) => Some((Some(id.clone()), None)),
                 None => None,

@@ -11,8 +11,8 @@ use serde::de::{MapAccess, value::MapAccessDeserializer};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::message::{AgentMessage, MessageContent};
-use super::tagged::{TagDispatch, deserialize_tagged, rest_with_tag};
+use makai_agent::{AgentMessage, MessageContent};
+use makai_ai::tagged::{TagDispatch, deserialize_tagged, rest_with_tag};
 
 /// The format version this crate writes.
 pub const SESSION_VERSION: u32 = 3;

@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
 use super::error::{LoadWarning, SessionError};
 use super::file::{Durability, SessionFile, read_session_file};
-use super::message::{AgentMessage, MessageContent};
 use super::new_entry::{CompactionRecord, NewEntry};
 use super::tree::SessionTree;
+use makai_agent::{AgentMessage, MessageContent};
 
 /// A session: the tree in memory plus, unless in memory only, its file.
 ///

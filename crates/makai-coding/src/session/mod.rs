@@ -21,13 +21,11 @@
 
 mod entry;
 mod error;
-mod fast;
 mod file;
 mod handle;
-mod message;
+
 mod new_entry;
 mod store;
-mod tagged;
 pub mod title;
 mod tree;
 
@@ -39,10 +37,7 @@ pub use entry::{
 pub use error::{LoadWarning, SessionError};
 pub use file::{Durability, Foreign, LoadedFile, SessionFile, read_session_file};
 pub use handle::{Session, SharedSession, new_session_id, session_file_name};
-pub use message::{
-    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    CustomMessage, MessageContent,
-};
+
 pub use new_entry::{CompactionRecord, NewEntry};
 pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
 pub use tree::{ModelRef, SessionContext, SessionTree, TreeNode, TreeView};

@@ -8,7 +8,7 @@ use super::entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry,
     ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
 };
-use super::message::{AgentMessage, MessageContent};
+use makai_agent::{AgentMessage, MessageContent};
 
 /// Entry content without the tree links; [`crate::session::Session`] adds
 /// `id`, `parentId` and `timestamp` when it appends one.

@@ -9,7 +9,6 @@ use super::entry::{SessionEntry, SessionHeader};
 use super::error::SessionError;
 use super::file::read_session_file;
 use super::handle::{Session, id_from_file_name};
-use super::message::AgentMessage;
 
 /// Environment variable naming a folder that holds session files directly
 /// (like the `--session-dir` flag).
@@ -337,8 +336,9 @@ pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionEr
             SessionEntry::Message(m) => {
                 message_count += 1;
                 if first_message.is_empty()
-                    && let AgentMessage::User(_) = &m.message
-                    && let Some(text) = m.message.display_text()
+                    && m.message.as_user().is_some()
+                    && let text = m.message.text()
+                    && !text.is_empty()
                 {
                     first_message = text;
                 }

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use makai_ai::{Context, Model, StopReason, StreamOptions, UserMessage, complete};
+use makai_ai::{Context, Model, ProtocolClient, StopReason, StreamOptions, UserMessage};
 
 use super::handle::SharedSession;
-use super::message::AgentMessage;
 use super::store::one_line;
 use crate::prompts::{TITLE_SYSTEM_PROMPT, wrap_untrusted};
+use makai_agent::AgentMessage;
 
 /// How long a title call may take before it is given up.
 pub const DEFAULT_TITLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -68,19 +68,33 @@ pub trait TitleModel: Send + Sync {
     async fn title(&self, request: TitleRequest) -> Result<String, String>;
 }
 
-/// A [`TitleModel`] that calls a model through makai-ai.
-#[derive(Clone, Debug)]
+/// A [`TitleModel`] that asks a model through a [`ProtocolClient`] (the same
+/// door the agent's own calls go through, so a remote or counting client sees
+/// title calls too).
+#[derive(Clone)]
 pub struct ModelTitler {
+    /// The client the call goes through.
+    pub client: Arc<dyn ProtocolClient>,
     /// The model (a small, fast one is best).
     pub model: Model,
-    /// Request options (API key, timeouts...). `max_tokens` defaults to 64.
+    /// Request options (timeouts...). `max_tokens` defaults to 64. Without an
+    /// API key here, the client resolves one.
     pub options: StreamOptions,
 }
 
+impl std::fmt::Debug for ModelTitler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelTitler")
+            .field("model", &self.model.id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ModelTitler {
-    /// A titler for `model` with default options.
-    pub fn new(model: Model) -> Self {
+    /// A titler for `model` calling it through `client`, with default options.
+    pub fn new(client: Arc<dyn ProtocolClient>, model: Model) -> Self {
         ModelTitler {
+            client,
             model,
             options: StreamOptions::default(),
         }
@@ -97,7 +111,7 @@ impl TitleModel for ModelTitler {
         };
         let mut options = self.options.clone();
         options.max_tokens.get_or_insert(64);
-        let reply = complete(&self.model, &context, options).await;
+        let reply = self.client.complete(&self.model, &context, options).await;
         match reply.stop_reason {
             StopReason::Error | StopReason::Aborted => {
                 Err(reply.error_message.unwrap_or_else(|| {
@@ -150,14 +164,15 @@ pub fn needs_title(session: &SharedSession) -> Option<(String, String)> {
         return None;
     }
     let ctx = s.context();
-    let user = ctx.messages.iter().find_map(|m| match m {
-        AgentMessage::User(_) => m.display_text(),
-        _ => None,
-    })?;
-    let reply = ctx.messages.iter().find_map(|m| match m {
-        AgentMessage::Assistant(_) => m.display_text(),
-        _ => None,
-    })?;
+    let first_text = |wanted: fn(&AgentMessage) -> bool| {
+        ctx.messages
+            .iter()
+            .filter(|m| wanted(m))
+            .map(AgentMessage::text)
+            .find(|t| !t.is_empty())
+    };
+    let user = first_text(|m| m.as_user().is_some())?;
+    let reply = first_text(AgentMessage::is_assistant)?;
     Some((user, reply))
 }
 

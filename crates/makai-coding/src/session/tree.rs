@@ -8,7 +8,7 @@ use makai_ai::{Message, ThinkingLevel, Timestamp};
 
 use super::entry::{CompactionEntry, SessionEntry, SessionHeader};
 use super::error::{LoadWarning, SessionError};
-use super::message::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
+use makai_agent::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 
 /// A model named by provider and id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -293,7 +293,7 @@ impl SessionTree {
                     })
                 }
                 SessionEntry::Message(m) => {
-                    if let AgentMessage::Assistant(a) = &m.message {
+                    if let Some(a) = m.message.as_assistant() {
                         parts.model = Some(ModelRef {
                             provider: a.provider.clone(),
                             model_id: a.model.clone(),
@@ -455,7 +455,7 @@ fn push_context_message<'a>(
         SessionEntry::BranchSummary(b) if !b.summary.is_empty() => {
             Cow::Owned(AgentMessage::BranchSummary(BranchSummaryMessage {
                 summary: b.summary.clone(),
-                from_id: b.from_id.clone(),
+                from_id: Some(b.from_id.clone()),
                 timestamp: iso_to_ms(&b.timestamp),
             }))
         }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 use makai_ai::{
     AssistantMessageEventStream, Context, MessageAccumulator, Model, StopReason, StreamOptions,
 };

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use makai_agent::{InProcessClient, ProtocolClient};
+use makai_ai::{InProcessClient, ProtocolClient};
 
 use crate::session::SessionHandler;
 
@@ -119,7 +119,7 @@ impl ServerConfig {
             unix_socket: None,
             token: token.into(),
             limits: Limits::default(),
-            client: Arc::new(InProcessClient),
+            client: Arc::new(InProcessClient::new()),
             session: None,
             trusted_base_urls: Vec::new(),
             allow_non_loopback: false,

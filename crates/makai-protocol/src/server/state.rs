@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use makai_agent::ProtocolClient;
+use makai_ai::ProtocolClient;
 
 use super::stream::{StreamEntry, StreamKey, StreamKind, lock};
 use super::{Limits, ServerConfig, ShutdownReport};

@@ -10,11 +10,11 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use makai_agent::{InProcessClient, ProtocolClient};
 use makai_ai::{
     Api, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, RetryPolicy,
     StreamOptions, UserMessage,
 };
+use makai_ai::{InProcessClient, ProtocolClient};
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
 use makai_protocol::transport::ndjson::NdjsonTransport;
 use makai_protocol::transport::ws::ClientWs;
@@ -106,7 +106,7 @@ impl ProtocolClient for TapClient {
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
         let cancel = options.cancel.clone();
-        let mut inner = InProcessClient.stream(model, context, options).await;
+        let mut inner = InProcessClient::new().stream(model, context, options).await;
         let log = Arc::new(Mutex::new(Vec::new()));
         self.calls.lock().unwrap().push(log.clone());
         let finished = self.finished.clone();

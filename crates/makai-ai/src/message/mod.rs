@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::usage::Usage;
 
+mod de;
+
+pub use de::{assistant_parts, user_parts};
+
 /// Milliseconds since the Unix epoch, as pi stores timestamps.
 pub type Timestamp = i64;
 
@@ -114,7 +118,7 @@ fn object_or_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Map<String, Value>
 }
 
 /// Content allowed in user messages and tool results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum UserContent {
@@ -143,7 +147,7 @@ impl UserContent {
 }
 
 /// Content of an assistant message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum AssistantContent {
@@ -190,7 +194,7 @@ impl StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// Text and image parts. A plain JSON string is accepted and read as one text part.
-    #[serde(deserialize_with = "string_or_parts")]
+    #[serde(deserialize_with = "user_parts")]
     pub content: Vec<UserContent>,
     /// When the message was created.
     #[serde(default)]
@@ -207,24 +211,12 @@ impl UserMessage {
     }
 }
 
-fn string_or_parts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<UserContent>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        Text(String),
-        Parts(Vec<UserContent>),
-    }
-    Ok(match Either::deserialize(d)? {
-        Either::Text(t) => vec![UserContent::text(t)],
-        Either::Parts(p) => p,
-    })
-}
-
 /// A message produced by a model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call parts in stream order.
+    #[serde(deserialize_with = "assistant_parts")]
     pub content: Vec<AssistantContent>,
     /// The wire API that produced it (e.g. `anthropic-messages`).
     pub api: String,
@@ -288,8 +280,8 @@ pub struct ToolResultMessage {
     pub tool_call_id: String,
     /// The tool's name.
     pub tool_name: String,
-    /// Text and image parts.
-    #[serde(deserialize_with = "string_or_parts")]
+    /// Text and image parts (a plain JSON string is read as one text part).
+    #[serde(deserialize_with = "user_parts")]
     pub content: Vec<UserContent>,
     /// Application data for UIs; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -333,7 +325,7 @@ impl ToolResultMessage {
 }
 
 /// One message of a conversation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Message {
