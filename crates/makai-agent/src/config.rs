@@ -26,8 +26,10 @@ pub enum ToolExecution {
     Batched(usize),
 }
 
-/// When queued steering messages interrupt tool execution.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// When queued steering messages interrupt tool execution. JSON names:
+/// `interrupt-tools`, `after-tool-batch`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SteeringBehavior {
     /// Checked after each tool completes: calls not yet started are skipped with
     /// the result `Skipped due to queued user message.` (the default).

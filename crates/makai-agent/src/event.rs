@@ -100,6 +100,10 @@ pub enum AgentEvent {
         result: Arc<ToolOutput>,
         /// True when the result is an error.
         is_error: bool,
+        /// How long the tool ran, in milliseconds (monotonic clock); `None`
+        /// when it did not run (blocked, skipped, bad arguments).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
     /// The steering or follow-up queue of an [`crate::Agent`] changed.
     QueueUpdate {
@@ -404,12 +408,13 @@ mod tests {
                 details: json!({"x": 1}),
             }),
             is_error: false,
+            duration_ms: Some(12),
         };
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
             json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
                 "result": {"content": [{"type": "text", "text": "ok"}], "details": {"x": 1}},
-                "isError": false})
+                "isError": false, "durationMs": 12})
         );
     }
 

@@ -9,6 +9,7 @@
 //! - [`serve`]: `makai serve`, the session over the makai protocol.
 //! - [`local`]: the built-in local model (`--local`, and the default without a key).
 //! - [`mcp_cmd`]: `makai mcp list|add|remove|serve`.
+//! - [`signals`]: the stop signals (Ctrl-C, SIGTERM, SIGHUP).
 
 pub mod app;
 pub mod attachments;
@@ -21,6 +22,7 @@ pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
 pub mod serve;
+pub mod signals;
 pub mod tui;
 
 use std::ffi::OsString;

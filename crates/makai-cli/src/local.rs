@@ -358,8 +358,9 @@ impl LocalModel {
             return;
         }
         let stop = self.stop.clone();
+        let mut signals = crate::signals::StopSignals::install();
         tokio::spawn(async move {
-            let code = wait_for_signal().await;
+            let code = signals.next().await;
             let _ = tokio::task::spawn_blocking(move || lock(&stop).stop()).await;
             std::process::exit(code);
         });
@@ -370,25 +371,6 @@ impl Drop for LocalModel {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// Waits for Ctrl-C, SIGTERM or SIGHUP; returns the conventional exit code.
-pub async fn wait_for_signal() -> i32 {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate());
-        let hup = signal(SignalKind::hangup());
-        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
-            return tokio::select! {
-                _ = tokio::signal::ctrl_c() => 130,
-                _ = term.recv() => 143,
-                _ = hup.recv() => 129,
-            };
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
-    130
 }
 
 /// The session for a run, with the local model when `--local` asks for it or

@@ -196,7 +196,7 @@ fn local_flag_starts_answers_and_stops_and_keep_local_reuses() {
         stderr(&out)
     );
     let events = json_lines(&stdout(&out));
-    assert_eq!(events.last().unwrap()["type"], "agent_end");
+    assert_eq!(events.last().unwrap()["type"], "agent_settled");
     assert_eq!(events[0]["type"], "session");
     assert_eq!(server_pid(&dir), Some(pid));
     // The session records the local model.

@@ -1,61 +1,14 @@
-//! Drives `makai --mode rpc` with pi's own RPC client (`RpcClient` from the npm
-//! package `@mariozechner/pi-coding-agent`), installed by
-//! `scripts/setup-pi-client.sh` into a cache folder. Skipped, saying why, when
-//! node/npm or the package are not available.
+//! Drives `makai --mode rpc` with pi 0.73.1's own RPC client (`RpcClient` from
+//! the npm package `@mariozechner/pi-coding-agent`), installed by
+//! `scripts/setup-pi-client.sh` into a cache folder. Outside CI it is skipped,
+//! saying why, when node/npm or the package are not available; in CI that is
+//! a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse, Usage};
-use serde_json::Value;
-
-/// Installs (or finds) the client; `None` with the reason printed when unavailable.
-fn pi_client_dir() -> Option<PathBuf> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/setup-pi-client.sh");
-    let out = match Command::new("bash")
-        .arg(&script)
-        .stderr(Stdio::piped())
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!(
-                "SKIPPED pi RPC client test: cannot run {}: {e}",
-                script.display()
-            );
-            return None;
-        }
-    };
-    if !out.status.success() {
-        eprintln!(
-            "SKIPPED pi RPC client test: the pi client could not be installed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        return None;
-    }
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let client =
-        dir.join("node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
-    if !client.is_file() {
-        eprintln!(
-            "SKIPPED pi RPC client test: {} is missing",
-            client.display()
-        );
-        return None;
-    }
-    Some(dir)
-}
-
-const SHIM: &str = r#"import { spawn } from "node:child_process";
-const child = spawn(process.env.MAKAI_BIN, process.argv.slice(2), { stdio: "inherit" });
-for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => child.kill(sig));
-child.on("exit", (code) => process.exit(code ?? 1));
-"#;
 
 const DRIVER: &str = r#"import { RpcClient } from "CLIENT_PATH";
 const client = new RpcClient({ cliPath: process.env.SHIM, cwd: process.env.WORK, args: JSON.parse(process.env.MAKAI_ARGS) });
@@ -80,48 +33,16 @@ console.log(JSON.stringify({ types: events.map((e) => e.type), state, text, stat
 
 #[test]
 fn pi_rpc_client_drives_makai() {
-    let Some(dir) = pi_client_dir() else { return };
+    let Some(dir) = node::setup_dir("setup-pi-client.sh", &[], "pi 0.73.1 RPC client test") else {
+        return;
+    };
     let env = Env::new();
     let mock = Mock::start(
         Scenario::new().push(ScriptedResponse::text("Hello, pi client").usage(Usage::new(21, 4))),
     );
-    let scripts = tempfile::tempdir().unwrap();
-    let shim = scripts.path().join("makai-shim.mjs");
-    std::fs::write(&shim, SHIM).unwrap();
     let client =
         dir.join("node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
-    let driver = scripts.path().join("drive.mjs");
-    std::fs::write(
-        &driver,
-        DRIVER.replace("CLIENT_PATH", &client.display().to_string()),
-    )
-    .unwrap();
-    let out = Command::new("node")
-        .arg(&driver)
-        .current_dir(env.work())
-        .env("MAKAI_HOME", env.home.path())
-        .env("MAKAI_BIN", env!("CARGO_BIN_EXE_makai"))
-        .env("MAKAI_AUTO_TITLE", "0")
-        .env("SHIM", &shim)
-        .env("WORK", env.work())
-        .env("MAKAI_ARGS", serde_json::to_string(&mock.args()).unwrap())
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = wait_output(out, Duration::from_secs(90));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "node driver failed:\n{}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    let line = stdout(&out).lines().last().unwrap_or_default().to_string();
-    let r: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    let r = node::run_driver(&env, &mock, &client, DRIVER);
     let types: Vec<&str> = r["types"]
         .as_array()
         .unwrap()

@@ -99,7 +99,9 @@ fn json_mode_writes_header_then_pi_events_ending_with_agent_end() {
         .map(|l| l["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds.first(), Some(&"agent_start"));
-    assert_eq!(kinds.last(), Some(&"agent_end"));
+    // pi 1.x: agent_end, then agent_settled once nothing more will run.
+    assert_eq!(kinds[kinds.len() - 2..], ["agent_end", "agent_settled"]);
+    assert_eq!(lines.last().unwrap()["aborted"], false);
     for k in [
         "turn_start",
         "message_start",
@@ -118,7 +120,11 @@ fn json_mode_writes_header_then_pi_events_ending_with_agent_end() {
         "pi's delta-only form: {update}"
     );
     assert!(update["assistantMessageEvent"]["contentIndex"].is_number());
-    let end = lines.last().unwrap();
+    assert_eq!(
+        update["usage"]["input"], 0,
+        "usage is reported at message_end: {update}"
+    );
+    let end = &lines[lines.len() - 2];
     assert_eq!(end["willRetry"], false);
     let assistant = &end["messages"][1];
     assert_eq!(assistant["role"], "assistant");

@@ -39,14 +39,15 @@ fn real_model() -> Option<(String, String)> {
 }
 
 /// Checks a `--mode json` event stream: the session header first, then
-/// agent_start ... agent_end, an assistant message that stopped normally with
+/// agent_start ... agent_end, agent_settled, an assistant message that stopped normally with
 /// non-empty text, and no error anywhere.
 fn assert_well_formed(events: &[Value]) {
     assert!(events.len() >= 4, "{events:#?}");
     assert_eq!(events[0]["type"], "session", "{:#}", events[0]);
     assert_eq!(events[1]["type"], "agent_start", "{:#}", events[1]);
     let last = events.last().unwrap();
-    assert_eq!(last["type"], "agent_end", "{last:#}");
+    assert_eq!(last["type"], "agent_settled", "{last:#}");
+    assert_eq!(events[events.len() - 2]["type"], "agent_end");
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(
         kinds.iter().filter(|k| **k == "agent_end").count(),
@@ -77,7 +78,7 @@ fn assert_well_formed(events: &[Value]) {
 }
 
 #[test]
-fn json_mode_against_the_real_model_ends_with_agent_end() {
+fn json_mode_against_the_real_model_ends_with_agent_settled() {
     let Some((url, name)) = real_model() else {
         return;
     };

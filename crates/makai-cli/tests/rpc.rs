@@ -53,7 +53,7 @@ fn rpc_prompt_state_session_commands_and_bad_input() {
     let id = rpc.send(json!({"type": "prompt", "message": "hello there"}));
     let r = rpc.response(&id);
     assert_eq!(r["success"], true);
-    assert!(r.get("data").is_none());
+    assert_eq!(r["data"], json!({"disposition": "started"}));
     let end = wait_idle(&mut rpc);
     assert_eq!(end["messages"][1]["content"][0]["text"], "first reply");
 

@@ -137,6 +137,11 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Sends one session command and decodes its response.
+async fn call(client: &RemoteProtocolClient, command: Value) -> Value {
+    client.rpc(&command).await.unwrap().decode().unwrap()
+}
+
 /// Events until (and including) one of type `kind`.
 async fn events_until(events: &mut SessionEvents, kind: &str) -> Vec<Value> {
     let mut seen = Vec::new();
@@ -146,6 +151,8 @@ async fn events_until(events: &mut SessionEvents, kind: &str) -> Vec<Value> {
             .unwrap_or_else(|_| panic!("no {kind} event within 30 s; seen: {seen:#?}"));
         let ev = next
             .unwrap_or_else(|| panic!("the event stream ended before {kind}; seen: {seen:#?}"))
+            .unwrap()
+            .decode::<Value>()
             .unwrap();
         let done = ev["type"] == kind;
         seen.push(ev);
@@ -194,23 +201,22 @@ fn remote_client_prompts_the_session_and_a_wrong_token_is_refused() {
         );
 
         let client = RemoteProtocolClient::connect(&url, &token).await.unwrap();
-        let state = client
-            .rpc(json!({"type": "get_state", "id": "s1"}))
-            .await
-            .unwrap();
+        let state = call(&client, json!({"type": "get_state", "id": "s1"})).await;
         assert_eq!(state["success"], true, "{state}");
         assert_eq!(state["id"], "s1");
         assert_eq!(state["data"]["model"]["id"], "mock-model");
         assert_eq!(state["data"]["isStreaming"], false);
 
         let mut events = client.subscribe().await.unwrap();
-        let r = client
-            .rpc(json!({"type": "prompt", "message": "say hello", "id": "p1"}))
-            .await
-            .unwrap();
+        let r = call(
+            &client,
+            json!({"type": "prompt", "message": "say hello", "id": "p1"}),
+        )
+        .await;
         assert_eq!(
             r,
-            json!({"type": "response", "command": "prompt", "success": true, "id": "p1"})
+            json!({"type": "response", "command": "prompt", "success": true, "id": "p1",
+                "data": {"disposition": "started"}})
         );
         let seen = events_until(&mut events, "agent_end").await;
         let kinds: Vec<&str> = seen.iter().map(|e| e["type"].as_str().unwrap()).collect();
@@ -232,18 +238,15 @@ fn remote_client_prompts_the_session_and_a_wrong_token_is_refused() {
         assert_eq!(end["willRetry"], false);
 
         // Errors are responses too; unknown commands say so.
-        let bad = client.rpc(json!({"type": "warp_drive"})).await.unwrap();
+        let bad = call(&client, json!({"type": "warp_drive"})).await;
         assert_eq!(bad["success"], false);
         assert_eq!(bad["error"], "Unknown command: warp_drive");
         // A prompt while idle again, and the transcript.
-        client
-            .rpc(json!({"type": "prompt", "message": "again"}))
-            .await
-            .unwrap();
+        call(&client, json!({"type": "prompt", "message": "again"})).await;
         events_until(&mut events, "agent_end").await;
-        let msgs = client.rpc(json!({"type": "get_messages"})).await.unwrap();
+        let msgs = call(&client, json!({"type": "get_messages"})).await;
         assert_eq!(msgs["data"]["messages"].as_array().unwrap().len(), 4);
-        let state = client.rpc(json!({"type": "get_state"})).await.unwrap();
+        let state = call(&client, json!({"type": "get_state"})).await;
         state["data"]["sessionFile"].as_str().unwrap().to_string()
     });
     assert_eq!(mock.requests().len(), 2);
@@ -286,10 +289,7 @@ fn sigterm_lets_the_running_prompt_finish_and_keeps_its_message() {
     let (client, mut events) = rt.block_on(async {
         let client = RemoteProtocolClient::connect(&url, &token).await.unwrap();
         let mut events = client.subscribe().await.unwrap();
-        let r = client
-            .rpc(json!({"type": "prompt", "message": "count"}))
-            .await
-            .unwrap();
+        let r = call(&client, json!({"type": "prompt", "message": "count"})).await;
         assert_eq!(r["success"], true, "{r}");
         events_until(&mut events, "message_update").await;
         (client, events)
@@ -303,7 +303,7 @@ fn sigterm_lets_the_running_prompt_finish_and_keeps_its_message() {
         while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(10), events.next()).await
         {
             match ev {
-                Ok(v) => seen.push(v),
+                Ok(v) => seen.push(v.decode::<Value>().unwrap()),
                 Err(_) => break,
             }
         }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use makai_ai::AssistantMessageEvent;
 
 use crate::payload::{
-    Ack, ErrorBody, ErrorCode, Hello, Ping, Resume, StreamEnd, StreamRequest, Welcome,
+    Ack, ErrorBody, ErrorCode, Hello, Json, Ping, Resume, StreamEnd, StreamRequest, Welcome,
 };
 use crate::transport::Frame;
 
@@ -62,13 +62,13 @@ pub enum Body {
     /// Server → client: answer to a ping (same nonce).
     Pong(Ping),
     /// Client → server: one agent-session command (the RPC mode's JSON command).
-    RpcCommand(Value),
+    RpcCommand(Json),
     /// Server → client: the command's JSON response (same `stream` as the command).
-    RpcResponse(Value),
+    RpcResponse(Json),
     /// Client → server: open a stream of the agent session's events on `stream`.
     Subscribe,
     /// Server → client, sequenced: one agent-session event (JSON).
-    AgentEvent(Value),
+    AgentEvent(Json),
 }
 
 /// The bare message type, as written in `type`.
@@ -291,6 +291,12 @@ fn payload_from_map<'de, A: MapAccess<'de>>(kind: Kind, map: &mut A) -> Result<B
     })
 }
 
+/// A session payload buffered before `type` was seen, as JSON text again.
+fn raw(kind: Kind, value: Option<Value>) -> Result<Json, String> {
+    let v = value.ok_or_else(|| format!("a '{}' message needs a payload", kind.as_str()))?;
+    Json::encode(&v).map_err(|e| format!("bad '{}' payload: {e}", kind.as_str()))
+}
+
 /// The payload of `kind` from a value buffered before `type` was seen (or absent).
 fn payload_from_value(kind: Kind, value: Option<Value>) -> Result<Body, String> {
     fn typed<T: serde::de::DeserializeOwned>(kind: Kind, v: Option<Value>) -> Result<T, String> {
@@ -308,9 +314,9 @@ fn payload_from_value(kind: Kind, value: Option<Value>) -> Result<Body, String> 
         Kind::Error => Body::Error(typed(kind, value)?),
         Kind::Ping => Body::Ping(value.map_or(Ok(Ping::default()), |v| typed(kind, Some(v)))?),
         Kind::Pong => Body::Pong(value.map_or(Ok(Ping::default()), |v| typed(kind, Some(v)))?),
-        Kind::RpcCommand => Body::RpcCommand(typed(kind, value)?),
-        Kind::RpcResponse => Body::RpcResponse(typed(kind, value)?),
-        Kind::AgentEvent => Body::AgentEvent(typed(kind, value)?),
+        Kind::RpcCommand => Body::RpcCommand(raw(kind, value)?),
+        Kind::RpcResponse => Body::RpcResponse(raw(kind, value)?),
+        Kind::AgentEvent => Body::AgentEvent(raw(kind, value)?),
         Kind::Cancel => Body::Cancel,
         Kind::Subscribe => Body::Subscribe,
     })

@@ -11,6 +11,37 @@ use makai_ai::{
 };
 use tokio_util::sync::CancellationToken;
 
+/// JSON the transport carries without reading it: an agent session's command,
+/// response or event (their types belong to the session, see
+/// [`crate::SessionHandler`]). Encoded once by its producer and copied into
+/// the frame as is.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Json(pub Box<serde_json::value::RawValue>);
+
+impl Json {
+    /// Encodes `value`.
+    pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Json, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(Json)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Parses the text as `T`.
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
 /// `hello`: the client's first frame.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

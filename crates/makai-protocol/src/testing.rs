@@ -51,6 +51,17 @@ impl EchoSession {
 
 #[async_trait]
 impl SessionHandler for EchoSession {
+    type Command = Value;
+    type Response = Value;
+    type Event = Value;
+
+    fn parse_command(&self, payload: &str) -> Result<Value, Value> {
+        serde_json::from_str(payload).map_err(|e| {
+            json!({"type": "response", "command": "parse", "success": false,
+                "error": format!("Failed to parse command: {e}")})
+        })
+    }
+
     async fn handle_command(&self, command: Value) -> Value {
         let kind = command["type"].as_str().unwrap_or_default().to_string();
         let id = command.get("id").cloned();

@@ -18,7 +18,7 @@ use makai_agent::{
 use makai_ai::{Api, RetryPolicy};
 use makai_mockllm::ScriptedResponse;
 use makai_protocol::testing::EchoSession;
-use makai_protocol::{ClientError, ErrorCode, ServerConfig};
+use makai_protocol::{ClientError, ErrorCode, RemoteProtocolClient, ServerConfig};
 
 struct Echo(Value);
 
@@ -176,6 +176,11 @@ async fn agent_transcript_is_the_same_over_the_wire() {
     assert_eq!(over_wire, local);
 }
 
+/// Sends one session command and decodes its response.
+async fn call(remote: &RemoteProtocolClient, command: Value) -> Value {
+    remote.rpc(&command).await.unwrap().decode().unwrap()
+}
+
 /// rpc_command reaches the session handler; its events arrive as agent_event.
 #[tokio::test]
 async fn agent_session_commands_and_events() {
@@ -184,10 +189,11 @@ async fn agent_session_commands_and_events() {
     let remote = client(&server.ws_url()).await;
     let mut events = remote.subscribe().await.unwrap();
     eventually("subscribed", || session.subscribers() == 1).await;
-    let resp = remote
-        .rpc(json!({"type": "prompt", "message": "one two three", "id": "r1"}))
-        .await
-        .unwrap();
+    let resp = call(
+        &remote,
+        json!({"type": "prompt", "message": "one two three", "id": "r1"}),
+    )
+    .await;
     assert_eq!(
         resp,
         json!({"type": "response", "command": "prompt", "success": true, "id": "r1"})
@@ -199,6 +205,8 @@ async fn agent_session_commands_and_events() {
                 .await
                 .unwrap()
                 .unwrap()
+                .unwrap()
+                .decode::<Value>()
                 .unwrap(),
         );
     }
@@ -214,19 +222,14 @@ async fn agent_session_commands_and_events() {
         ]
     );
     assert_eq!(got[2]["delta"], "two");
-    let state = remote.rpc(json!({"type": "get_state"})).await.unwrap();
+    let state = call(&remote, json!({"type": "get_state"})).await;
     assert_eq!(state["data"]["prompts"], 1);
-    let bad = remote.rpc(json!({"type": "warp"})).await.unwrap();
+    let bad = call(&remote, json!({"type": "warp"})).await;
     assert_eq!(bad["success"], false);
     // Many calls in flight at once on one connection, each answered on its own id.
     let calls = (0..50).map(|i| {
         let remote = remote.clone();
-        async move {
-            remote
-                .rpc(json!({"type": "get_state", "id": i}))
-                .await
-                .unwrap()
-        }
+        async move { call(&remote, json!({"type": "get_state", "id": i})).await }
     });
     let answers = futures::future::join_all(calls).await;
     for (i, a) in answers.iter().enumerate() {
@@ -244,7 +247,7 @@ async fn agent_session_commands_and_events() {
 async fn without_a_session_rpc_is_refused_clearly() {
     let server = start(ServerConfig::ephemeral(TOKEN)).await;
     let remote = client(&server.ws_url()).await;
-    let err = remote.rpc(json!({"type": "get_state"})).await.unwrap_err();
+    let err = remote.rpc(&json!({"type": "get_state"})).await.unwrap_err();
     let ClientError::Server { code, message } = err else {
         panic!("{err:?}")
     };

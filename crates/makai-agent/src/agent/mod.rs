@@ -432,6 +432,17 @@ impl Agent {
         self.clear_queues(true, true);
     }
 
+    /// Removes every queued message and returns them: (steering, follow-up),
+    /// oldest first.
+    pub fn take_queued(&self) -> (Vec<AgentMessage>, Vec<AgentMessage>) {
+        let mut core = self.inner.lock();
+        let steering: Vec<AgentMessage> = core.steering.drain(..).collect();
+        let follow_up: Vec<AgentMessage> = core.follow_up.drain(..).collect();
+        let event = core.queue_event();
+        self.inner.registry.broadcast(&event);
+        (steering, follow_up)
+    }
+
     /// True when a steering or follow-up message is queued.
     pub fn has_queued_messages(&self) -> bool {
         let core = self.inner.lock();

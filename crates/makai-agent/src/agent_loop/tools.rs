@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -72,6 +72,8 @@ struct Batch<'r> {
     running: usize,
     running_mutating: usize,
     aborts: Vec<(usize, AbortHandle)>,
+    /// When each call's tool started executing (`None`: it never ran).
+    started: Vec<Option<Instant>>,
 }
 
 enum Prepared {
@@ -114,6 +116,7 @@ impl Batch<'_> {
             tool_name: self.calls[i].name.clone(),
             result: output.clone(),
             is_error,
+            duration_ms: self.started[i].map(|t| t.elapsed().as_millis() as u64),
         });
         self.slots[i] = Slot::Done(output, is_error);
     }
@@ -248,6 +251,7 @@ impl Batch<'_> {
             self.run.sink.clone(),
         );
         self.gates[i] = Some(gate);
+        self.started[i] = Some(Instant::now());
         let call_id = call.id.clone();
         let name = call.name.clone();
         let args = (*self.args[i]).clone();
@@ -397,6 +401,7 @@ pub(super) async fn execute_batch(run: &mut Run, assistant: &AssistantMessage) -
         running: 0,
         running_mutating: 0,
         aborts: Vec::new(),
+        started: vec![None; n],
     };
     let mut running: FuturesUnordered<BoxFuture<'static, Finished>> = FuturesUnordered::new();
     let deadline = tokio::time::sleep(Duration::from_secs(60 * 60 * 24 * 365));
@@ -478,6 +483,7 @@ pub(super) fn fail_truncated_calls(run: &mut Run, assistant: &AssistantMessage) 
             tool_name: call.name.clone(),
             result: output.clone(),
             is_error: true,
+            duration_ms: None,
         });
         let result = ToolResultMessage {
             tool_call_id: call.id.clone(),

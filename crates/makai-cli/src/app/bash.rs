@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
 use serde_json::Value;
 
 use makai_agent::{AgentMessage, BashExecutionMessage, CancellationToken};
@@ -12,22 +11,7 @@ use makai_coding::tools::{CallCtx, ToolEnv, bash};
 use super::{AppSession, lock};
 use crate::error::CliError;
 
-/// pi's `BashResult`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashResult {
-    /// The (possibly truncated) output.
-    pub output: String,
-    /// The exit code (`None` when killed or cancelled).
-    pub exit_code: Option<i64>,
-    /// True when the run was cancelled.
-    pub cancelled: bool,
-    /// True when the output was truncated.
-    pub truncated: bool,
-    /// Where the full output is, when truncated.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-}
+pub use makai_rpc::BashResult;
 
 /// Removes the status lines the bash tool appends for the model.
 fn strip_status(text: &str) -> String {

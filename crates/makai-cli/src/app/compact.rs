@@ -5,9 +5,7 @@
 //! Subscribers see the agent's `compaction_start` / `compaction_end` with
 //! reason `manual`.
 
-use serde_json::{Value, json};
-
-use makai_agent::{AgentEvent, CompactionReason, estimate_tokens};
+use makai_agent::{AgentEvent, CompactionInfo, CompactionReason, estimate_tokens};
 use makai_coding::session::SessionEntry;
 
 use super::AppSession;
@@ -16,9 +14,12 @@ use crate::error::CliError;
 
 impl AppSession {
     /// Compacts the session now (aborting a running turn first). Returns pi's
-    /// `CompactionResult` JSON once the compaction is recorded and its
+    /// `CompactionResult` once the compaction is recorded and its
     /// `compaction_end` has reached every subscriber.
-    pub async fn compact(&self, custom_instructions: Option<&str>) -> Result<Value, CliError> {
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionInfo, CliError> {
         if self.is_streaming() {
             self.abort().await;
         }
@@ -51,7 +52,7 @@ impl AppSession {
                 break;
             }
         }
-        let info = outcome.map_err(|e| match e {
+        let mut info = outcome.map_err(|e| match e {
             makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
                 CliError::failed("Compaction cancelled")
             }
@@ -63,14 +64,8 @@ impl AppSession {
         let first_kept_entry_id = first_kept_entry_id.ok_or_else(|| {
             CliError::failed("the compaction could not be recorded in the session file")
         })?;
-        let after = estimate_tokens(&self.messages());
-        Ok(json!({
-            "summary": info.summary,
-            "firstKeptEntryId": first_kept_entry_id,
-            "tokensBefore": info.tokens_before,
-            "estimatedTokensAfter": after,
-            "usage": info.usage,
-            "details": info.details,
-        }))
+        info.first_kept_entry_id = Some(first_kept_entry_id);
+        info.estimated_tokens_after = estimate_tokens(&self.messages());
+        Ok(info)
     }
 }

@@ -7,19 +7,19 @@ use std::sync::{Arc, Weak};
 use futures::StreamExt;
 use serde_json::Value;
 
-use makai_agent::{AgentEvent, AgentMessage};
+use makai_agent::{AgentEvent, AgentMessage, EndReason};
 use makai_coding::session::CompactionRecord;
+use makai_rpc::{EventRecord, SessionEvent};
 
 use super::{Shared, lock};
 
 /// One event of an [`super::AppSession`]'s stream.
 #[derive(Clone, Debug)]
 pub enum OutEvent {
-    /// An agent event (pi's JSON shape).
+    /// An agent event.
     Agent(AgentEvent),
-    /// A session-level event, already in pi's JSON shape (manual compaction,
-    /// `bash_execution_update`).
-    Session(Value),
+    /// A session-level event (`agent_settled`, `bash_execution_update`, ...).
+    Session(SessionEvent),
 }
 
 impl OutEvent {
@@ -27,75 +27,79 @@ impl OutEvent {
     pub fn kind(&self) -> &str {
         match self {
             OutEvent::Agent(e) => e.kind(),
-            OutEvent::Session(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+            OutEvent::Session(e) => e.kind(),
         }
     }
 
-    /// The event as a JSON value, as [`OutEvent::to_json_line`] writes it.
-    pub fn to_value(&self) -> Value {
+    /// The event in pi's JSON shape (see [`makai_rpc::JsonEvent`]).
+    pub fn record(&self) -> EventRecord<'_> {
         match self {
-            OutEvent::Agent(e) => {
-                let mut v = serde_json::to_value(e).unwrap_or_else(|err| {
-                    serde_json::json!({"type": "error", "message": format!("event not serializable: {err}")})
-                });
-                if matches!(e, AgentEvent::AgentEnd { .. })
-                    && let Some(o) = v.as_object_mut()
-                {
-                    o.insert("willRetry".into(), Value::Bool(false));
-                }
-                v
-            }
-            OutEvent::Session(v) => v.clone(),
+            OutEvent::Agent(e) => EventRecord::Agent(e),
+            OutEvent::Session(e) => EventRecord::Session(e),
         }
     }
 
     /// The event as one JSON line (without the newline), as pi writes it.
-    /// `agent_end` also carries pi's `willRetry: false`.
     pub fn to_json_line(&self) -> String {
-        match self {
-            OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) => {
-                let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("willRetry".into(), Value::Bool(false));
-                }
-                v.to_string()
-            }
-            OutEvent::Agent(e) => serde_json::to_string(e).unwrap_or_else(|err| {
-                format!("{{\"type\":\"error\",\"message\":\"event not serializable: {err}\"}}")
-            }),
-            OutEvent::Session(v) => v.to_string(),
-        }
+        self.record().to_json_line()
+    }
+}
+
+impl serde::Serialize for OutEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.record().serialize(s)
     }
 }
 
 /// Starts the task forwarding agent events (it ends with the session).
+///
+/// After a run's `agent_end`: once the agent is idle (its transcript applied),
+/// deferred bash runs are added, the session is titled in the background, and
+/// either the queued messages left by an abort continue in a new run (pi's
+/// `abort` semantics) or `agent_settled` says nothing more will run.
 pub(crate) fn start_pump(shared: &Arc<Shared>) {
     let mut events = shared.agent.subscribe_stream();
     let weak: Weak<Shared> = Arc::downgrade(shared);
     tokio::spawn(async move {
         while let Some(event) = events.next().await {
             let Some(shared) = weak.upgrade() else { break };
+            if matches!(event, AgentEvent::AgentStart) {
+                shared.settled.send_replace(false);
+            }
             let event = shared.on_agent_event(event);
-            if matches!(event, AgentEvent::AgentEnd { .. })
-                && !lock(&shared.state).pending_bash.is_empty()
-            {
-                // The agent applies the run's transcript when it goes idle; add
-                // the deferred bash runs after that.
-                let later = shared.clone();
-                tokio::spawn(async move {
-                    later.agent.wait_for_idle().await;
-                    later.flush_pending_bash();
-                });
-            }
-            if matches!(event, AgentEvent::AgentEnd { .. }) {
-                shared.spawn_title();
-            }
+            let ended = match &event {
+                AgentEvent::AgentEnd { end_reason, .. } => Some(end_reason.clone()),
+                _ => None,
+            };
             shared.emit(OutEvent::Agent(event));
+            if let Some(end_reason) = ended {
+                shared.agent.wait_for_idle().await;
+                shared.flush_pending_bash();
+                shared.spawn_title();
+                shared.settle(end_reason);
+            }
         }
     });
 }
 
 impl Shared {
+    /// After a run ended and the agent is idle: continues with the messages an
+    /// abort left queued, or reports `agent_settled`.
+    fn settle(&self, end_reason: EndReason) {
+        let aborted = matches!(end_reason, EndReason::Aborted);
+        if aborted && self.agent.has_queued_messages() {
+            match self.agent.start_continue() {
+                // Its events come through this pump; it settles when it ends.
+                Ok(_run) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "queued messages left by an abort could not start a run")
+                }
+            }
+        }
+        self.emit(OutEvent::Session(SessionEvent::AgentSettled { aborted }));
+        self.settled.send_replace(true);
+    }
+
     /// After the first exchange, names the session with a short title from the
     /// current model, in the background: it never blocks or fails a run.
     ///
@@ -109,12 +113,29 @@ impl Shared {
         {
             return;
         }
-        let shared = self.clone();
+        let titler = makai_coding::session::title::ModelTitler::new(
+            self.agent.client(),
+            self.agent.state().model,
+        );
+        let session = self.session.clone();
+        let weak = Arc::downgrade(self);
         tokio::spawn(async move {
-            let model = shared.agent.state().model;
-            let client = shared.agent.client();
-            let titler = makai_coding::session::title::ModelTitler::new(client, model);
-            makai_coding::session::title::spawn_title(shared.session.clone(), Arc::new(titler));
+            let Some(task) = makai_coding::session::title::spawn_title(session, Arc::new(titler))
+            else {
+                return;
+            };
+            if let Err(e) = task.await {
+                tracing::warn!(error = %e, "the session title task failed");
+                return;
+            }
+            // The title is a session_info entry: tell the clients its name.
+            if let Some(shared) = weak.upgrade()
+                && let Some(name) = shared.session.lock().name().map(str::to_string)
+            {
+                shared.emit(OutEvent::Session(SessionEvent::SessionInfoChanged {
+                    name: Some(name),
+                }));
+            }
         });
     }
 }

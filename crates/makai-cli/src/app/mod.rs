@@ -23,7 +23,6 @@ pub mod stats;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use makai_agent::{Agent, ContextConfig, PromptInput, QueueMode, RunHandle};
@@ -73,6 +72,10 @@ pub(crate) struct Shared {
     mcp: Option<makai_mcp::McpManager>,
     /// The agent's own tools (the MCP tools are added to these before each run).
     base_tools: makai_agent::ToolSet,
+    /// False from a run's `agent_start` until its `agent_settled` went out.
+    settled: tokio::sync::watch::Sender<bool>,
+    /// The model the session started with.
+    start_model: makai_ai::Model,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -130,7 +133,8 @@ impl AppSession {
             auto_retry: parts.settings.retry.enabled,
             ..Default::default()
         };
-        let base_tools = parts.agent.state().tools;
+        let start = parts.agent.state();
+        let base_tools = start.tools;
         let shared = Arc::new(Shared {
             agent: parts.agent,
             session: parts.session,
@@ -144,6 +148,8 @@ impl AppSession {
             state: Mutex::new(state),
             mcp: parts.mcp,
             base_tools,
+            settled: tokio::sync::watch::Sender::new(true),
+            start_model: start.model,
         });
         let app = AppSession { inner: shared };
         app.load_session_messages();
@@ -333,6 +339,32 @@ impl AppSession {
         st.steering + st.follow_up
     }
 
+    /// Removes the queued messages and returns their text: (steering,
+    /// follow-up), oldest first (pi's `clear_queue`).
+    pub fn clear_queue(&self) -> (Vec<String>, Vec<String>) {
+        let (steering, follow_up) = self.inner.agent.take_queued();
+        let texts = |ms: Vec<makai_agent::AgentMessage>| ms.iter().map(|m| m.text()).collect();
+        (texts(steering), texts(follow_up))
+    }
+
+    /// Sets when steering interrupts tool calls: skipping the calls not
+    /// started yet (the default) or after the whole batch (pi 1.x).
+    pub fn set_steering_delivery(&self, delivery: makai_agent::SteeringBehavior) {
+        self.inner
+            .agent
+            .update_config(|cfg| cfg.steering = delivery);
+    }
+
+    /// Waits (up to `limit`) until no run goes on and the last one's
+    /// `agent_settled` went out.
+    pub async fn wait_settled(&self, limit: std::time::Duration) {
+        let mut settled = self.inner.settled.subscribe();
+        let done = settled.wait_for(|s| *s);
+        if tokio::time::timeout(limit, done).await.is_err() {
+            tracing::warn!("the session did not settle within {limit:?}");
+        }
+    }
+
     // ---- queue modes, switches ----
 
     /// Sets how steering messages are delivered.
@@ -392,31 +424,32 @@ impl AppSession {
             .session
             .lock()
             .set_name(name)
-            .map(|_| ())
-            .map_err(|e| CliError::failed(e.to_string()))
+            .map_err(|e| CliError::failed(e.to_string()))?;
+        self.inner.emit(OutEvent::Session(
+            makai_rpc::SessionEvent::SessionInfoChanged {
+                name: Some(name.to_string()),
+            },
+        ));
+        Ok(())
     }
 
     /// pi's `get_state` data.
-    pub fn state_json(&self) -> Value {
+    pub fn state(&self) -> makai_rpc::RpcState {
         let agent = self.inner.agent.state();
-        let mode = |m: QueueMode| serde_json::to_value(m).unwrap_or(Value::Null);
-        let mut v = json!({
-            "model": self.model(),
-            "thinkingLevel": agent.thinking_level,
-            "isStreaming": self.is_streaming(),
-            "isCompacting": self.is_compacting(),
-            "steeringMode": mode(self.inner.agent.steering_mode()),
-            "followUpMode": mode(self.inner.agent.follow_up_mode()),
-            "sessionFile": self.session_file(),
-            "sessionId": self.session_id(),
-            "autoCompactionEnabled": self.auto_compaction(),
-            "messageCount": agent.messages.len(),
-            "pendingMessageCount": self.pending_message_count(),
-        });
-        if let Some(name) = self.session_name() {
-            v["sessionName"] = Value::String(name);
+        makai_rpc::RpcState {
+            model: Some(self.model()),
+            thinking_level: agent.thinking_level,
+            is_streaming: self.is_streaming(),
+            is_compacting: self.is_compacting(),
+            steering_mode: self.inner.agent.steering_mode(),
+            follow_up_mode: self.inner.agent.follow_up_mode(),
+            session_file: self.session_file().map(|p| p.display().to_string()),
+            session_id: self.session_id(),
+            session_name: self.session_name(),
+            auto_compaction_enabled: self.auto_compaction(),
+            message_count: agent.messages.len(),
+            pending_message_count: self.pending_message_count(),
         }
-        v
     }
 
     /// The transcript.

@@ -4,6 +4,7 @@ use makai_ai::catalog::ModelRegistry;
 use makai_ai::{Model, ThinkingLevel};
 
 use super::AppSession;
+use crate::error::CliError;
 
 impl AppSession {
     /// The model for the next run.
@@ -47,10 +48,29 @@ impl AppSession {
                 out.push(m.clone());
             }
         }
+        // The model the session started with (a `--base-url` model is in no
+        // catalog) stays selectable after switching away from it.
+        let started = &self.inner.start_model;
+        if !out.iter().any(|m| same_model(m, started)) {
+            out.insert(0, started.clone());
+        }
         if !out.iter().any(|m| same_model(m, &current)) {
             out.insert(0, current);
         }
         out
+    }
+
+    /// The available model `provider`/`model_id` (pi's `set_model` lookup).
+    pub async fn find_model(&self, provider: &str, model_id: &str) -> Result<Model, CliError> {
+        let current = self.model();
+        if current.provider == provider && current.id == model_id {
+            return Ok(current);
+        }
+        self.available_models()
+            .await
+            .into_iter()
+            .find(|m| m.provider == provider && m.id == model_id)
+            .ok_or_else(|| CliError::failed(format!("Model not found: {provider}/{model_id}")))
     }
 
     /// Switches the model; the thinking level is clamped to what it supports.
@@ -91,6 +111,9 @@ impl AppSession {
             self.inner.agent.set_thinking_level(effective);
             self.inner
                 .record_change(|s| s.append_thinking_level(effective));
+            self.inner.emit(super::OutEvent::Session(
+                makai_rpc::SessionEvent::ThinkingLevelChanged { level: effective },
+            ));
         }
     }
 

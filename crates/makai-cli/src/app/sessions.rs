@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 use makai_coding::Session;
 use makai_coding::session::{SessionEntry, SessionHeader};
+use makai_rpc::TreeNode;
 
 use super::AppSession;
 use crate::error::CliError;
@@ -172,46 +171,39 @@ impl AppSession {
     }
 
     /// Entries in append order, optionally only those after `since`; and the leaf id.
-    pub fn entries(&self, since: Option<&str>) -> Result<(Vec<Value>, Option<String>), CliError> {
+    pub fn entries(
+        &self,
+        since: Option<&str>,
+    ) -> Result<(Vec<SessionEntry>, Option<String>), CliError> {
         let s = self.session().lock();
         let all = s.entries();
         let start = match since {
             None => 0,
             Some(id) => {
-                all.iter()
-                    .position(|e| e.id() == id)
-                    .ok_or_else(|| CliError::failed(format!("Entry not found: {id}")))?
-                    + 1
+                all.iter().position(|e| e.id() == id).ok_or_else(|| {
+                    CliError::failed(format!("Entry not found: {}", quote(id, 200)))
+                })? + 1
             }
         };
-        let entries = all[start..]
-            .iter()
-            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-            .collect();
-        Ok((entries, s.leaf_id().map(str::to_string)))
+        Ok((all[start..].to_vec(), s.leaf_id().map(str::to_string)))
     }
 
-    /// The entry tree: nodes `{entry, children, label?}`; and the leaf id.
-    pub fn tree(&self) -> (Vec<Value>, Option<String>) {
+    /// The entry tree (roots first; orphans are roots too) and the leaf id.
+    pub fn tree(&self) -> (Vec<TreeNode>, Option<String>) {
         let s = self.session().lock();
         let view = s.view();
         // Iterative post-order: a long session is a deep chain.
-        let mut built: Vec<Option<Value>> = vec![None; view.nodes.len()];
+        let mut built: Vec<Option<TreeNode>> = vec![None; view.nodes.len()];
         let mut stack: Vec<(usize, bool)> = view.roots.iter().rev().map(|&r| (r, false)).collect();
         let mut visited = vec![false; view.nodes.len()];
         while let Some((i, expanded)) = stack.pop() {
             let n = &view.nodes[i];
             if expanded {
-                let children: Vec<Value> =
-                    n.children.iter().filter_map(|&c| built[c].take()).collect();
-                let mut v = json!({
-                    "entry": serde_json::to_value(n.entry).unwrap_or(Value::Null),
-                    "children": children,
+                built[i] = Some(TreeNode {
+                    entry: n.entry.clone(),
+                    children: n.children.iter().filter_map(|&c| built[c].take()).collect(),
+                    label: n.label.map(str::to_string),
                 });
-                if let Some(label) = n.label {
-                    v["label"] = Value::String(label.to_string());
-                }
-                built[i] = Some(v);
             } else if !std::mem::replace(&mut visited[i], true) {
                 stack.push((i, true));
                 stack.extend(n.children.iter().rev().map(|&c| (c, false)));
@@ -219,5 +211,13 @@ impl AppSession {
         }
         let roots = view.roots.iter().filter_map(|&r| built[r].take()).collect();
         (roots, s.leaf_id().map(str::to_string))
+    }
+}
+
+/// `text` for an error message: whole when short, else its head and length.
+fn quote(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
     }
 }

@@ -1,67 +1,12 @@
 //! Usage and cost: per session (`get_session_stats`) and the context-window use.
 
-use serde::Serialize;
-
 use makai_agent::{AgentMessage, estimate_tokens};
 use makai_ai::{AssistantContent, StopReason, Usage};
 use makai_coding::session::SessionEntry;
 
 use super::AppSession;
 
-/// Tokens used, by kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenTotals {
-    /// Uncached input.
-    pub input: u64,
-    /// Output.
-    pub output: u64,
-    /// Cache reads.
-    pub cache_read: u64,
-    /// Cache writes.
-    pub cache_write: u64,
-    /// All of the above.
-    pub total: u64,
-}
-
-/// How full the context window is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextUsage {
-    /// Estimated context tokens (`None` right after a compaction, until the next response).
-    pub tokens: Option<u64>,
-    /// The model's context window.
-    pub context_window: u64,
-    /// `tokens` as a percentage of the window.
-    pub percent: Option<f64>,
-}
-
-/// pi's `SessionStats`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionStats {
-    /// The session file.
-    pub session_file: Option<String>,
-    /// The session id.
-    pub session_id: String,
-    /// User messages in the transcript.
-    pub user_messages: usize,
-    /// Assistant messages.
-    pub assistant_messages: usize,
-    /// Tool calls made.
-    pub tool_calls: usize,
-    /// Tool results.
-    pub tool_results: usize,
-    /// All messages.
-    pub total_messages: usize,
-    /// Tokens over every assistant message.
-    pub tokens: TokenTotals,
-    /// Cost in dollars.
-    pub cost: f64,
-    /// The context window use.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_usage: Option<ContextUsage>,
-}
+pub use makai_rpc::{ContextUsage, SessionStats, TokenTotals};
 
 /// Sums usage over the assistant messages of a transcript.
 pub fn total_usage(messages: &[AgentMessage]) -> Usage {

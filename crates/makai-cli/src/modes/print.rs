@@ -6,8 +6,8 @@
 //! by a newline, so narration written before tool calls is left out. A failed
 //! or aborted run prints its reason on stderr instead. `--verbose` adds each
 //! tool call, a usage line per turn and a session total on stderr. JSON: the
-//! session header, then every event as one JSON line (pi's objects), the last
-//! one being `agent_end`.
+//! session header, then every event as one JSON line (pi's objects), each
+//! prompt's last one being `agent_settled`.
 
 use std::io::Write;
 
@@ -16,6 +16,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use makai_agent::{AgentEvent, AgentMessage, EndReason};
 use makai_ai::{AssistantContent, ImageContent, StopReason};
+use makai_rpc::SessionEvent;
 
 use crate::app::stats::{total_usage, usage_line};
 use crate::app::{AppSession, OutEvent};
@@ -151,21 +152,33 @@ fn failure_text(event: &AgentEvent) -> Option<String> {
     }
 }
 
+/// Writes every event of one prompt until `agent_settled`; true when its run
+/// ended normally.
 async fn drain_json(events: &mut UnboundedReceiver<OutEvent>) -> bool {
     let stdout = std::io::stdout();
+    let mut succeeded = false;
     while let Some(ev) = events.recv().await {
         let line = ev.to_json_line();
-        {
-            let mut out = stdout.lock();
-            let _ = out.write_all(line.as_bytes());
-            let _ = out.write_all(b"\n");
-            if events.is_empty() {
-                let _ = out.flush();
-            }
+        let mut out = stdout.lock();
+        let written = out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"));
+        if let Err(e) = written {
+            eprintln!("makai: could not write to stdout: {e}");
+            return false;
         }
         if let OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) = &ev {
-            let _ = stdout.lock().flush();
-            return run_succeeded(e);
+            succeeded = run_succeeded(e);
+        }
+        let settled = matches!(ev, OutEvent::Session(SessionEvent::AgentSettled { .. }));
+        if (settled || events.is_empty())
+            && let Err(e) = out.flush()
+        {
+            eprintln!("makai: could not write to stdout: {e}");
+            return false;
+        }
+        if settled {
+            return succeeded;
         }
     }
     false
@@ -184,8 +197,13 @@ fn short(v: &Value, max: usize) -> String {
 /// when `verbose`; true when the run ended normally.
 async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> bool {
     let mut turn = 0u32;
+    let mut succeeded = false;
     while let Some(ev) = events.recv().await {
-        let OutEvent::Agent(ev) = ev else { continue };
+        let ev = match ev {
+            OutEvent::Agent(ev) => ev,
+            OutEvent::Session(SessionEvent::AgentSettled { .. }) => return succeeded,
+            OutEvent::Session(_) => continue,
+        };
         match &ev {
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
@@ -216,7 +234,7 @@ async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> 
                 if let Some(why) = failure_text(&ev) {
                     eprintln!("makai: {why}");
                 }
-                return run_succeeded(&ev);
+                succeeded = run_succeeded(&ev);
             }
             _ => {}
         }

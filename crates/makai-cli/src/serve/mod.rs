@@ -80,18 +80,19 @@ pub async fn run(mut args: ServeArgs) -> Result<i32, CliError> {
             token.path().display()
         );
     }
+    let mut signals = crate::signals::StopSignals::install();
     eprintln!("makai serve: Ctrl-C stops the server");
     // Last, so a reader of stdout finds the rest already on stderr.
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "{url}").and_then(|()| stdout.flush());
 
-    crate::local::wait_for_signal().await;
+    signals.next().await;
     eprintln!(
         "makai serve: stopping: running work gets up to {GRACE:?} to finish (Ctrl-C again to abort it now)"
     );
     let aborter = app.clone();
     let second = tokio::spawn(async move {
-        crate::local::wait_for_signal().await;
+        signals.next().await;
         eprintln!("makai serve: aborting the running prompt");
         aborter.abort().await;
     });

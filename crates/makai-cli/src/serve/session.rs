@@ -9,11 +9,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use makai_protocol::SessionHandler;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::app::AppSession;
-use crate::modes::rpc::{Handler, Output, failure, success};
+use makai_rpc::{Record, RpcResponse, SessionEvent};
+
+use crate::app::{AppSession, OutEvent};
+use crate::modes::rpc::{Handler, Reply};
 
 /// Events queued per subscriber. A subscriber further behind than this loses
 /// its subscription (with a final `subscription_overflow` event) instead of
@@ -25,7 +27,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 struct Subscriber {
-    tx: mpsc::Sender<Value>,
+    tx: mpsc::Sender<OutEvent>,
     overflowed: Arc<AtomicBool>,
 }
 
@@ -36,7 +38,7 @@ struct Fanout {
 }
 
 impl Fanout {
-    fn emit(&self, event: &Value) {
+    fn emit(&self, event: &OutEvent) {
         lock(&self.subscribers).retain(|s| match s.tx.try_send(event.clone()) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -62,7 +64,7 @@ impl Fanout {
         }
     }
 
-    fn subscribe(&self) -> BoxStream<'static, Value> {
+    fn subscribe(&self) -> BoxStream<'static, OutEvent> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
         let overflowed = Arc::new(AtomicBool::new(false));
         lock(&self.subscribers).push(Subscriber {
@@ -78,9 +80,8 @@ impl Fanout {
                 match rx.recv().await {
                     Some(v) => Some((v, (rx, overflowed, false))),
                     None if overflowed.load(Ordering::Acquire) => Some((
-                        json!({
-                            "type": "subscription_overflow",
-                            "message": format!(
+                        OutEvent::Session(SessionEvent::SubscriptionOverflow {
+                            message: format!(
                                 "this subscriber fell more than {SUBSCRIBER_QUEUE} events behind, so its \
                                  subscription was ended; subscribe again and send get_messages to catch up"
                             ),
@@ -107,9 +108,6 @@ pub struct ServedSession {
     draining: AtomicBool,
 }
 
-/// Commands refused while draining (they would start new work).
-const STARTS_WORK: [&str; 6] = ["prompt", "steer", "follow_up", "bash", "compact", "fork"];
-
 impl ServedSession {
     /// Serves `app`; at shutdown a running prompt gets `grace` to finish.
     pub fn new(app: AppSession, grace: Duration) -> Self {
@@ -123,10 +121,9 @@ impl ServedSession {
                 "agent_end" => running_tx.send_replace(false),
                 _ => false,
             };
-            events.emit(&ev.to_value());
+            events.emit(ev);
         });
-        let side = fanout.clone();
-        let handler = Handler::new(app.clone(), Output::from_callback(move |v| side.emit(&v)));
+        let handler = Handler::new(app.clone());
         ServedSession {
             app,
             handler,
@@ -181,51 +178,54 @@ impl ServedSession {
 
 #[async_trait]
 impl SessionHandler for ServedSession {
-    async fn handle_command(&self, command: Value) -> Value {
-        let id = command.get("id").filter(|v| !v.is_null()).cloned();
-        let kind = command
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("parse")
-            .to_string();
-        if self.draining.load(Ordering::Acquire) && STARTS_WORK.contains(&kind.as_str()) {
-            return failure(
-                &id,
-                &kind,
+    type Command = Record;
+    type Response = RpcResponse;
+    type Event = OutEvent;
+
+    fn parse_command(&self, payload: &str) -> Result<Record, RpcResponse> {
+        Record::parse(payload.as_bytes()).map_err(RpcResponse::from)
+    }
+
+    async fn handle_command(&self, record: Record) -> RpcResponse {
+        let request = match record {
+            Record::Command(request) => request,
+            Record::UiResponse(answer) => {
+                // RPC mode answers nothing; over the protocol every command is answered.
+                let id = Some(Value::String(answer.id.clone()));
+                self.handler.answer_dialog(answer);
+                return RpcResponse::success(id, "extension_ui_response", None);
+            }
+        };
+        if self.draining.load(Ordering::Acquire) && request.command.starts_work() {
+            return RpcResponse::failure(
+                request.id,
+                request.command.name(),
                 "the makai server is shutting down; no new work is accepted",
             );
         }
-        if kind == "extension_ui_response" {
-            // RPC mode ignores it silently; over the protocol every command is answered.
-            return success(&id, &kind, None);
-        }
-        let (reply_tx, reply_rx) = oneshot::channel::<Value>();
-        let reply = Mutex::new(Some(reply_tx));
+        let id = request.id.clone();
+        let name = request.command.name();
+        let (reply_tx, reply_rx) = oneshot::channel::<RpcResponse>();
         let events = self.fanout.clone();
-        // The first response answers the command; anything else the command
-        // produces (`bash_execution_update`, a late failure) is a session event.
-        let out = Output::from_callback(move |v| {
-            if v.get("type").and_then(Value::as_str) == Some("response")
-                && let Some(tx) = lock(&reply).take()
-            {
-                let _ = tx.send(v);
-                return;
-            }
-            events.emit(&v);
-        });
-        self.handler.handle_value(command, &out).await;
-        drop(out);
+        let reply = Reply::new(
+            move |response| {
+                // The caller stopped waiting only when the connection closed.
+                let _ = reply_tx.send(response);
+            },
+            Arc::new(move |event: SessionEvent| events.emit(&OutEvent::Session(event))),
+        );
+        self.handler.handle(request, reply).await;
         match reply_rx.await {
-            Ok(v) => v,
-            Err(_) => failure(
-                &id,
-                &kind,
+            Ok(response) => response,
+            Err(_) => RpcResponse::failure(
+                id,
+                name,
                 "the command ended without a response; this is a makai bug, please report it",
             ),
         }
     }
 
-    fn subscribe(&self) -> BoxStream<'static, Value> {
+    fn subscribe(&self) -> BoxStream<'static, OutEvent> {
         self.fanout.subscribe()
     }
 
@@ -237,9 +237,26 @@ impl SessionHandler for ServedSession {
 #[cfg(test)]
 mod tests {
     use futures::StreamExt;
-    use serde_json::json;
+    use makai_rpc::SessionEvent;
 
-    use super::{Fanout, SUBSCRIBER_QUEUE};
+    use super::{Fanout, OutEvent, SUBSCRIBER_QUEUE};
+
+    /// A numbered event.
+    fn event(n: usize) -> OutEvent {
+        OutEvent::Session(SessionEvent::BashExecutionUpdate {
+            id: None,
+            delta: n.to_string(),
+        })
+    }
+
+    fn number(e: &OutEvent) -> Option<usize> {
+        match e {
+            OutEvent::Session(SessionEvent::BashExecutionUpdate { delta, .. }) => {
+                delta.parse().ok()
+            }
+            _ => None,
+        }
+    }
 
     /// A subscriber that stops reading keeps the first `SUBSCRIBER_QUEUE`
     /// events, then gets `subscription_overflow` and its stream ends; one that
@@ -252,10 +269,10 @@ mod tests {
         let total = SUBSCRIBER_QUEUE + 10;
         let mut read = Vec::with_capacity(total);
         for i in 0..total {
-            fanout.emit(&json!({"type": "message_update", "n": i}));
+            fanout.emit(&event(i));
             read.push(reader.next().await.expect("the reader's stream is open"));
         }
-        assert!(read.iter().enumerate().all(|(i, v)| v["n"] == i));
+        assert!(read.iter().enumerate().all(|(i, v)| number(v) == Some(i)));
         assert_eq!(
             fanout.subscribers.lock().unwrap().len(),
             1,
@@ -271,19 +288,21 @@ mod tests {
             kept[..SUBSCRIBER_QUEUE]
                 .iter()
                 .enumerate()
-                .all(|(i, v)| v["n"] == i),
+                .all(|(i, v)| number(v) == Some(i)),
             "the queued events arrive in order, none lost"
         );
         let last = &kept[SUBSCRIBER_QUEUE];
-        assert_eq!(last["type"], "subscription_overflow");
-        let message = last["message"].as_str().unwrap_or_default();
+        assert_eq!(last.kind(), "subscription_overflow");
+        let OutEvent::Session(SessionEvent::SubscriptionOverflow { message }) = last else {
+            panic!("not an overflow event: {last:?}")
+        };
         assert!(
             message.contains(&SUBSCRIBER_QUEUE.to_string()) && message.contains("get_messages"),
             "{message}"
         );
 
         // The reader's subscription goes on.
-        fanout.emit(&json!({"type": "agent_end"}));
-        assert_eq!(reader.next().await.unwrap()["type"], "agent_end");
+        fanout.emit(&event(7));
+        assert_eq!(number(&reader.next().await.unwrap()), Some(7));
     }
 }

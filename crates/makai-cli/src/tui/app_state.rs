@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use makai_rpc::SessionEvent;
 
 use makai_agent::AgentEvent;
 use makai_ai::{ThinkingLevel, Usage};
@@ -206,41 +206,20 @@ impl UiState {
                 self.follow_up = follow_up.clone();
             }
             AgentEvent::CompactionStart { .. } => self.compacting = true,
-            AgentEvent::CompactionEnd { .. } => {
+            AgentEvent::CompactionEnd { aborted, .. } => {
                 self.compacting = false;
+                if *aborted {
+                    self.notice(Level::Warning, "Compaction cancelled.");
+                }
                 self.refresh(app);
             }
             _ => {}
         }
     }
 
-    fn apply_session(&mut self, v: &Value) {
-        match v.get("type").and_then(Value::as_str) {
-            Some("compaction_start") => self.compacting = true,
-            Some("compaction_end") => {
-                self.compacting = false;
-                let result = v.get("result").filter(|r| !r.is_null());
-                if let Some(r) = result {
-                    let before = r.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0);
-                    let after = r
-                        .get("estimatedTokensAfter")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0);
-                    self.notice(
-                        Level::Info,
-                        format!("Compacted: about {before} tokens before, {after} after."),
-                    );
-                } else if v.get("aborted").and_then(Value::as_bool) == Some(true) {
-                    self.notice(Level::Warning, "Compaction cancelled.");
-                } else {
-                    let why = v
-                        .get("errorMessage")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown error");
-                    self.notice(Level::Error, format!("Compaction failed: {why}"));
-                }
-            }
-            _ => {}
+    fn apply_session(&mut self, event: &SessionEvent) {
+        if let SessionEvent::SessionInfoChanged { name } = event {
+            self.footer.session_name = name.clone();
         }
     }
 }

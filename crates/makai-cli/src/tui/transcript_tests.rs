@@ -59,6 +59,7 @@ fn streams_text_thinking_and_a_tool_call_in_block_order() {
         tool_name: "read".into(),
         result: Arc::new(ToolOutput::text("contents")),
         is_error: false,
+        duration_ms: Some(3),
     });
     let k = kinds(&t);
     assert_eq!(k.len(), 4);

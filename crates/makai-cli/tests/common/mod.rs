@@ -7,6 +7,8 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod node;
+
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
@@ -27,9 +29,20 @@ pub const KEY_VARS: [&str; 12] = [
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
+/// When the test ends without a panic, every request it received is checked
+/// against the wire invariants (each tool result answers a call, no call left
+/// unanswered, roles alternate).
 pub struct Mock {
     pub server: MockServer,
     _rt: tokio::runtime::Runtime,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.server.assert_request_invariants();
+        }
+    }
 }
 
 impl Mock {

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +12,7 @@ use makai_ai::{AssistantMessageEvent, MessageAccumulator, Model, StopReason};
 
 use super::ClientError;
 use super::state::{Delivery, Shared};
-use crate::payload::{EndReason, StreamEnd};
+use crate::payload::{EndReason, Json, StreamEnd};
 
 /// Most events handed to the consumer at once. With [`CONSUMER_QUEUE`] batches
 /// queued, a client buffers at most this many times that many events per
@@ -179,7 +178,7 @@ pub(crate) async fn forward_session(
     shared: Arc<Shared>,
     id: u64,
     mut rx: mpsc::UnboundedReceiver<Delivery>,
-    tx: mpsc::Sender<Result<Value, ClientError>>,
+    tx: mpsc::Sender<Result<Json, ClientError>>,
     cancel: CancellationToken,
 ) {
     let every = ack_every(&shared);

@@ -17,7 +17,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::Stream;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -27,7 +26,7 @@ use makai_ai::{
 };
 
 use crate::envelope::{Body, Envelope, PROTOCOL_VERSION};
-use crate::payload::{ErrorCode, WireLimits, WireOptions};
+use crate::payload::{ErrorCode, Json, WireLimits, WireOptions};
 use crate::transport::Frame;
 
 pub use state::ClientStats;
@@ -92,6 +91,9 @@ pub enum ClientError {
     /// The connection was lost (and, for streams, could not be resumed).
     #[error("{0}")]
     ConnectionLost(String),
+    /// A command could not be encoded as JSON.
+    #[error("{0}")]
+    Encode(String),
     /// A subscription ended abnormally (server shutdown, lost stream).
     #[error("the event stream ended: {0}")]
     StreamEnded(String),
@@ -199,10 +201,14 @@ impl RemoteProtocolClient {
         }
     }
 
-    /// Sends one agent-session command (the RPC mode's JSON) and returns its response.
-    pub async fn rpc(&self, command: Value) -> Result<Value, ClientError> {
+    /// Sends one agent-session command (for `makai serve`: an RPC-mode command
+    /// object) and returns its response as JSON text (decode it with
+    /// [`Json::decode`]).
+    pub async fn rpc<C: Serialize + ?Sized>(&self, command: &C) -> Result<Json, ClientError> {
         let shared = &self.inner.shared;
         let id = shared.next_id();
+        let command = Json::encode(command)
+            .map_err(|e| ClientError::Encode(format!("cannot encode the command: {e}")))?;
         let frame = Envelope::new(id, Body::RpcCommand(command)).to_frame();
         let (reply_tx, reply_rx) = oneshot::channel();
         let mut reply_tx = Some(reply_tx);
@@ -230,7 +236,7 @@ impl RemoteProtocolClient {
         }
     }
 
-    /// Subscribes to the agent session's events (each an `agent_event` JSON).
+    /// Subscribes to the agent session's events (each an `agent_event`'s JSON text).
     /// Dropping the returned stream ends the subscription.
     pub async fn subscribe(&self) -> Result<SessionEvents, ClientError> {
         let shared = &self.inner.shared;
@@ -259,12 +265,12 @@ impl RemoteProtocolClient {
 /// A stream of agent-session events; ends with an `Err` when it ended
 /// abnormally (server shutdown, lost connection). Dropping it unsubscribes.
 pub struct SessionEvents {
-    rx: mpsc::Receiver<Result<Value, ClientError>>,
+    rx: mpsc::Receiver<Result<Json, ClientError>>,
     _guard: DropGuard,
 }
 
 impl Stream for SessionEvents {
-    type Item = Result<Value, ClientError>;
+    type Item = Result<Json, ClientError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +15,7 @@ use super::ClientConfig;
 use super::ClientError;
 use super::link::Endpoint;
 use crate::envelope::{Body, Envelope};
-use crate::payload::{Ack, ErrorBody, ErrorCode, Resume, StreamEnd, Welcome};
+use crate::payload::{Ack, ErrorBody, ErrorCode, Json, Resume, StreamEnd, Welcome};
 use crate::transport::Frame;
 
 /// Counters of a client.
@@ -35,7 +34,7 @@ pub struct ClientStats {
 /// What the reader hands to a stream's forwarder.
 pub(crate) enum Delivery {
     Event(u64, Box<AssistantMessageEvent>),
-    Agent(u64, Value),
+    Agent(u64, Json),
     End(u64, StreamEnd),
     Fail(String),
 }
@@ -73,7 +72,7 @@ struct State {
     session: Option<String>,
     limits: Option<crate::payload::WireLimits>,
     slots: HashMap<u64, Slot>,
-    rpcs: HashMap<u64, oneshot::Sender<Result<Value, ClientError>>>,
+    rpcs: HashMap<u64, oneshot::Sender<Result<Json, ClientError>>>,
 }
 
 pub(crate) struct Shared {
@@ -205,8 +204,8 @@ impl Shared {
         &self,
         id: u64,
         frame: Frame,
-        reply: oneshot::Sender<Result<Value, ClientError>>,
-    ) -> Result<(), oneshot::Sender<Result<Value, ClientError>>> {
+        reply: oneshot::Sender<Result<Json, ClientError>>,
+    ) -> Result<(), oneshot::Sender<Result<Json, ClientError>>> {
         let mut st = lock(&self.state);
         if st.link.is_none() {
             return Err(reply);

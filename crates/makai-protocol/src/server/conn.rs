@@ -12,7 +12,7 @@ use super::state::{ConnPermit, Refusal, Shared};
 use super::stream::{Outbox, StreamEntry, StreamKind};
 use super::writer::run_writer;
 use crate::envelope::{Body, Envelope, PROTOCOL_VERSION};
-use crate::payload::{ErrorCode, Hello, Welcome, WireLimits};
+use crate::payload::{ErrorCode, Hello, Json, Welcome, WireLimits};
 use crate::transport::{Frame, FrameReceiver, FrameSender, Incoming, Transport};
 
 /// Reads the first frame, which must be a `hello`.
@@ -261,7 +261,7 @@ impl Conn {
                 if let Err((code, msg)) = self.register(&entry) {
                     return self.error(id, code, msg).await;
                 }
-                let events = handler.subscribe();
+                let events = handler.events();
                 let shared = Arc::clone(&self.shared);
                 self.shared.tracker.spawn(finish_stream(
                     shared.clone(),
@@ -329,7 +329,7 @@ impl Conn {
             .map_err(|r| (r.code, r.message))
     }
 
-    async fn rpc(&self, id: u64, command: serde_json::Value) -> bool {
+    async fn rpc(&self, id: u64, command: Json) -> bool {
         let Some(handler) = self.shared.session.clone() else {
             let msg = "this server has no agent session; start it with one to use subscribe / rpc_command".to_string();
             return self.error(id, ErrorCode::NoSession, msg).await;
@@ -346,7 +346,7 @@ impl Conn {
         let shared = Arc::clone(&self.shared);
         shared.rpc_in_flight.fetch_add(1, Ordering::AcqRel);
         self.shared.tracker.spawn(async move {
-            let response = handler.handle_command(command).await;
+            let response = handler.command(command).await;
             shared.rpc_in_flight.fetch_sub(1, Ordering::AcqRel);
             let frame = Envelope::new(id, Body::RpcResponse(response)).to_frame();
             let _ = control.send(frame).await;

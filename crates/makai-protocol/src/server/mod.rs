@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use makai_ai::{InProcessClient, ProtocolClient};
 
-use crate::session::SessionHandler;
+use crate::session::{ServedSession, SessionHandler};
 
 pub use state::ServerStats;
 
@@ -83,8 +83,9 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Runs the model calls ([`InProcessClient`] by default).
     pub client: Arc<dyn ProtocolClient>,
-    /// The agent session served over `rpc_command` / `subscribe`, if any.
-    pub session: Option<Arc<dyn SessionHandler>>,
+    /// The agent session served over `rpc_command` / `subscribe`, if any
+    /// (set with [`ServerConfig::with_session`]).
+    pub(crate) session: Option<Arc<dyn ServedSession>>,
     /// Base URLs (besides each provider's built-in endpoint) the server may send
     /// its own provider credentials to. A request for a model whose provider has
     /// a server-side key and whose base URL is neither is refused, so a client
@@ -141,7 +142,7 @@ impl ServerConfig {
     }
 
     /// Serves `session` over `rpc_command` / `subscribe`.
-    pub fn with_session(mut self, session: Arc<dyn SessionHandler>) -> Self {
+    pub fn with_session<H: SessionHandler>(mut self, session: Arc<H>) -> Self {
         self.session = Some(session);
         self
     }

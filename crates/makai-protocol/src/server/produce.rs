@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use serde_json::Value;
 
 use makai_ai::{AssistantMessage, AssistantMessageEvent, StopReason, now_ms};
 
@@ -13,7 +12,7 @@ use super::guard::check_credentials;
 use super::state::Shared;
 use super::stream::StreamEntry;
 use crate::envelope::{Body, Envelope};
-use crate::payload::{EndReason, StreamEnd, StreamRequest};
+use crate::payload::{EndReason, Json, StreamEnd, StreamRequest};
 
 const SHUTDOWN_TEXT: &str =
     "the makai server is shutting down; the response was cut short (retry once it is back)";
@@ -114,7 +113,7 @@ pub(crate) async fn run_provider(shared: Arc<Shared>, entry: Arc<StreamEntry>, r
 pub(crate) async fn run_subscription(
     shared: Arc<Shared>,
     entry: Arc<StreamEntry>,
-    mut events: BoxStream<'static, Value>,
+    mut events: BoxStream<'static, Json>,
 ) {
     let mut out = Seq {
         entry: &entry,

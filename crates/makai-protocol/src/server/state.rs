@@ -15,7 +15,7 @@ use makai_ai::ProtocolClient;
 use super::stream::{StreamEntry, StreamKey, StreamKind, lock};
 use super::{Limits, ServerConfig, ShutdownReport};
 use crate::payload::ErrorCode;
-use crate::session::SessionHandler;
+use crate::session::ServedSession;
 use crate::token::tokens_match;
 
 /// Counters and gauges of a running server.
@@ -52,7 +52,7 @@ pub(crate) struct Shared {
     token: String,
     pub limits: Limits,
     pub client: Arc<dyn ProtocolClient>,
-    pub session: Option<Arc<dyn SessionHandler>>,
+    pub session: Option<Arc<dyn ServedSession>>,
     pub trusted_base_urls: Vec<String>,
     registry: Mutex<Registry>,
     connections: AtomicUsize,

@@ -1,145 +1,64 @@
-//! RPC mode (`--mode rpc`): pi's JSONL protocol on stdin/stdout.
+//! RPC mode (`--mode rpc`): pi's JSONL protocol on stdin/stdout
+//! (`docs/rpc.md`; the records are `makai_rpc`'s types).
 //!
-//! - Commands arrive on stdin, one JSON object per line; records are split on
-//!   `\n` only (a trailing `\r` is dropped), so U+2028/U+2029 inside strings are safe.
-//! - Every command gets one `{"type":"response","id"?,"command","success","data"?,"error"?}`.
-//!   A line that is not JSON gets `command: "parse"`; an unknown command gets
-//!   `success: false` naming it; the process carries on.
+//! - Records arrive on stdin, one JSON object per line, split on `\n` only (a
+//!   trailing `\r` is dropped), so U+2028/U+2029 inside strings are safe.
+//! - Every command gets one `response`; a line that is not a command gets
+//!   `command: "parse"`, a field of the wrong type a failure naming the field,
+//!   an unknown command `Unknown command: NAME`; the process carries on.
+//!   `extension_ui_response` records answer dialogs and get no response.
 //! - Events are written as they happen, between responses. Every stdout line
-//!   goes through one writer task, so lines never interleave.
-//! - The process stays up until stdin closes, then waits for the running work
-//!   to finish and exits 0.
+//!   goes through one writer task, so lines never interleave; stdout carries
+//!   nothing else (diagnostics go to stderr).
+//! - Shutdown: at stdin EOF the running work finishes, then the process exits
+//!   0. SIGTERM, SIGHUP or Ctrl-C aborts the running work, flushes what was
+//!   written and exits 143, 129 or 130; a second signal exits at once.
 
 mod commands;
 
-pub(crate) use commands::Handler;
+pub(crate) use commands::{Handler, Reply};
 
 use std::io::Write;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::app::AppSession;
+use makai_rpc::{Record, RpcResponse, SessionEvent};
 
-/// What the writer task receives.
+use crate::app::{AppSession, OutEvent};
+use crate::signals::StopSignals;
+
+/// The writer task's input.
 #[derive(Debug)]
 enum WriterMsg {
     Line(String),
     Close,
 }
 
-/// Where finished output goes.
-#[derive(Clone)]
-enum Sink {
-    /// Lines to the stdout writer task.
-    Writer(mpsc::UnboundedSender<WriterMsg>),
-    /// Values to a callback (the protocol server's session routes them).
-    Values(Arc<dyn Fn(Value) + Send + Sync>),
-}
-
-/// Sends responses and events: to the stdout writer task in RPC mode, or to a
-/// callback when the dispatcher serves a remote session (`makai serve`).
-#[derive(Clone)]
-pub struct Output {
-    sink: Sink,
-}
-
-impl std::fmt::Debug for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.sink {
-            Sink::Writer(_) => "writer",
-            Sink::Values(_) => "callback",
-        };
-        f.debug_struct("Output").field("sink", &kind).finish()
-    }
-}
-
-impl Output {
-    /// Output handed to `f`, one JSON value at a time (must not block).
-    pub fn from_callback(f: impl Fn(Value) + Send + Sync + 'static) -> Output {
-        Output {
-            sink: Sink::Values(Arc::new(f)),
-        }
-    }
-
-    /// Queues one JSON value as a line.
-    pub fn send(&self, v: &Value) {
-        match &self.sink {
-            Sink::Writer(tx) => {
-                let _ = tx.send(WriterMsg::Line(v.to_string()));
-            }
-            Sink::Values(f) => f(v.clone()),
-        }
-    }
-
-    /// Queues an already serialized line (no newline).
-    pub fn send_line(&self, line: String) {
-        match &self.sink {
-            Sink::Writer(tx) => {
-                let _ = tx.send(WriterMsg::Line(line));
-            }
-            Sink::Values(f) => {
-                if let Ok(v) = serde_json::from_str(&line) {
-                    f(v);
-                }
-            }
-        }
-    }
-
-    /// Makes the writer flush and stop; later lines are dropped.
-    fn close(&self) {
-        if let Sink::Writer(tx) = &self.sink {
-            let _ = tx.send(WriterMsg::Close);
-        }
-    }
-}
-
-/// A success response.
-pub fn success(id: &Option<Value>, command: &str, data: Option<Value>) -> Value {
-    let mut v = json!({"type": "response", "command": command, "success": true});
-    if let Some(id) = id {
-        v["id"] = id.clone();
-    }
-    if let Some(d) = data {
-        v["data"] = d;
-    }
-    v
-}
-
-/// A failure response.
-pub fn failure(id: &Option<Value>, command: &str, error: impl std::fmt::Display) -> Value {
-    let mut v = json!({"type": "response", "command": command, "success": false,
-        "error": error.to_string()});
-    if let Some(id) = id {
-        v["id"] = id.clone();
-    }
-    v
-}
-
-/// The writer: one task owns stdout; lines are flushed when the queue runs dry.
-fn start_writer() -> (Output, tokio::task::JoinHandle<()>) {
+/// One task owns stdout; lines are flushed when the queue runs dry.
+fn start_writer() -> (
+    mpsc::UnboundedSender<WriterMsg>,
+    tokio::task::JoinHandle<()>,
+) {
     let (tx, mut rx) = mpsc::unbounded_channel::<WriterMsg>();
     let handle = tokio::task::spawn_blocking(move || {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
         while let Some(WriterMsg::Line(line)) = rx.blocking_recv() {
             if out.write_all(line.as_bytes()).is_err() || out.write_all(b"\n").is_err() {
+                // The reader went away: nothing more can be delivered.
                 break;
             }
             if rx.is_empty() && out.flush().is_err() {
                 break;
             }
         }
-        let _ = out.flush();
+        if let Err(e) = out.flush() {
+            eprintln!("makai: could not flush stdout: {e}");
+        }
     });
-    (
-        Output {
-            sink: Sink::Writer(tx),
-        },
-        handle,
-    )
+    (tx, handle)
 }
 
 /// Splits a byte buffer into complete `\n`-terminated records.
@@ -156,19 +75,54 @@ fn take_records(buf: &mut Vec<u8>) -> Vec<Vec<u8>> {
     out
 }
 
-/// Runs RPC mode until stdin closes; returns the exit code.
+/// A reply whose response and side events are written as lines.
+fn line_reply(writer: &mpsc::UnboundedSender<WriterMsg>) -> Reply {
+    let respond = writer.clone();
+    let events = writer.clone();
+    Reply::new(
+        move |response: RpcResponse| {
+            // Fails only once the writer stopped (stdout closed): nothing to tell.
+            let _ = respond.send(WriterMsg::Line(response.to_json_line()));
+        },
+        Arc::new(move |event: SessionEvent| {
+            let line = OutEvent::Session(event).to_json_line();
+            // As above: a closed stdout has no reader to tell.
+            let _ = events.send(WriterMsg::Line(line));
+        }),
+    )
+}
+
+/// Which signal asked the process to stop.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    EndOfInput,
+    Signal(i32),
+}
+
+/// Runs RPC mode until stdin closes or a signal arrives; returns the exit code.
 pub async fn run(app: AppSession) -> i32 {
-    let (output, writer) = start_writer();
-    let forward = output.clone();
-    app.subscribe_with(move |ev| forward.send_line(ev.to_json_line()));
-    let handler = commands::Handler::new(app.clone(), output.clone());
+    let (writer, writer_task) = start_writer();
+    let forward = writer.clone();
+    app.subscribe_with(move |ev| {
+        // Fails only once stdout closed: nothing left to deliver to.
+        let _ = forward.send(WriterMsg::Line(ev.to_json_line()));
+    });
+    let handler = Handler::new(app.clone());
     let mut stdin = tokio::io::stdin();
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let n = match stdin.read(&mut chunk).await {
-            Ok(0) | Err(_) => 0,
-            Ok(n) => n,
+    let mut signals = StopSignals::install();
+    let mut signal = Box::pin(signals.next());
+    let stop = loop {
+        let n = tokio::select! {
+            code = &mut signal => break Stop::Signal(code),
+            read = stdin.read(&mut chunk) => match read {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("makai: reading stdin failed: {e}; shutting down");
+                    0
+                }
+            },
         };
         if n == 0 {
             // A last record without a newline still counts.
@@ -177,24 +131,54 @@ pub async fn run(app: AppSession) -> i32 {
                 if last.last() == Some(&b'\r') {
                     last.pop();
                 }
-                handler.handle_line(&last).await;
+                handle_record(&handler, &writer, &last).await;
             }
-            break;
+            break Stop::EndOfInput;
         }
         buf.extend_from_slice(&chunk[..n]);
         for record in take_records(&mut buf) {
-            handler.handle_line(&record).await;
+            handle_record(&handler, &writer, &record).await;
         }
-    }
-    handler.wait_background().await;
-    app.agent().wait_for_idle().await;
-    // Let the pump deliver the last events, then close the stream.
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    output.close();
+    };
+    drop(signal);
+    // A second signal during shutdown exits at once.
+    tokio::spawn(async move { std::process::exit(signals.next().await) });
+    let code = match stop {
+        Stop::EndOfInput => {
+            handler.wait_background().await;
+            app.agent().wait_for_idle().await;
+            0
+        }
+        Stop::Signal(code) => {
+            app.abort_bash();
+            app.abort().await;
+            handler.wait_background().await;
+            code
+        }
+    };
+    // Let the pump deliver the last events (agent_settled), then close the stream.
+    app.wait_settled(std::time::Duration::from_secs(2)).await;
+    // The writer may already have stopped (stdout closed).
+    let _ = writer.send(WriterMsg::Close);
     drop(handler);
     drop(app);
-    let _ = writer.await;
-    0
+    if let Err(e) = writer_task.await {
+        eprintln!("makai: the stdout writer failed: {e}");
+    }
+    code
+}
+
+/// Reads and runs one record.
+async fn handle_record(handler: &Handler, writer: &mpsc::UnboundedSender<WriterMsg>, raw: &[u8]) {
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    let reply = line_reply(writer);
+    match Record::parse(raw) {
+        Ok(Record::Command(request)) => handler.handle(request, reply).await,
+        Ok(Record::UiResponse(answer)) => handler.answer_dialog(answer),
+        Err(e) => reply.respond(e.into()),
+    }
 }
 
 #[cfg(test)]
@@ -213,18 +197,5 @@ mod tests {
             "{\"a\":\"x\u{2028}y\"}"
         );
         assert_eq!(buf, b"partial");
-    }
-
-    #[test]
-    fn responses_have_pi_envelope() {
-        let id = Some(json!("r1"));
-        assert_eq!(
-            success(&id, "get_state", Some(json!({"x": 1}))),
-            json!({"type": "response", "command": "get_state", "success": true, "id": "r1", "data": {"x": 1}})
-        );
-        assert_eq!(
-            failure(&None, "parse", "bad"),
-            json!({"type": "response", "command": "parse", "success": false, "error": "bad"})
-        );
     }
 }

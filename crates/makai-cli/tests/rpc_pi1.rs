@@ -1,0 +1,223 @@
+//! pi 1.x RPC behaviour through the binary: framing, signals, typed command
+//! fields, `agent_settled`, an abort that continues queued messages, and the
+//! state-change events.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::{Value, json};
+
+/// Reads until `agent_settled`; returns it.
+fn settled(rpc: &mut Rpc) -> Value {
+    rpc.wait_event("agent_settled")
+}
+
+#[test]
+fn records_split_on_lf_only_and_crlf_is_accepted() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut rpc = Rpc::start(&env, &mock.args());
+    // U+2028 and U+2029 are not record boundaries; a CRLF ending is accepted.
+    rpc.send_raw(
+        "{\"id\":\"a\",\"type\":\"prompt\",\"message\":\"one\u{2028}two\u{2029}three\"}\r",
+    );
+    let r = rpc.response("a");
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(r["data"]["disposition"], "started");
+    settled(&mut rpc);
+    let sent = request_text(&mock.requests()[0]);
+    assert!(sent.contains("one\u{2028}two\u{2029}three"), "{sent}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn sigterm_aborts_the_running_prompt_keeps_its_message_and_exits_143() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new().push(ScriptedResponse::text("a b c d e f g h i j k l m n").delay(200)),
+    );
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(json!({"type": "prompt", "message": "count"}));
+    rpc.wait_event("message_update");
+    let pid = nix::unistd::Pid::from_raw(rpc.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let end = rpc.wait_event("agent_end");
+    assert_eq!(end["messages"][1]["stopReason"], "aborted", "{end}");
+    assert_eq!(rpc.wait_event("agent_settled")["aborted"], true);
+    assert_eq!(rpc.finish(), 143);
+    let file = std::fs::read_to_string(&env.session_files()[0]).unwrap();
+    let lines = json_lines(&file);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["message"]["role"] == "assistant" && l["message"]["stopReason"] == "aborted"),
+        "the aborted answer is in the session: {file}"
+    );
+}
+
+/// Each command field with a value of every wrong JSON type: an error that
+/// names the field, and nothing done (no model request, no file written).
+#[test]
+fn wrong_typed_fields_are_errors_naming_the_field_and_change_nothing() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new());
+    let mut rpc = Rpc::start(&env, &mock.args());
+    let fields: [(&str, &str, Value); 19] = [
+        ("prompt", "message", json!("x")),
+        ("prompt", "images", json!([])),
+        ("prompt", "streamingBehavior", json!("steer")),
+        ("steer", "message", json!("x")),
+        ("follow_up", "message", json!("x")),
+        ("new_session", "parentSession", json!("/p.jsonl")),
+        ("set_model", "provider", json!("p")),
+        ("set_thinking_level", "level", json!("off")),
+        ("set_steering_mode", "mode", json!("all")),
+        ("set_follow_up_mode", "mode", json!("all")),
+        ("compact", "customInstructions", json!("x")),
+        ("set_auto_compaction", "enabled", json!(true)),
+        ("set_auto_retry", "enabled", json!(true)),
+        ("bash", "command", json!("echo hi")),
+        ("export_html", "outputPath", json!("x.html")),
+        ("switch_session", "sessionPath", json!("x.jsonl")),
+        ("fork", "entryId", json!("abc")),
+        ("get_entries", "since", json!("abc")),
+        ("set_session_name", "name", json!("n")),
+    ];
+    let wrong = [
+        json!(7),
+        json!(true),
+        json!([1]),
+        json!({"a": 1}),
+        json!(-1.5),
+    ];
+    for (command, field, good) in &fields {
+        for bad in &wrong {
+            if bad == good || (bad.is_array() && good.is_array()) {
+                continue;
+            }
+            let mut cmd = json!({"type": command, "message": "m", "provider": "p",
+                "modelId": "m", "level": "off", "mode": "all", "enabled": true,
+                "command": "echo should-not-run", "sessionPath": "x", "entryId": "x",
+                "name": "n"});
+            cmd[*field] = bad.clone();
+            let r = rpc.call(cmd.clone());
+            assert_eq!(r["success"], false, "{cmd} was accepted: {r}");
+            assert_eq!(r["command"], *command);
+            let error = r["error"].as_str().unwrap();
+            assert!(
+                error.contains(field),
+                "{cmd}: the error does not name '{field}': {error}"
+            );
+        }
+    }
+    assert!(mock.requests().is_empty(), "no model request was made");
+    let written: Vec<_> = std::fs::read_dir(env.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(written.is_empty(), "nothing was written: {written:?}");
+    assert!(
+        env.session_files().is_empty(),
+        "no session entry was written"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn an_abort_continues_with_the_messages_still_queued() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("a b c d e f g h i j k l m n").delay(200))
+            .push(ScriptedResponse::text("answer to the steer")),
+    );
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(json!({"type": "prompt", "message": "count"}));
+    rpc.wait_event("message_update");
+    let queued = rpc.ok(json!({"type": "steer", "message": "then do this"}));
+    assert_eq!(queued["disposition"], "queued");
+    rpc.ok(json!({"type": "abort"}));
+    let first_end = rpc.wait_event("agent_end");
+    assert_eq!(first_end["messages"][1]["stopReason"], "aborted");
+    // No agent_settled between the two runs: the queued message continues.
+    let mut between = Vec::new();
+    loop {
+        let v = rpc.next();
+        let kind = v["type"].as_str().unwrap_or_default().to_string();
+        between.push(kind.clone());
+        if kind == "agent_start" {
+            break;
+        }
+    }
+    assert!(
+        !between.contains(&"agent_settled".to_string()),
+        "{between:?}"
+    );
+    let end = rpc.wait_event("agent_end");
+    assert_eq!(
+        end["messages"][0]["content"][0]["text"], "then do this",
+        "{end}"
+    );
+    assert_eq!(settled(&mut rpc)["aborted"], false);
+    assert!(request_text(&mock.requests()[1]).contains("then do this"));
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn state_changes_are_events() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new());
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(json!({"type": "set_session_name", "name": "  named  "}));
+    // The event goes out before the command's response.
+    assert!(
+        rpc.seen
+            .contains(&json!({"type": "session_info_changed", "name": "named"})),
+        "{:?}",
+        rpc.seen
+    );
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionName"], "named");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("first answer, slowly").delay(150))
+            .push(ScriptedResponse::text("follow-up answer")),
+    );
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(json!({"type": "prompt", "message": "go"}));
+    rpc.wait_event("message_update");
+    let r =
+        rpc.call(json!({"type": "prompt", "message": "later", "streamingBehavior": "followUp"}));
+    assert_eq!(r["data"]["disposition"], "queued", "{r}");
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["pendingMessageCount"], 1);
+    settled(&mut rpc);
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let texts: Vec<String> = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["go", "first answer, slowly", "later", "follow-up answer"]
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(rpc.finish(), 0);
+}
