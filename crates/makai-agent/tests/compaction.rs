@@ -329,3 +329,67 @@ async fn no_context_config_means_no_compaction() {
     assert_eq!(client.requests()[0].context.messages.len(), 21);
     let _ = Arc::new(ContextConfig::default());
 }
+
+/// Seed 002: with context management on, a custom strategy is asked before
+/// every model call (not only over the budget), and its answer decides.
+#[tokio::test]
+async fn a_custom_strategy_is_consulted_before_every_model_call() {
+    use makai_agent::{
+        CompactionCheck, CompactionContext, CompactionError, CompactionOutput, CompactionStrategy,
+    };
+    use std::sync::Mutex;
+
+    /// Compacts (drops everything but the last message) at the second call.
+    #[derive(Default)]
+    struct EverySecondCall {
+        asked: Mutex<Vec<(u64, u64)>>,
+    }
+    #[async_trait::async_trait]
+    impl CompactionStrategy for EverySecondCall {
+        fn should_compact(&self, _messages: &[AgentMessage], check: &CompactionCheck<'_>) -> bool {
+            let mut asked = self.asked.lock().unwrap();
+            asked.push((check.tokens, check.budget_tokens));
+            asked.len() == 2
+        }
+        async fn compact(
+            &self,
+            messages: Vec<AgentMessage>,
+            _cx: &CompactionContext<'_>,
+        ) -> Result<CompactionOutput, CompactionError> {
+            let keep = messages.len().saturating_sub(2);
+            Ok(CompactionOutput {
+                messages: messages[keep..].to_vec(),
+                ..Default::default()
+            })
+        }
+    }
+
+    let client = ScriptedClient::new([
+        ScriptedResponse::tool_call("a", "echo", serde_json::json!({"text": "x"})),
+        ScriptedResponse::text("done"),
+    ]);
+    let strategy = Arc::new(EverySecondCall::default());
+    let mut cfg = config(client.clone());
+    cfg.context = Some(ContextConfig::default());
+    cfg.compaction = strategy.clone();
+    let (events, _) = agent_loop(
+        vec!["go".into()],
+        context(vec![echo_tool()]),
+        cfg,
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    let asked = strategy.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "asked before each of the two calls: {asked:?}");
+    assert!(asked.iter().all(|(tokens, budget)| tokens < budget));
+    assert_eq!(
+        compaction_events(&events).len(),
+        2,
+        "one compaction (start and end), at the second call"
+    );
+    // The second request carries the compacted transcript.
+    assert_eq!(client.requests()[1].context.messages.len(), 2);
+}

@@ -509,3 +509,36 @@ async fn provider_retries_become_auto_retry_events() {
         assert_eq!(server.requests().len(), 2);
     }
 }
+
+/// Regression: a retry before any byte streamed (429, 503) emitted
+/// `auto_retry_start` ahead of the assistant `message_start` it belongs to.
+#[tokio::test]
+async fn auto_retry_start_before_any_byte_follows_message_start() {
+    for status in [429u16, 503] {
+        let server = server(vec![
+            Mock::new().with_status(status),
+            Mock::text("after the retry"),
+        ])
+        .await;
+        let mut cfg = http_config(&server, Api::OpenAiCompletions);
+        cfg.options.retry = RetryPolicy {
+            max_retries: 2,
+            initial_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(20),
+        };
+        let (events, outcome) = collect(agent_loop(
+            vec!["go".into()],
+            context(vec![]),
+            cfg,
+            CancellationToken::new(),
+        ))
+        .await;
+        assert_contract(&events);
+        let kinds: Vec<&str> = events.iter().map(AgentEvent::kind).collect();
+        let start = kinds.iter().rposition(|k| *k == "message_start").unwrap();
+        let retry = kinds.iter().position(|k| *k == "auto_retry_start").unwrap();
+        assert!(start < retry, "{status}: {kinds:?}");
+        assert_eq!(outcome.messages.last().unwrap().text(), "after the retry");
+        assert_eq!(server.requests().len(), 2);
+    }
+}

@@ -376,6 +376,14 @@ impl Run {
                     message: shared,
                     tool_results: Arc::new(batch.results.clone()),
                 });
+                // Steering the batch took from the queue is pending from
+                // here: an early return below hands it back, never drops it.
+                if let Some(steering) = batch.steering.take().filter(|s| !s.is_empty()) {
+                    self.pending = Pending {
+                        messages: steering,
+                        follow_up: false,
+                    };
+                }
                 self.after_turn(&message, &batch.results).await;
                 if let Some(reason) = batch.stop {
                     return reason;
@@ -383,13 +391,12 @@ impl Run {
                 if self.cancel.is_cancelled() {
                     return self.cancel_reason();
                 }
-                self.pending = Pending {
-                    messages: match batch.steering {
-                        Some(s) if !s.is_empty() => s,
-                        _ => self.poll_steering().await,
-                    },
-                    follow_up: false,
-                };
+                if self.pending.messages.is_empty() {
+                    self.pending = Pending {
+                        messages: self.poll_steering().await,
+                        follow_up: false,
+                    };
+                }
             }
             let follow_ups = self.poll_follow_ups().await;
             if follow_ups.is_empty() {
