@@ -383,7 +383,11 @@ async fn a_custom_strategy_is_consulted_before_every_model_call() {
     .unwrap();
     assert_contract(&events);
     let asked = strategy.asked.lock().unwrap().clone();
-    assert_eq!(asked.len(), 2, "asked before each of the two calls: {asked:?}");
+    assert_eq!(
+        asked.len(),
+        2,
+        "asked before each of the two calls: {asked:?}"
+    );
     assert!(asked.iter().all(|(tokens, budget)| tokens < budget));
     assert_eq!(
         compaction_events(&events).len(),

@@ -152,7 +152,7 @@ pub async fn choose(
         }
     }
     for p in providers {
-        if keys.resolve(p).await.ok().flatten().is_some()
+        if keys.source(p).await.ok().flatten().is_some()
             && let Some(model) = registry.default_for_provider(p)
         {
             return Ok(ChosenModel {

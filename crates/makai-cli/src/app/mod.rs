@@ -288,12 +288,12 @@ impl AppSession {
     async fn prepare_run(&self) -> Result<(), CliError> {
         self.refresh_tools();
         let model = self.model();
-        let found = self.inner.keys.resolve(&model.provider).await?;
-        if found.is_none() && makai_ai::credentials::requires_api_key(&model) {
+        let source = self.inner.keys.source(&model.provider).await?;
+        if source.is_none() && makai_ai::credentials::requires_api_key(&model) {
             return Err(CliError::NoKey(crate::models::missing_key_message(&model)));
         }
-        let oauth = matches!(found, Some((_, KeySource::OAuth)))
-            && model.api == makai_ai::Api::AnthropicMessages;
+        let oauth =
+            source == Some(KeySource::OAuth) && model.api == makai_ai::Api::AnthropicMessages;
         let prompt = if oauth {
             format!("{CLAUDE_CODE_IDENTITY}\n\n{}", self.inner.system_prompt)
         } else {

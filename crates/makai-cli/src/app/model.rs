@@ -35,7 +35,7 @@ impl AppSession {
                         || self
                             .inner
                             .keys
-                            .resolve(&m.provider)
+                            .source(&m.provider)
                             .await
                             .ok()
                             .flatten()

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use makai_agent::{Agent, AgentLoopConfig, InProcessClient, QueueMode, ToolSet};
+use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, QueueMode, ToolSet};
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::SharedSession;
@@ -112,11 +112,40 @@ fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
     Session::open(&info.path).map_err(|e| CliError::config(e.to_string()))
 }
 
+/// Wraps the session's one client: every model call of the session (runs,
+/// compactions, titles) goes through the returned one (a counter, a budget,
+/// a remote client...).
+pub type ClientLayer = Box<dyn FnOnce(Arc<dyn ProtocolClient>) -> Arc<dyn ProtocolClient> + Send>;
+
+/// What [`build_with`] may change besides the arguments.
+#[derive(Default)]
+pub struct BuildOptions {
+    /// makai's home folder (settings, sessions, auth.json) instead of
+    /// `MAKAI_HOME` / `~/.makai`.
+    pub home: Option<PathBuf>,
+    /// A layer around the in-process client.
+    pub client_layer: Option<ClientLayer>,
+}
+
+impl std::fmt::Debug for BuildOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildOptions")
+            .field("home", &self.home)
+            .field("client_layer", &self.client_layer.is_some())
+            .finish()
+    }
+}
+
 /// Builds the session for a run.
 pub async fn build(args: &Args) -> Result<AppSession, CliError> {
+    build_with(args, BuildOptions::default()).await
+}
+
+/// Builds the session for a run with [`BuildOptions`].
+pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession, CliError> {
     let cwd = working_dir(args)?;
     let cwd_str = cwd.display().to_string();
-    let home = makai_coding::makai_home();
+    let home = options.home.or_else(makai_coding::makai_home);
     let loaded =
         Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?;
     if args.verbose {
@@ -229,7 +258,11 @@ pub async fn build(args: &Args) -> Result<AppSession, CliError> {
     }
     // Every model call of the session (runs, compaction, titles) goes through
     // this client, which resolves the key once per request.
-    let client = Arc::new(InProcessClient::with_keys(Arc::new(keys.clone())));
+    let mut client: Arc<dyn ProtocolClient> =
+        Arc::new(InProcessClient::with_keys(Arc::new(keys.clone())));
+    if let Some(layer) = options.client_layer {
+        client = layer(client);
+    }
     let config = AgentLoopConfig::builder(model.clone(), client)
         .cwd(cwd.clone())
         .partial_snapshots(false)

@@ -86,6 +86,33 @@ impl KeyResolver {
         }
     }
 
+    /// Where `provider`'s key would come from, without resolving it: no
+    /// token refresh, no key handed out. For checks before a run; each model
+    /// request resolves its key once, through the session's client.
+    pub async fn source(&self, provider: &str) -> Result<Option<KeySource>, CliError> {
+        if self
+            .inner
+            .explicit
+            .as_ref()
+            .is_some_and(|(p, _)| p == provider)
+        {
+            return Ok(Some(KeySource::Flag));
+        }
+        if let Some(path) = &self.inner.auth_file {
+            let mut guard = self.inner.store.lock().await;
+            if guard.is_none() {
+                *guard = Some(AuthStore::load(path.clone())?);
+            }
+            match guard.as_ref().and_then(|store| store.get(provider)) {
+                Some(Credential::ApiKey { .. }) => return Ok(Some(KeySource::AuthFile)),
+                Some(Credential::OAuth { .. }) => return Ok(Some(KeySource::OAuth)),
+                None => {}
+            }
+        }
+        let probe = makai_ai::Model::custom(makai_ai::Api::OpenAiCompletions, provider, "", "");
+        Ok(makai_ai::credentials::resolve_api_key(&probe, None).map(|_| KeySource::Environment))
+    }
+
     /// The key for `provider` and where it came from, refreshing an expired
     /// OAuth token (the refreshed tokens are saved). A failed refresh is an error.
     pub async fn resolve(&self, provider: &str) -> Result<Option<(ApiKey, KeySource)>, CliError> {
