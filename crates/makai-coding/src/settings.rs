@@ -275,7 +275,10 @@ impl Settings {
 
 /// Reads a settings file as a JSON object; `None` when it does not exist.
 /// Each file is also checked against [`Settings`] alone so a type error names its file.
-fn read_object(path: &Path) -> Result<Option<Value>, SettingsError> {
+/// Reads one settings file as its top-level JSON object: the one reader of
+/// settings files (this module's loader and the MCP server configuration both
+/// use it). `None` when the file is missing or empty.
+pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -293,11 +296,22 @@ fn read_object(path: &Path) -> Result<Option<Value>, SettingsError> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let value: Value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    if !value.is_object() {
-        return Err(invalid("the top level is not a JSON object".into()));
+    match serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))? {
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(invalid("the top level is not a JSON object".into())),
     }
-    serde_json::from_value::<Settings>(value.clone()).map_err(|e| invalid(e.to_string()))?;
+}
+
+/// A settings file whose known keys have the right types.
+fn read_object(path: &Path) -> Result<Option<Value>, SettingsError> {
+    let Some(map) = read_settings_file(path)? else {
+        return Ok(None);
+    };
+    let value = Value::Object(map);
+    Settings::deserialize(&value).map_err(|e| SettingsError::Invalid {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     Ok(Some(value))
 }
 

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use makai_coding::settings::{Settings, SettingsError, read_settings_file};
+
 use crate::config::McpServerConfig;
 
 /// The settings key holding the servers.
@@ -93,42 +95,27 @@ pub enum McpConfigError {
 
 /// The user settings file under a makai home folder.
 pub fn user_settings_file(home: &Path) -> PathBuf {
-    home.join("settings.json")
+    Settings::user_file(home)
 }
 
 /// The project settings file of a working directory.
 pub fn project_settings_file(cwd: &Path) -> PathBuf {
-    cwd.join(".makai").join("settings.json")
+    Settings::project_file(cwd)
 }
 
-/// Reads a settings file as a JSON object; `None` when missing or empty.
+/// Reads a settings file as a JSON object; `None` when missing or empty
+/// (makai-coding's reader: one reader of settings files).
 pub(crate) fn read_settings_object(
     path: &Path,
 ) -> Result<Option<serde_json::Map<String, Value>>, McpConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(McpConfigError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => Ok(Some(map)),
-        Ok(_) => Err(McpConfigError::Invalid {
+    read_settings_file(path).map_err(|e| match e {
+        SettingsError::Read { path, source } => McpConfigError::Io { path, source },
+        SettingsError::Invalid { path, reason } => McpConfigError::Invalid { path, reason },
+        other => McpConfigError::Invalid {
             path: path.to_path_buf(),
-            reason: "the top level is not a JSON object".into(),
-        }),
-        Err(e) => Err(McpConfigError::Invalid {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        }),
-    }
+            reason: other.to_string(),
+        },
+    })
 }
 
 /// Loads the servers from `<home>/settings.json` and `<cwd>/.makai/settings.json`.
