@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub mod node;
+pub mod pi_codes;
 
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
@@ -183,10 +184,15 @@ pub fn stderr(o: &Output) -> String {
 
 /// JSON lines of an output.
 pub fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
+    let lines: Vec<Value> = text
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+        .collect();
+    // Session files read as JSON lines are no events; pi-codes reads an
+    // entry as an unknown event, so checking every line is harmless.
+    lines.iter().for_each(pi_codes::check_record);
+    lines
 }
 
 /// The text of all messages a chat-completions request sent.
@@ -269,6 +275,7 @@ impl Rpc {
             .lines
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("no output from makai within 30 s; seen: {:#?}", self.seen));
+        pi_codes::check_record(&v);
         self.seen.push(v.clone());
         v
     }
