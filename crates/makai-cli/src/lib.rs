@@ -129,7 +129,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
 
     let (app, local) = local::build_app(&mut args).await?;
     if let Some(local) = &local {
-        local.stop_on_signals();
+        local::stop_on_signals(local);
     }
     if matches!(mode, Some(Mode::Text) | Some(Mode::Json)) {
         // One-shot runs: the first prompt would otherwise go out before the

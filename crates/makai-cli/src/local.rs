@@ -1,376 +1,51 @@
-//! The built-in local model (`makai --local`, and the default without any key):
-//! llama-cpp-python's OpenAI-compatible server with Qwen2.5-Coder-0.5B-Instruct,
-//! installed, started and stopped by `scripts/real-model.sh`.
-//!
-//! The script is embedded in the binary (so `makai` works outside the
-//! repository), written to the cache folder and run with `bash`. Its progress
-//! goes straight to our stderr; its stdout carries only the URL. A server that
-//! was already running is reused and left running; one this process started is
-//! stopped when makai exits (also on Ctrl-C / SIGTERM), unless `--keep-local`.
-
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+//! The built-in local model in a run (makai-local runs the server): `--local`,
+//! the automatic fallback without a key, the run's flags pointed at the
+//! server, and stopping it on a signal.
 
 use makai_ai::Api;
+pub use makai_local::{
+    AUTO_ENV, DIR_ENV, LocalError, LocalModel, LocalStopper, PROVIDER, SCRIPT, auto_enabled,
+    cache_dir, check_tools,
+};
 
 use crate::cli::Args;
 use crate::error::CliError;
 
-/// The install / start / stop script, as in the repository.
-pub const SCRIPT: &str = include_str!("../../../scripts/real-model.sh");
-
-/// Environment variable naming the cache folder (the script reads it too).
-pub const DIR_ENV: &str = "MAKAI_LOCAL_MODEL_DIR";
-
-/// Environment variable turning the automatic fallback off (`0`, `false`, `no`, `off`).
-pub const AUTO_ENV: &str = "MAKAI_AUTO_LOCAL";
-
-/// The provider name of the local model.
-pub const PROVIDER: &str = "local";
-
-/// Why the local model cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LocalError {
-    /// A program the script needs is not installed.
-    #[error(
-        "the built-in local model needs {needs} on PATH, and this machine lacks {missing}; install it, or use a provider key or --base-url"
-    )]
-    Missing {
-        /// What is needed.
-        needs: String,
-        /// What is missing.
-        missing: String,
-    },
-    /// No home folder to cache the model in.
-    #[error(
-        "cannot find a folder for the local model: neither {DIR_ENV}, MAKAI_HOME nor HOME is set; set {DIR_ENV}"
-    )]
-    NoDir,
-    /// The cache folder or the script file cannot be written.
-    #[error(
-        "cannot prepare the local model folder {path}: {source}; set {DIR_ENV} to a writable folder"
-    )]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The script failed (its own messages are above on stderr).
-    #[error(
-        "the local model server did not start: `{script} {command}` {outcome} (its messages are above). \
-         Retry, or run `bash {script} status` to see what is installed"
-    )]
-    Script {
-        /// The script file.
-        script: String,
-        /// The script command.
-        command: String,
-        /// Exit status or output problem.
-        outcome: String,
-    },
-}
-
-/// The cache folder: `$MAKAI_LOCAL_MODEL_DIR`, else `<makai home>/local-model`.
-pub fn cache_dir() -> Option<PathBuf> {
-    match std::env::var_os(DIR_ENV).filter(|v| !v.is_empty()) {
-        Some(d) => Some(PathBuf::from(d)),
-        None => makai_coding::makai_home().map(|h| h.join("local-model")),
+/// Points a run's flags at `local`'s server: provider `local`, the
+/// openai-completions API, base URL `URL/v1` and the server's model.
+///
+/// The 0.5B model cannot use tools reliably, and their descriptions alone
+/// fill most of its 4,096-token window, so tools are off unless `--tools`
+/// asks for them (said on stderr).
+pub fn apply(local: &LocalModel, args: &mut Args) {
+    args.base_url = Some(format!("{}/v1", local.url()));
+    args.api = Some(Api::OpenAiCompletions);
+    args.model = Some(local.model().to_string());
+    args.provider = Some(PROVIDER.into());
+    if args.tools.is_none() && !args.no_tools {
+        args.no_tools = true;
+        eprintln!(
+            "makai: the local model is too small to use tools reliably, so tools are off; \
+             pass --tools read,ls,... to enable some"
+        );
     }
 }
 
-/// False when `MAKAI_AUTO_LOCAL` turns the automatic fallback off.
-pub fn auto_enabled() -> bool {
-    match std::env::var(AUTO_ENV) {
-        Ok(v) => !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "false" | "no" | "off"
-        ),
-        Err(_) => true,
+/// On Ctrl-C, SIGTERM or SIGHUP: stop the server, then exit (130, 143, 129).
+/// For the modes that have no signal handling of their own.
+pub fn stop_on_signals(local: &LocalModel) {
+    let stopper = local.stopper();
+    if stopper.is_done() {
+        return;
     }
-}
-
-/// True when `name` is an executable file in one of the PATH folders (or a path to one).
-fn on_path(name: &str) -> bool {
-    fn executable(p: &Path) -> bool {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
+    let mut signals = crate::signals::StopSignals::install();
+    tokio::spawn(async move {
+        let code = signals.next().await;
+        if let Err(e) = tokio::task::spawn_blocking(move || stopper.stop()).await {
+            eprintln!("makai: stopping the local model server failed: {e}");
         }
-        #[cfg(not(unix))]
-        {
-            p.is_file()
-        }
-    }
-    if name.contains('/') {
-        return executable(Path::new(name));
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| executable(&d.join(name))))
-        .unwrap_or(false)
-}
-
-/// Checks that the programs the script needs exist (Python only while the
-/// server is not installed yet).
-pub fn check_tools(dir: &Path) -> Result<(), LocalError> {
-    let python = std::env::var("MAKAI_PYTHON")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| "python3".into());
-    let mut needed = vec!["bash", "curl"];
-    let installed = dir.join("venv").join("bin").join("python").is_file();
-    if !installed {
-        needed.push(python.as_str());
-    }
-    let missing: Vec<&str> = needed.iter().copied().filter(|n| !on_path(n)).collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(LocalError::Missing {
-        needs: needed.join(", "),
-        missing: missing.join(", "),
-    })
-}
-
-/// What stopping needs; shared with the signal task.
-#[derive(Debug)]
-struct StopState {
-    script: PathBuf,
-    dir: PathBuf,
-    /// Set once stopped (or when there is nothing to stop).
-    done: bool,
-}
-
-impl StopState {
-    /// Stops the server (blocking) unless already done.
-    fn stop(&mut self) {
-        if std::mem::replace(&mut self.done, true) {
-            return;
-        }
-        let out = std::process::Command::new("bash")
-            .arg(&self.script)
-            .arg("stop")
-            .env(DIR_ENV, &self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => eprintln!(
-                "makai: could not stop the local model server ({}): {}; stop it with `bash {} stop`",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).trim(),
-                self.script.display()
-            ),
-            Err(e) => eprintln!(
-                "makai: could not run bash to stop the local model server: {e}; stop it with `bash {} stop`",
-                self.script.display()
-            ),
-        }
-    }
-}
-
-/// A running local model server.
-#[derive(Debug)]
-pub struct LocalModel {
-    url: String,
-    model: String,
-    script: PathBuf,
-    /// True when this process started the server (and so stops it).
-    started_here: bool,
-    stop: Arc<Mutex<StopState>>,
-}
-
-fn lock(m: &Mutex<StopState>) -> std::sync::MutexGuard<'_, StopState> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Writes the embedded script to `<dir>/real-model.sh` when it differs.
-fn write_script(dir: &Path) -> Result<PathBuf, LocalError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| LocalError::Io { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let path = dir.join("real-model.sh");
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(SCRIPT) {
-        return Ok(path);
-    }
-    let tmp = dir.join(format!(".real-model.sh.{}", std::process::id()));
-    std::fs::write(&tmp, SCRIPT).map_err(io(&tmp))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).map_err(io(&tmp))?;
-    }
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
-    Ok(path)
-}
-
-/// Runs `bash script command`; returns its stdout. `progress` passes the
-/// script's stderr through, otherwise it is discarded.
-async fn run_script(
-    script: &Path,
-    dir: &Path,
-    command: &str,
-    progress: bool,
-) -> Result<(bool, String), LocalError> {
-    let out = tokio::process::Command::new("bash")
-        .arg(script)
-        .arg(command)
-        .env(DIR_ENV, dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(if progress {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .kill_on_drop(true)
-        // Not `output()`: it would capture stderr too, hiding the progress.
-        .spawn()
-        .map_err(|e| LocalError::Script {
-            script: script.display().to_string(),
-            command: command.into(),
-            outcome: format!("could not be run ({e})"),
-        })?
-        .wait_with_output()
-        .await
-        .map_err(|e| LocalError::Script {
-            script: script.display().to_string(),
-            command: command.into(),
-            outcome: format!("could not be waited for ({e})"),
-        })?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).trim().to_string(),
-    ))
-}
-
-impl LocalModel {
-    /// Installs (first time) and starts the server, or reuses a running one.
-    /// Progress goes to stderr.
-    pub async fn start(keep: bool) -> Result<LocalModel, LocalError> {
-        let dir = cache_dir().ok_or(LocalError::NoDir)?;
-        check_tools(&dir)?;
-        let script = write_script(&dir)?;
-        let fail = |command: &str, outcome: String| LocalError::Script {
-            script: script.display().to_string(),
-            command: command.into(),
-            outcome,
-        };
-        // Already running (say, started by CI or another makai): reuse it, never stop it.
-        let (running, _) = run_script(&script, &dir, "url", false).await?;
-        let (ok, stdout) = run_script(&script, &dir, "start", true).await?;
-        if !ok {
-            return Err(fail("start", "failed".into()));
-        }
-        let url = stdout
-            .lines()
-            .map(str::trim)
-            .rfind(|l| !l.is_empty())
-            .unwrap_or_default()
-            .trim_end_matches('/')
-            .to_string();
-        if !url.starts_with("http://") {
-            return Err(fail(
-                "start",
-                format!("printed '{url}' instead of the server's URL"),
-            ));
-        }
-        let started_here = !running;
-        let stop = Arc::new(Mutex::new(StopState {
-            script: script.clone(),
-            dir: dir.clone(),
-            done: !started_here || keep,
-        }));
-        let (ok, model) = run_script(&script, &dir, "model", true).await?;
-        let model = model.lines().last().unwrap_or_default().trim().to_string();
-        if !ok || model.is_empty() {
-            lock(&stop).stop();
-            return Err(fail("model", "did not print the model name".into()));
-        }
-        Ok(LocalModel {
-            url,
-            model,
-            script,
-            started_here,
-            stop,
-        })
-    }
-
-    /// The server's URL (`http://127.0.0.1:PORT`).
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The model name the server reports.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The script file in the cache folder (for `bash SCRIPT stop`).
-    pub fn script(&self) -> &Path {
-        &self.script
-    }
-
-    /// True when this process started the server (and stops it at exit unless kept).
-    pub fn started_here(&self) -> bool {
-        self.started_here
-    }
-
-    /// Points a run's flags at this server: provider `local`, the
-    /// openai-completions API, base URL `URL/v1` and the server's model.
-    ///
-    /// The 0.5B model cannot use tools reliably, and their descriptions alone
-    /// fill most of its 4,096-token window, so tools are off unless `--tools`
-    /// asks for them (said on stderr).
-    pub fn apply(&self, args: &mut Args) {
-        args.base_url = Some(format!("{}/v1", self.url));
-        args.api = Some(Api::OpenAiCompletions);
-        args.model = Some(self.model.clone());
-        args.provider = Some(PROVIDER.into());
-        if args.tools.is_none() && !args.no_tools {
-            args.no_tools = true;
-            eprintln!(
-                "makai: the local model is too small to use tools reliably, so tools are off; \
-                 pass --tools read,ls,... to enable some"
-            );
-        }
-    }
-
-    /// Stops the server when this process started it and it is not kept.
-    /// Runs at most once (also from `Drop` and the signal task).
-    pub fn stop(&self) {
-        lock(&self.stop).stop();
-    }
-
-    /// On Ctrl-C, SIGTERM or SIGHUP: stop the server, then exit (130, 143, 129).
-    /// For the modes that have no signal handling of their own.
-    pub fn stop_on_signals(&self) {
-        if lock(&self.stop).done {
-            return;
-        }
-        let stop = self.stop.clone();
-        let mut signals = crate::signals::StopSignals::install();
-        tokio::spawn(async move {
-            let code = signals.next().await;
-            let _ = tokio::task::spawn_blocking(move || lock(&stop).stop()).await;
-            std::process::exit(code);
-        });
-    }
-}
-
-impl Drop for LocalModel {
-    fn drop(&mut self) {
-        self.stop();
-    }
+        std::process::exit(code);
+    });
 }
 
 /// The session for a run, with the local model when `--local` asks for it or
@@ -383,7 +58,7 @@ pub async fn build_app(
         let local = LocalModel::start(args.keep_local)
             .await
             .map_err(|e| CliError::failed(format!("--local: {e}")))?;
-        local.apply(args);
+        apply(&local, args);
         let app = crate::app::setup::build(args).await?;
         return Ok((app, Some(local)));
     }
@@ -405,45 +80,10 @@ pub async fn build_app(
             let local = LocalModel::start(args.keep_local)
                 .await
                 .map_err(|e| CliError::NoKey(format!("{e}\n\n{message}")))?;
-            local.apply(args);
+            apply(&local, args);
             let app = crate::app::setup::build(args).await?;
             Ok((app, Some(local)))
         }
         other => other.map(|app| (app, None)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_embedded_script_is_the_repository_script() {
-        assert!(SCRIPT.starts_with("#!/usr/bin/env bash"));
-        for command in ["start)", "stop)", "model)", "url)"] {
-            assert!(SCRIPT.contains(command), "{command}");
-        }
-    }
-
-    #[test]
-    fn script_is_written_once_and_executable() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = write_script(&dir.path().join("cache")).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), SCRIPT);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o755);
-        }
-        let before = std::fs::metadata(&p).unwrap().modified().unwrap();
-        write_script(&dir.path().join("cache")).unwrap();
-        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
-    }
-
-    #[test]
-    fn tools_are_looked_up_on_path() {
-        assert!(on_path("sh"));
-        assert!(!on_path("no-such-program-makai-xyz"));
     }
 }
