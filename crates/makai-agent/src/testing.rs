@@ -251,6 +251,7 @@ async fn play(
             if cancel.is_cancelled() {
                 b.fail(StopReason::Aborted, "the request was aborted", &model);
                 b.take_events_into(&mut out);
+                // The consumer dropped the stream: nobody is left to read it.
                 let _ = tx.send(std::mem::take(&mut out)).await;
                 return;
             }
@@ -262,6 +263,7 @@ async fn play(
     if let Ending::Fail(message) = &r.ending {
         b.fail(StopReason::Error, message.clone(), &model);
         b.take_events_into(&mut out);
+        // The consumer dropped the stream: nobody is left to read it.
         let _ = tx.send(out).await;
         return;
     }
@@ -311,5 +313,6 @@ async fn play(
     };
     b.finish(reason, &model);
     b.take_events_into(&mut out);
+    // The consumer dropped the stream: nobody is left to read it.
     let _ = tx.send(out).await;
 }

@@ -568,6 +568,7 @@ impl Agent {
     /// Waits until no run is in progress (returns at once when idle).
     pub async fn wait_for_idle(&self) {
         let mut rx = self.inner.status.subscribe();
+        // Fails only when the agent's state was dropped: then nothing runs.
         let _ = rx.wait_for(|s| *s == AgentStatus::Idle).await;
     }
 }

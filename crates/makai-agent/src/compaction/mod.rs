@@ -224,8 +224,7 @@ pub enum CompactionError {
 pub trait CompactionStrategy: Send + Sync {
     /// Whether to compact before this model call. The default: when the
     /// estimate passes the budget.
-    fn should_compact(&self, messages: &[AgentMessage], check: &CompactionCheck<'_>) -> bool {
-        let _ = messages;
+    fn should_compact(&self, _messages: &[AgentMessage], check: &CompactionCheck<'_>) -> bool {
         check.tokens > check.budget_tokens
     }
 

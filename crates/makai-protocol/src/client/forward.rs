@@ -101,6 +101,7 @@ pub(crate) async fn forward_provider(
                     StopReason::Error,
                     "the makai client was closed".into(),
                 );
+                // A receiver that stopped waiting needs no answer.
                 let _ = tx.send(evs).await;
             }
             return;
@@ -200,11 +201,13 @@ pub(crate) async fn forward_session(
             Some(Delivery::End(_, end)) => {
                 if end.reason != EndReason::Complete && end.reason != EndReason::Cancelled {
                     let (_, text) = end_text(&end);
+                    // A receiver that stopped waiting needs no answer.
                     let _ = tx.send(Err(ClientError::StreamEnded(text))).await;
                 }
                 return;
             }
             Some(Delivery::Fail(text)) => {
+                // A receiver that stopped waiting needs no answer.
                 let _ = tx.send(Err(ClientError::StreamEnded(text))).await;
                 return;
             }

@@ -119,7 +119,10 @@ async fn dial(shared: &Shared) -> Result<Box<dyn Transport>, ClientError> {
             let sock = tokio::net::TcpStream::connect(addr.as_str())
                 .await
                 .map_err(|e| ClientError::Connect(format!("tcp://{addr}: {e}")))?;
-            let _ = sock.set_nodelay(true);
+            if let Err(e) = sock.set_nodelay(true) {
+                // Only latency is at stake: small frames may wait for Nagle.
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
             let (r, w) = sock.into_split();
             Ok(Box::new(NdjsonTransport::new(r, w, max)))
         }

@@ -332,6 +332,7 @@ impl ProtocolClient for RemoteProtocolClient {
             Err(message) => {
                 let acc = MessageAccumulator::new(model.api.as_str(), &model.provider, &model.id);
                 let events = forward::failure_event(&acc, false, StopReason::Error, message);
+                // A receiver that stopped waiting needs no answer.
                 let _ = tx.try_send(events);
             }
         }

@@ -98,7 +98,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn send_on(st: &State, frame: Frame) {
     if let Some(link) = &st.link {
-        let _ = link.tx.send(frame);
+        to_link(&link.tx, frame);
+    }
+}
+
+/// Hands a frame to the link's writer. That fails only when the link just
+/// died; the reconnect resends whatever a stream still needs.
+fn to_link(tx: &mpsc::UnboundedSender<Frame>, frame: Frame) {
+    if tx.send(frame).is_err() {
+        tracing::debug!(
+            "a frame for a link that just closed was dropped; the reconnect resends it"
+        );
     }
 }
 
@@ -236,7 +246,7 @@ impl Shared {
             slot.gap_pending = false;
             if !slot.sent || (!welcome.resumed && slot.last_seq == 0) {
                 slot.sent = true;
-                let _ = tx.send(slot.request.clone());
+                to_link(&tx, slot.request.clone());
             } else if !welcome.resumed {
                 failed.push(id);
                 continue;
@@ -244,19 +254,20 @@ impl Shared {
                 let resume = Resume {
                     last_seq: slot.last_seq,
                 };
-                let _ = tx.send(Envelope::new(id, Body::Resume(resume)).to_frame());
+                to_link(&tx, Envelope::new(id, Body::Resume(resume)).to_frame());
                 if slot.consumed > 0 {
                     let ack = Ack { seq: slot.consumed };
-                    let _ = tx.send(Envelope::new(id, Body::Ack(ack)).to_frame());
+                    to_link(&tx, Envelope::new(id, Body::Ack(ack)).to_frame());
                 }
                 self.resumed.fetch_add(1, Ordering::Relaxed);
             }
             if slot.cancelled {
-                let _ = tx.send(Envelope::new(id, Body::Cancel).to_frame());
+                to_link(&tx, Envelope::new(id, Body::Cancel).to_frame());
             }
         }
         for id in failed {
             if let Some(slot) = st.slots.remove(&id) {
+                // A receiver that stopped waiting needs no answer.
                 let _ = slot.tx.send(Delivery::Fail(format!(
                     "the makai server no longer knows this client's session (it restarted, or the client stayed away too long): stream {id} is lost after message {}",
                     slot.last_seq
@@ -282,6 +293,7 @@ impl Shared {
         }
         st.link = None;
         for (_, reply) in st.rpcs.drain() {
+            // A receiver that stopped waiting needs no answer.
             let _ = reply.send(Err(ClientError::ConnectionLost(
                 "the connection dropped before the command's response arrived; it may or may not have run".into(),
             )));
@@ -295,9 +307,11 @@ impl Shared {
     pub fn fail_all(&self, reason: &str) {
         let mut st = lock(&self.state);
         for (_, slot) in st.slots.drain() {
+            // A receiver that stopped waiting needs no answer.
             let _ = slot.tx.send(Delivery::Fail(reason.to_string()));
         }
         for (_, reply) in st.rpcs.drain() {
+            // A receiver that stopped waiting needs no answer.
             let _ = reply.send(Err(ClientError::ConnectionLost(reason.to_string())));
         }
         drop(st);
@@ -319,6 +333,7 @@ impl Shared {
             Body::StreamEnd(end) => self.deliver(id, env.seq, Delivery::End(env.seq, end)),
             Body::RpcResponse(v) => {
                 if let Some(reply) = lock(&self.state).rpcs.remove(&id) {
+                    // A receiver that stopped waiting needs no answer.
                     let _ = reply.send(Ok(v));
                 }
             }
@@ -369,6 +384,7 @@ impl Shared {
         if id != 0
             && let Some(reply) = st.rpcs.remove(&id)
         {
+            // A receiver that stopped waiting needs no answer.
             let _ = reply.send(Err(ClientError::Server {
                 code: e.code,
                 message: e.message,
@@ -387,6 +403,7 @@ impl Shared {
             return;
         }
         if let Some(slot) = st.slots.remove(&id) {
+            // A receiver that stopped waiting needs no answer.
             let _ = slot.tx.send(Delivery::Fail(e.message));
         }
     }

@@ -66,6 +66,7 @@ async fn read_hello(shared: &Shared, receiver: &mut dyn FrameReceiver) -> Result
 }
 
 async fn reject(mut sender: Box<dyn FrameSender>, (code, message): Refusal) {
+    // The refusal is best effort: a peer that already left cannot be told.
     let _ = sender
         .send(Envelope::error(0, code, message).to_frame())
         .await;
@@ -156,7 +157,11 @@ pub(crate) async fn serve_connection(
     }
     drop(conn.control);
     stop.cancel();
-    let _ = writer.await;
+    if let Err(e) = writer.await
+        && e.is_panic()
+    {
+        tracing::error!(error = %e, "a connection's writer task panicked");
+    }
     drop(receiver);
     shared.detach_all(&session, outbox.id);
     shared.leave_session(&session);
@@ -349,6 +354,7 @@ impl Conn {
             let response = handler.command(command).await;
             shared.rpc_in_flight.fetch_sub(1, Ordering::AcqRel);
             let frame = Envelope::new(id, Body::RpcResponse(response)).to_frame();
+            // Fails only when the connection closed: its response has no reader.
             let _ = control.send(frame).await;
             drop(slot);
         });

@@ -107,7 +107,10 @@ pub(crate) async fn start_ws(
         .route("/", get(ws_handler))
         .with_state(Arc::clone(shared));
     let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
+        if let Err(e) = tcp.set_nodelay(true) {
+            // Only latency is at stake: small frames may wait for Nagle.
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
     });
     let stop = shared.stop_accept.clone();
     shared.tracker.spawn(async move {
@@ -138,7 +141,10 @@ pub(crate) async fn start_tcp(
             };
             match accepted {
                 Ok((sock, _)) => {
-                    let _ = sock.set_nodelay(true);
+                    if let Err(e) = sock.set_nodelay(true) {
+                        // Only latency is at stake: small frames may wait for Nagle.
+                        tracing::debug!(error = %e, "TCP_NODELAY not set");
+                    }
                     let (r, w) = sock.into_split();
                     let t = NdjsonTransport::new(r, w, shared.limits.max_message_bytes);
                     shared
@@ -163,13 +169,16 @@ pub(crate) async fn start_unix(shared: &Arc<Shared>, path: &Path) -> Result<Path
         if tokio::net::UnixStream::connect(path).await.is_ok() {
             return Err(ServeError::SocketInUse(path.to_path_buf()));
         }
-        // A stale socket from a server that died.
+        // A stale socket from a server that died. If it cannot be removed,
+        // the bind below fails and says so.
         let _ = std::fs::remove_file(path);
     }
     let listener = tokio::net::UnixListener::bind(path).map_err(bind_err(path.display()))?;
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        // Only the owner may connect; a socket others could reach is refused.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(bind_err(path.display()))?;
     }
     let shared2 = Arc::clone(shared);
     shared.tracker.spawn(async move {

@@ -278,7 +278,11 @@ impl ProtocolServer {
     pub async fn shutdown(self, grace: Duration) -> ShutdownReport {
         let report = self.shared.shutdown(grace).await;
         if let Some(p) = &self.unix_path {
-            let _ = std::fs::remove_file(p);
+            if let Err(e) = std::fs::remove_file(p)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(path = %p.display(), error = %e, "the Unix socket file was not removed");
+            }
         }
         report
     }

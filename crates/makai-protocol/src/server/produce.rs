@@ -33,6 +33,8 @@ impl Seq<'_> {
         self.seq += 1;
         let body = Body::StreamEnd(StreamEnd { reason, message });
         let frame = Envelope::sequenced(self.entry.key.1, self.seq, body).to_frame();
+        // Refused only when the stream was already killed (client gone for
+        // good): there is nobody left to tell that it ended.
         let _ = self.entry.push(frame, true).await;
     }
 }

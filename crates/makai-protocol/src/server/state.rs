@@ -345,7 +345,14 @@ impl Shared {
             e.kill.cancel();
         }
         self.tracker.close();
-        let _ = tokio::time::timeout(settle, self.tracker.wait()).await;
+        if tokio::time::timeout(settle, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "connection tasks still running {settle:?} after they were told to stop; shutting down without them"
+            );
+        }
         if let Some(session) = &self.session {
             session.shutdown().await;
         }

@@ -304,7 +304,7 @@ mod tests {
                 o.requeue(x);
             }
         }
-        let _ = e;
+        drop(e);
         out.iter().map(|f| f.as_str().to_string()).collect()
     }
 

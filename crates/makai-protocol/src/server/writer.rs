@@ -78,6 +78,8 @@ pub(crate) async fn run_writer(
                 batch.push(f);
             }
             if !batch.is_empty() {
+                // The connection is closing; frames that cannot go out now
+                // stay in the replay buffers for a resume.
                 let _ = sender.send_frames(&batch).await;
             }
             sender.close("the makai server closed the connection").await;

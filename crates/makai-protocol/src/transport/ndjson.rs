@@ -130,6 +130,7 @@ impl<W: AsyncWrite + Unpin + Send> FrameSender for NdjsonSender<W> {
     }
 
     async fn close(&mut self, _reason: &str) {
+        // Closing is best effort: the peer may be gone already.
         let _ = self.inner.shutdown().await;
     }
 }

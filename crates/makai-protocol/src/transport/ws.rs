@@ -85,6 +85,7 @@ impl FrameSender for ServerWsSender {
             code: aws::close_code::AWAY,
             reason: aws::Utf8Bytes::from(reason),
         };
+        // Closing is best effort: the peer may be gone already.
         let _ = self.sink.send(aws::Message::Close(Some(frame))).await;
         let _ = self.sink.close().await;
     }
@@ -178,6 +179,7 @@ where
             code: tws::protocol::frame::coding::CloseCode::Normal,
             reason: tws::Utf8Bytes::from(reason),
         };
+        // Closing is best effort: the peer may be gone already.
         let _ = self.sink.send(tws::Message::Close(Some(frame))).await;
         let _ = self.sink.close().await;
     }
