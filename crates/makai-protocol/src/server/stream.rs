@@ -297,14 +297,14 @@ mod tests {
         StreamEntry::new((Arc::from("s"), 1), StreamKind::Provider, cap, window)
     }
 
-    fn drain(e: &Arc<StreamEntry>, o: &Arc<Outbox>) -> Vec<String> {
+    /// Everything `o` holds now (`_e`: the stream whose frames are expected).
+    fn drain(_e: &Arc<StreamEntry>, o: &Arc<Outbox>) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(x) = o.pop() {
             if x.take_batch(o.id, &mut out, 2) {
                 o.requeue(x);
             }
         }
-        drop(e);
         out.iter().map(|f| f.as_str().to_string()).collect()
     }
 
