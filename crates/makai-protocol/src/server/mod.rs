@@ -277,12 +277,11 @@ impl ProtocolServer {
     /// the session handler's `shutdown`.
     pub async fn shutdown(self, grace: Duration) -> ShutdownReport {
         let report = self.shared.shutdown(grace).await;
-        if let Some(p) = &self.unix_path {
-            if let Err(e) = std::fs::remove_file(p)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::warn!(path = %p.display(), error = %e, "the Unix socket file was not removed");
-            }
+        if let Some(p) = &self.unix_path
+            && let Err(e) = std::fs::remove_file(p)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %p.display(), error = %e, "the Unix socket file was not removed");
         }
         report
     }
