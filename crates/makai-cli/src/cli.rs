@@ -98,6 +98,11 @@ pub struct Args {
     /// Tools that change things (write, edit, bash) only describe what they would do.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// When a steering message interrupts tool calls: `interrupt-tools` (the
+    /// default: calls not started yet are skipped) or `after-tool-batch`
+    /// (pi 1.x: delivered once every call of the batch ran).
+    #[arg(long, value_name = "WHEN", value_parser = parse_steering)]
+    pub steering: Option<makai_agent::SteeringBehavior>,
     /// Use the built-in local model (installed and started on first use under
     /// `~/.makai/local-model/`; no key needed). Also the default when no key is configured.
     #[arg(long, conflicts_with_all = ["base_url", "api", "model", "provider"])]
@@ -171,6 +176,12 @@ pub enum Invocation {
 
 fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {
     s.parse()
+}
+
+fn parse_steering(s: &str) -> Result<makai_agent::SteeringBehavior, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        format!("'{s}' is not a steering delivery; use interrupt-tools or after-tool-batch")
+    })
 }
 
 fn parse_api(s: &str) -> Result<Api, String> {

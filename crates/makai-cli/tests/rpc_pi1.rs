@@ -221,3 +221,53 @@ fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Runs a two-call batch, steering while the first call runs; returns the two
+/// tool results' texts.
+fn steer_during_a_batch(extra: &[&str], settings: Option<Value>) -> Vec<String> {
+    let env = Env::new();
+    if let Some(s) = settings {
+        env.settings(s);
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(
+                ScriptedResponse::tool_call("a", "bash", r#"{"command": "sleep 0.6; echo one"}"#)
+                    .with_tool_call("b", "bash", r#"{"command": "echo two"}"#),
+            )
+            .push(ScriptedResponse::text("turned")),
+    );
+    let mut args = mock.args();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut rpc = Rpc::start(&env, &args);
+    rpc.ok(json!({"type": "prompt", "message": "run both"}));
+    rpc.wait_event("tool_execution_start");
+    rpc.ok(json!({"type": "steer", "message": "change course"}));
+    settled(&mut rpc);
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let results = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .map(|m| {
+            m["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(rpc.finish(), 0);
+    results
+}
+
+#[test]
+fn steering_skips_the_remaining_calls_by_default_and_after_tool_batch_runs_them() {
+    let default = steer_during_a_batch(&[], None);
+    assert!(default[0].contains("one"), "{default:?}");
+    assert_eq!(default[1], "Skipped due to queued user message.");
+    let flag = steer_during_a_batch(&["--steering", "after-tool-batch"], None);
+    assert!(flag[1].contains("two"), "{flag:?}");
+    let setting = steer_during_a_batch(&[], Some(json!({"steeringDelivery": "after-tool-batch"})));
+    assert!(setting[1].contains("two"), "{setting:?}");
+}

@@ -41,17 +41,7 @@ pub fn home_from(env_value: Option<OsString>) -> Option<PathBuf> {
     }
 }
 
-/// How queued steering or follow-up messages are delivered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum QueueMode {
-    /// All queued messages at once.
-    #[serde(rename = "all")]
-    All,
-    /// One message per turn.
-    #[default]
-    #[serde(rename = "one-at-a-time")]
-    OneAtATime,
-}
+pub use makai_agent::{QueueMode, SteeringBehavior};
 
 /// Automatic compaction of long conversations.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +127,10 @@ pub struct Settings {
     pub thinking_budgets: Option<ThinkingBudgetSettings>,
     /// Delivery of steering messages.
     pub steering_mode: QueueMode,
+    /// When steering interrupts tool calls: `interrupt-tools` (the default:
+    /// calls not started yet are skipped) or `after-tool-batch` (pi 1.x:
+    /// delivered once the whole batch ran). makai's setting.
+    pub steering_delivery: SteeringBehavior,
     /// Delivery of follow-up messages.
     pub follow_up_mode: QueueMode,
     /// Compaction.

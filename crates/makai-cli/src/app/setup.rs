@@ -5,11 +5,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, QueueMode, ToolSet};
+use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, ToolSet};
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::SharedSession;
-use makai_coding::settings::QueueMode as SettingsQueueMode;
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
     AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
@@ -29,13 +28,6 @@ pub fn working_dir(args: &Args) -> Result<PathBuf, CliError> {
             .map_err(|e| CliError::config(format!("cannot read the current directory: {e}")))?,
     };
     Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
-}
-
-fn queue_mode(m: SettingsQueueMode) -> QueueMode {
-    match m {
-        SettingsQueueMode::All => QueueMode::All,
-        SettingsQueueMode::OneAtATime => QueueMode::OneAtATime,
-    }
 }
 
 /// Text given inline or, when it names an existing file, that file's content.
@@ -269,12 +261,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .thinking(thinking)
         .thinking_budgets(budgets)
         .session_id(session.id().to_string())
+        .steering(args.steering.unwrap_or(settings.steering_delivery))
         .build();
     let agent = Agent::new(config)
         .with_system_prompt(system_prompt.clone())
         .with_tools(ToolSet::new(tools));
-    agent.set_steering_mode(queue_mode(settings.steering_mode));
-    agent.set_follow_up_mode(queue_mode(settings.follow_up_mode));
+    agent.set_steering_mode(settings.steering_mode);
+    agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
     let mcp = if args.no_tools {
