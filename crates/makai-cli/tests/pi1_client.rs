@@ -101,7 +101,13 @@ fn pi_1_5_2_rpc_client_drives_every_method() {
     let mock = Mock::start(
         Scenario::new()
             .push(ScriptedResponse::text("Hello, pi client").usage(Usage::new(21, 4)))
-            .push(ScriptedResponse::text("one two three four five six seven eight").delay(150))
+            // Slow enough (about 4 s) that the queue commands land while it streams.
+            .push(
+                ScriptedResponse::text(
+                    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen",
+                )
+                .delay(250),
+            )
             .push(ScriptedResponse::text("steered answer"))
             .push(ScriptedResponse::text("a b c d e f g h i j k l m n o p").delay(200))
             .push(ScriptedResponse::text("SUMMARY of the counts")),

@@ -36,6 +36,11 @@ pub struct ServerOptions {
     /// Keep every request for [`MockServer::requests`] (default true). Turn
     /// off for long benchmark runs so memory stays flat.
     pub record_requests: bool,
+    /// When the server is dropped (outside a panic), check every recorded
+    /// request against [`crate::invariants`] and panic on a violation
+    /// (default true): every test that uses the server checks them without
+    /// asking. The standalone binary turns it off.
+    pub check_invariants_on_drop: bool,
 }
 
 impl Default for ServerOptions {
@@ -43,6 +48,7 @@ impl Default for ServerOptions {
         Self {
             port: 0,
             record_requests: true,
+            check_invariants_on_drop: true,
         }
     }
 }
@@ -60,6 +66,8 @@ struct Shared {
     record: bool,
     seq: AtomicU64,
     cancel: CancellationToken,
+    /// See [`ServerOptions::check_invariants_on_drop`].
+    check_on_drop: std::sync::atomic::AtomicBool,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: every
@@ -112,6 +120,9 @@ impl MockServer {
             record: options.record_requests,
             seq: AtomicU64::new(1),
             cancel: cancel.clone(),
+            check_on_drop: std::sync::atomic::AtomicBool::new(
+                options.check_invariants_on_drop && options.record_requests,
+            ),
         });
         let app = Router::new()
             .fallback(handle)
@@ -170,6 +181,14 @@ impl MockServer {
         }
     }
 
+    /// Skips the invariant check when this server is dropped (for tests that
+    /// send requests breaking the invariants on purpose).
+    pub fn skip_invariant_check(&self) {
+        self.shared
+            .check_on_drop
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+
     /// Forgets the recorded requests.
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();
@@ -200,6 +219,14 @@ impl Drop for MockServer {
     fn drop(&mut self) {
         self.shared.cancel.cancel();
         self.task.abort();
+        if self
+            .shared
+            .check_on_drop
+            .load(std::sync::atomic::Ordering::Acquire)
+            && !std::thread::panicking()
+        {
+            self.assert_request_invariants();
+        }
     }
 }
 

@@ -30,20 +30,12 @@ pub const KEY_VARS: [&str; 12] = [
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
-/// When the test ends without a panic, every request it received is checked
-/// against the wire invariants (each tool result answers a call, no call left
-/// unanswered, roles alternate).
+/// When the test ends without a panic, the server checks every request it
+/// received against the wire invariants (each tool result answers a call, no
+/// call left unanswered, roles alternate).
 pub struct Mock {
     pub server: MockServer,
     _rt: tokio::runtime::Runtime,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            self.server.assert_request_invariants();
-        }
-    }
 }
 
 impl Mock {
