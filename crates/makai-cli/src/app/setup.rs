@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, ToolSet};
+use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
-use makai_coding::session::SharedSession;
+use makai_coding::session::{SessionError, SharedSession};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
     AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
@@ -42,18 +43,28 @@ fn text_or_file(value: &str, cwd: &Path, flag: &str) -> Result<String, CliError>
 
 /// Opens or creates the session the flags ask for.
 fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
-    let fail = |e: makai_coding::session::SessionError| CliError::config(e.to_string());
+    let fail = |e: SessionError| CliError::config(e.to_string());
     if args.no_session {
         return Ok(Session::in_memory(cwd));
     }
     if let Some(query) = &args.session {
         let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
-        if looks_like_path && !Path::new(query).exists() {
-            return Ok(Session::create_at(query, cwd));
+        if looks_like_path {
+            // A new path or an empty file starts a session there; a directory
+            // or a device is refused (`Session::open_or_create`).
+            return Session::open_or_create(query, cwd).map_err(|e| match e {
+                SessionError::NotASession { .. } => {
+                    CliError::Usage(format!("--session {}: {e}", bounded(query)))
+                }
+                other => fail(other),
+            });
         }
-        return store
-            .open(cwd, query)
-            .map_err(|e| CliError::Usage(format!("--session {query}: {e}")));
+        return store.open(cwd, query).map_err(|e| match e {
+            SessionError::NotFound { .. } | SessionError::Ambiguous { .. } => {
+                CliError::Usage(format!("--session {}: {e}", bounded(query)))
+            }
+            other => fail(other),
+        });
     }
     if args.continue_ {
         return store.continue_or_create(cwd).map_err(fail);

@@ -70,6 +70,14 @@ pub struct LoadedFile {
 /// Errors: the file cannot be read, its first line is a complete line that is
 /// not a header, its version is 1, or a line other than the last is damaged.
 pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| SessionError::io("read session file", path, e))?;
+    if !meta.is_file() {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+            reason: format!("it is {}, not a regular file", file_kind(&meta)),
+        });
+    }
     let bytes = std::fs::read(path).map_err(|e| SessionError::io("read session file", path, e))?;
     let chunk = parse_parallel(path, &bytes)?;
     for w in &chunk.warnings {
@@ -90,6 +98,23 @@ pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
         lines: chunk.lines,
         needs_newline: chunk.needs_newline,
     })
+}
+
+/// "a directory", "a device", ... for a path that is not a regular file.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a pipe"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
 }
 
 /// The result of parsing a run of bytes that starts at a line boundary.
