@@ -90,8 +90,12 @@ fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
         ));
     }
     for (i, s) in list.iter().enumerate().take(30) {
+        let damaged = s
+            .damaged_at
+            .map(|l| format!(", damaged at line {l}"))
+            .unwrap_or_default();
         eprintln!(
-            "{:>3}. {}  ({} messages, {})",
+            "{:>3}. {}  ({} messages, {}{damaged})",
             i + 1,
             s.title,
             s.message_count,

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use makai_ai::ThinkingLevel;
 use serde_json::Value;
 
+use super::damage::{Damage, check_appended};
 use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
 use super::error::{LoadWarning, SessionError};
 use super::file::{Durability, SessionFile, read_session_file};
@@ -197,12 +198,29 @@ impl Session {
             None => build(tree),
             Some(file) => {
                 let header = tree.header().clone();
+                let file_path = file.path().to_path_buf();
                 let (foreign, built) = file.append(&header, |foreign| {
                     if let Some(h) = &foreign.header
                         && h.id != header.id
                     {
                         tracing::warn!(ours = %header.id, theirs = %h.id, "session file was created by another process; adopting its header");
                         tree.set_header(h.clone());
+                    }
+                    let check = check_appended(
+                        &|id| tree.get(id),
+                        tree.entries().last().map(SessionEntry::id),
+                        &foreign.entries,
+                        &foreign.entry_lines,
+                    );
+                    if !check.repeated.is_empty() || !check.broken.is_empty() {
+                        return Err(SessionError::Damaged {
+                            path: file_path.clone(),
+                            damage: Box::new(Damage {
+                                lines: check.repeated,
+                                links: check.broken,
+                                missing_header: None,
+                            }),
+                        });
                     }
                     for e in &foreign.entries {
                         tree.insert(e.clone());

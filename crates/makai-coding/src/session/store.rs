@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::entry::{SessionEntry, SessionHeader};
 use super::error::SessionError;
-use super::file::read_session_file;
+use super::file::inspect_session_file;
 use super::handle::{Session, id_from_file_name};
 
 /// Environment variable naming a folder that holds session files directly
@@ -49,6 +49,9 @@ pub struct SessionInfo {
     pub entry_count: usize,
     /// The session it was forked from.
     pub parent_session: Option<String>,
+    /// The first damaged line when the file is damaged (opening it is refused
+    /// until it is repaired; see [`crate::session::repair`]).
+    pub damaged_at: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,7 +316,7 @@ fn list_dir(dir: &Path) -> Result<Vec<SessionInfo>, SessionError> {
 
 /// Summarises one session file; `None` when it has no header yet.
 pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionError> {
-    let loaded = read_session_file(path)?;
+    let loaded = inspect_session_file(path)?;
     let Some(header) = loaded.header else {
         return Ok(None);
     };
@@ -363,6 +366,7 @@ pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionEr
         message_count,
         entry_count: loaded.entries.len(),
         parent_session: header.parent_session,
+        damaged_at: loaded.damage.first_line(),
     }))
 }
 
