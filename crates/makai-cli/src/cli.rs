@@ -72,9 +72,15 @@ pub struct Args {
     /// Use this session: an id (or unique id prefix) or a session file path. A
     /// path that does not exist yet, or an existing empty (0-byte) file, starts a
     /// new session there (its header is written with the first entry); a
-    /// directory or a device is refused.
+    /// directory or a device is refused. A damaged session file is refused
+    /// (exit 1) unless --repair is given.
     #[arg(long, value_name = "ID|PATH", conflicts_with = "no_session")]
     pub session: Option<String>,
+    /// Repair the session file before using it when it is damaged: a backup
+    /// copy, damaged lines moved to FILE.damaged, cut-off entries re-attached
+    /// (see `makai sessions --help`).
+    #[arg(long, conflicts_with = "no_session")]
+    pub repair: bool,
     /// Folder holding the session files.
     #[arg(long = "session-dir", value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
@@ -133,6 +139,8 @@ Commands:
   makai serve [--port N] ...     Serve the agent to remote clients (makai serve --help)
   makai mcp list|add|remove      MCP servers whose tools the agent gets (makai mcp --help)
   makai mcp serve                Serve makai's tools to an MCP client over stdio
+  makai sessions check FILE      Say whether a session file is damaged, and where
+  makai sessions repair FILE     Repair a damaged session file (makai sessions --help)
 
 Keys come from --api-key, ~/.makai/auth.json (makai auth login) or the provider's
 environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...).
@@ -176,6 +184,8 @@ pub enum Invocation {
     Serve(Box<crate::serve::ServeArgs>),
     /// `makai mcp ...`.
     Mcp(crate::mcp_cmd::McpCommand),
+    /// `makai sessions ...`.
+    Sessions(crate::sessions_cmd::SessionsCommand),
 }
 
 fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {
@@ -204,6 +214,7 @@ where
         Some("auth") => return parse_auth(&argv[2..]).map(Invocation::Auth),
         Some("serve") => return crate::serve::args::parse(&argv[2..]),
         Some("mcp") => return crate::mcp_cmd::parse(&argv[2..]),
+        Some("sessions") => return crate::sessions_cmd::parse(&argv[2..]),
         _ => {}
     }
     match Args::try_parse_from(&argv) {
