@@ -36,6 +36,7 @@ mod options;
 pub mod partial_json;
 mod provider;
 mod providers;
+pub mod quote;
 pub mod sse;
 mod stream;
 pub mod tagged;

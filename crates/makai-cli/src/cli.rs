@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use makai_ai::quote::bounded;
 use makai_ai::{Api, ThinkingLevel};
 
 use crate::error::CliError;
@@ -68,9 +69,18 @@ pub struct Args {
     /// Pick a session of this directory to resume.
     #[arg(short = 'r', long, conflicts_with_all = ["session", "no_session"])]
     pub resume: bool,
-    /// Use this session: an id (or unique id prefix) or a session file path.
+    /// Use this session: an id (or unique id prefix) or a session file path. A
+    /// path that does not exist yet, or an existing empty (0-byte) file, starts a
+    /// new session there (its header is written with the first entry); a
+    /// directory or a device is refused. A damaged session file is refused
+    /// (exit 1) unless --repair is given.
     #[arg(long, value_name = "ID|PATH", conflicts_with = "no_session")]
     pub session: Option<String>,
+    /// Repair the session file before using it when it is damaged: a backup
+    /// copy, damaged lines moved to FILE.damaged, cut-off entries re-attached
+    /// (see `makai sessions --help`).
+    #[arg(long, conflicts_with = "no_session")]
+    pub repair: bool,
     /// Folder holding the session files.
     #[arg(long = "session-dir", value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
@@ -129,6 +139,8 @@ Commands:
   makai serve [--port N] ...     Serve the agent to remote clients (makai serve --help)
   makai mcp list|add|remove      MCP servers whose tools the agent gets (makai mcp --help)
   makai mcp serve                Serve makai's tools to an MCP client over stdio
+  makai sessions check FILE      Say whether a session file is damaged, and where
+  makai sessions repair FILE     Repair a damaged session file (makai sessions --help)
 
 Keys come from --api-key, ~/.makai/auth.json (makai auth login) or the provider's
 environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...).
@@ -172,6 +184,8 @@ pub enum Invocation {
     Serve(Box<crate::serve::ServeArgs>),
     /// `makai mcp ...`.
     Mcp(crate::mcp_cmd::McpCommand),
+    /// `makai sessions ...`.
+    Sessions(crate::sessions_cmd::SessionsCommand),
 }
 
 fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {
@@ -200,6 +214,7 @@ where
         Some("auth") => return parse_auth(&argv[2..]).map(Invocation::Auth),
         Some("serve") => return crate::serve::args::parse(&argv[2..]),
         Some("mcp") => return crate::mcp_cmd::parse(&argv[2..]),
+        Some("sessions") => return crate::sessions_cmd::parse(&argv[2..]),
         _ => {}
     }
     match Args::try_parse_from(&argv) {
@@ -238,8 +253,77 @@ pub(crate) fn clap_message(e: &clap::Error) -> String {
     format!("{first}{tip}. Run `makai --help` for the list of options.")
 }
 
-/// Checks combinations clap cannot express.
+/// A usage error when the `what` (a name, an id, ...) given to `flag` is
+/// empty or only whitespace.
+pub(crate) fn require_name(flag: &str, what: &str, value: Option<&str>) -> Result<(), CliError> {
+    match value {
+        Some(v) if v.trim().is_empty() => Err(CliError::Usage(format!(
+            "{flag} {}: the {what} is empty; give one, or leave {flag} out",
+            if v.is_empty() {
+                "''".to_string()
+            } else {
+                format!("{v:?}")
+            }
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Every name in a comma-separated `--tools` list must be non-empty.
+fn validate_tool_list(list: &str) -> Result<(), CliError> {
+    if list.trim().is_empty() {
+        return Err(CliError::Usage(
+            "--tools '': the list is empty; name the tools (e.g. --tools read,ls) or use --no-tools"
+                .into(),
+        ));
+    }
+    if let Some(at) = list.split(',').position(|n| n.trim().is_empty()) {
+        return Err(CliError::Usage(format!(
+            "--tools {:?}: tool name {} of the list is empty; separate names with single commas \
+             (e.g. --tools read,ls)",
+            bounded(list),
+            at + 1
+        )));
+    }
+    Ok(())
+}
+
+/// Checks what clap cannot express: combinations, and names that are empty.
 pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
+    require_name("--model", "model name", args.model.as_deref())?;
+    if let Some(spec) = &args.model {
+        let (id, _) = crate::models::split_thinking(spec);
+        let id = id.rsplit_once('/').map_or(id.as_str(), |(_, id)| id);
+        if id.trim().is_empty() {
+            return Err(CliError::Usage(format!(
+                "--model {:?}: the model id is empty; give it as ID, PROVIDER/ID or PROVIDER/ID:THINKING",
+                bounded(spec)
+            )));
+        }
+    }
+    require_name("--provider", "provider name", args.provider.as_deref())?;
+    require_name("--agent", "agent name", args.agent.as_deref())?;
+    require_name("--session", "session id or path", args.session.as_deref())?;
+    require_name("--name", "session name", args.name.as_deref())?;
+    if args.api_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        return Err(CliError::Usage(
+            "--api-key is empty; give the key, or leave --api-key out to use auth.json or the environment"
+                .into(),
+        ));
+    }
+    if args
+        .session_dir
+        .as_ref()
+        .is_some_and(|d| d.as_os_str().is_empty())
+    {
+        return Err(CliError::Usage(
+            "--session-dir '': the folder is empty; give a folder, or leave --session-dir out"
+                .into(),
+        ));
+    }
+    if let Some(list) = &args.tools {
+        validate_tool_list(list)?;
+    }
     if args.api.is_some() && args.base_url.is_none() {
         return Err(CliError::Usage(
             "--api needs --base-url: it names the wire API of that endpoint".into(),
@@ -248,18 +332,21 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     if let Some(url) = &args.base_url {
         if args.api.is_none() {
             return Err(CliError::Usage(format!(
-                "--base-url {url} needs --api (one of: {})",
+                "--base-url {} needs --api (one of: {})",
+                bounded(url),
                 Api::ALL.map(|a| a.as_str()).join(", ")
             )));
         }
         if args.model.is_none() {
             return Err(CliError::Usage(format!(
-                "--base-url {url} needs --model NAME: the model id the server knows"
+                "--base-url {} needs --model NAME: the model id the server knows",
+                bounded(url)
             )));
         }
         if url::Url::parse(url).is_err() {
             return Err(CliError::Usage(format!(
-                "--base-url '{url}' is not a URL (expected e.g. http://127.0.0.1:11434/v1)"
+                "--base-url '{}' is not a URL (expected e.g. http://127.0.0.1:11434/v1)",
+                bounded(url)
             )));
         }
     }
@@ -268,7 +355,7 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     {
         return Err(CliError::Usage(format!(
             "--cwd {}: no such directory",
-            dir.display()
+            bounded(&dir.to_string_lossy())
         )));
     }
     if args.mode == Some(Mode::Rpc) && !args.messages.is_empty() {

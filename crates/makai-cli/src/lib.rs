@@ -10,6 +10,7 @@
 //! - [`local`]: the built-in local model (`--local`, and the default without a key).
 //! - [`mcp_cmd`]: `makai mcp list|add|remove|serve`.
 //! - [`signals`]: the stop signals (Ctrl-C, SIGTERM, SIGHUP).
+//! - [`sessions_cmd`]: `makai sessions check|repair FILE`.
 
 pub mod app;
 pub mod attachments;
@@ -22,6 +23,7 @@ pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
 pub mod serve;
+pub mod sessions_cmd;
 pub mod signals;
 pub mod tui;
 
@@ -60,6 +62,13 @@ where
         Invocation::Run(args) => block_on(run(*args)),
         Invocation::Serve(args) => block_on(serve::run(*args)),
         Invocation::Mcp(command) => block_on(mcp_cmd::run(command)),
+        Invocation::Sessions(command) => match sessions_cmd::run(command) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("makai: {e}");
+                e.exit_code()
+            }
+        },
     }
 }
 

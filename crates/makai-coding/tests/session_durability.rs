@@ -363,14 +363,15 @@ fn a_corrupt_line_in_the_middle_is_an_error_naming_the_line() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let err = Session::open(&path).unwrap_err();
     match &err {
-        SessionError::CorruptLine { line, path: p, .. } => {
-            assert_eq!(*line, 3);
+        SessionError::Damaged { damage, path: p } => {
+            assert_eq!(damage.first_line(), Some(3));
             assert_eq!(p, &path);
         }
-        other => panic!("expected CorruptLine, got {other}"),
+        other => panic!("expected Damaged, got {other}"),
     }
     let msg = err.to_string();
     assert!(msg.contains("line 3") && msg.contains("s.jsonl"), "{msg}");
+    assert!(msg.contains("makai sessions repair"), "{msg}");
 }
 
 #[test]
@@ -389,7 +390,7 @@ fn an_append_refuses_to_write_after_foreign_corruption() {
     let len_before = std::fs::metadata(&path).unwrap().len();
     let err = s.append_message(UserMessage::text("d")).unwrap_err();
     assert!(
-        matches!(err, SessionError::CorruptLine { line: 5, .. }),
+        matches!(&err, SessionError::Damaged { damage, .. } if damage.first_line() == Some(5)),
         "{err}"
     );
     assert_eq!(
@@ -446,8 +447,8 @@ fn big_files_report_the_exact_line_of_damage_and_skip_a_torn_tail() {
     lines[2499] = "{\"type\":";
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     match Session::open(&path).unwrap_err() {
-        SessionError::CorruptLine { line, .. } => assert_eq!(line, 2500),
-        other => panic!("expected CorruptLine, got {other}"),
+        SessionError::Damaged { damage, .. } => assert_eq!(damage.first_line(), Some(2500)),
+        other => panic!("expected Damaged, got {other}"),
     }
 
     // A torn last line in a big file is still only a warning.

@@ -265,3 +265,34 @@ fn open_or_create_starts_a_session_at_a_new_path_and_reopens_it() {
     assert_eq!(again.cwd(), "/w");
     assert_eq!(again.id(), s.id());
 }
+
+#[test]
+fn open_or_create_takes_an_empty_file_as_a_new_session_for_the_given_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2025-01-01T00-00-00-000Z_kept-id.jsonl");
+    std::fs::write(&path, "").unwrap();
+    let mut s = Session::open_or_create(&path, "/given").unwrap();
+    assert_eq!(s.cwd(), "/given");
+    assert_eq!(s.id(), "kept-id");
+    s.append_message(UserMessage::text("x")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("{\"type\":\"session\""), "{text}");
+    assert_eq!(Session::open(&path).unwrap().cwd(), "/given");
+}
+
+#[test]
+fn open_or_create_refuses_a_directory_and_a_device_without_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, kind) in [
+        (dir.path(), "a directory"),
+        (std::path::Path::new("/dev/zero"), "a device"),
+    ] {
+        let err = Session::open_or_create(path, "/w").unwrap_err();
+        assert!(
+            matches!(err, SessionError::NotASession { .. }) && err.to_string().contains(kind),
+            "{err}"
+        );
+        let err = Session::open(path).unwrap_err();
+        assert!(err.to_string().contains(kind), "{err}");
+    }
+}

@@ -11,13 +11,3 @@ pub(crate) mod openai_responses;
 pub(crate) fn decimal_f32(v: f32) -> f64 {
     v.to_string().parse().unwrap_or(f64::from(v))
 }
-
-/// `data` shortened to 200 characters (with `…` when cut), for quoting bad wire
-/// data in an error message.
-pub(crate) fn snippet(data: &str) -> String {
-    let mut out: String = data.chars().take(200).collect();
-    if out.len() < data.len() {
-        out.push('…');
-    }
-    out
-}

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, ToolSet};
+use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
-use makai_coding::session::SharedSession;
+use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
     AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
@@ -40,23 +41,67 @@ fn text_or_file(value: &str, cwd: &Path, flag: &str) -> Result<String, CliError>
     Ok(value.to_string())
 }
 
-/// Opens or creates the session the flags ask for.
+/// Why a session could not be opened: a usage error, or the session layer's error.
+enum OpenFailure {
+    Cli(CliError),
+    Session(SessionError),
+}
+
+impl From<CliError> for OpenFailure {
+    fn from(e: CliError) -> Self {
+        OpenFailure::Cli(e)
+    }
+}
+
+impl From<SessionError> for OpenFailure {
+    fn from(e: SessionError) -> Self {
+        OpenFailure::Session(e)
+    }
+}
+
+/// Opens or creates the session the flags ask for. A damaged session file is
+/// refused (exit 1, the message names the lines and the repair), or repaired
+/// first with `--repair`.
 fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
-    let fail = |e: makai_coding::session::SessionError| CliError::config(e.to_string());
+    let fail = |e: SessionError| CliError::config(e.to_string());
+    match try_open_session(args, store, cwd) {
+        Ok(s) => Ok(s),
+        Err(OpenFailure::Cli(e)) => Err(e),
+        Err(OpenFailure::Session(SessionError::Damaged { path, .. })) if args.repair => {
+            let report = repair_session_file(&path, cwd).map_err(fail)?;
+            eprintln!("makai: {report}");
+            Session::open(&path).map_err(fail)
+        }
+        Err(OpenFailure::Session(e)) => Err(fail(e)),
+    }
+}
+
+fn try_open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, OpenFailure> {
     if args.no_session {
         return Ok(Session::in_memory(cwd));
     }
     if let Some(query) = &args.session {
         let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
-        if looks_like_path && !Path::new(query).exists() {
-            return Ok(Session::create_at(query, cwd));
+        if looks_like_path {
+            // A new path or an empty file starts a session there; a directory
+            // or a device is refused (`Session::open_or_create`).
+            return Session::open_or_create(query, cwd).map_err(|e| match e {
+                SessionError::NotASession { .. } => OpenFailure::Cli(CliError::Usage(format!(
+                    "--session {}: {e}",
+                    bounded(query)
+                ))),
+                other => OpenFailure::Session(other),
+            });
         }
-        return store
-            .open(cwd, query)
-            .map_err(|e| CliError::Usage(format!("--session {query}: {e}")));
+        return store.open(cwd, query).map_err(|e| match e {
+            SessionError::NotFound { .. } | SessionError::Ambiguous { .. } => OpenFailure::Cli(
+                CliError::Usage(format!("--session {}: {e}", bounded(query))),
+            ),
+            other => OpenFailure::Session(other),
+        });
     }
     if args.continue_ {
-        return store.continue_or_create(cwd).map_err(fail);
+        return Ok(store.continue_or_create(cwd)?);
     }
     if args.resume {
         return pick_session(store, cwd);
@@ -65,7 +110,7 @@ fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session,
 }
 
 /// `--resume`: lists the sessions of this directory and asks for one.
-fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
+fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, OpenFailure> {
     let list = store
         .list(cwd)
         .map_err(|e| CliError::config(e.to_string()))?;
@@ -76,11 +121,16 @@ fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
     if !std::io::stdin().is_terminal() {
         return Err(CliError::Usage(
             "--resume asks which session to open and needs a terminal; use --session ID or -c (the latest) instead".into(),
-        ));
+        )
+        .into());
     }
     for (i, s) in list.iter().enumerate().take(30) {
+        let damaged = s
+            .damaged_at
+            .map(|l| format!(", damaged at line {l}"))
+            .unwrap_or_default();
         eprintln!(
-            "{:>3}. {}  ({} messages, {})",
+            "{:>3}. {}  ({} messages, {}{damaged})",
             i + 1,
             s.title,
             s.message_count,
@@ -95,13 +145,13 @@ fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
     let n: usize = line.trim().parse().map_err(|_| {
         CliError::Usage(format!(
             "--resume: '{}' is not a number from the list",
-            line.trim()
+            bounded(line.trim())
         ))
     })?;
     let info = list
         .get(n.wrapping_sub(1))
         .ok_or_else(|| CliError::Usage(format!("--resume: {n} is not in the list")))?;
-    Session::open(&info.path).map_err(|e| CliError::config(e.to_string()))
+    Ok(Session::open(&info.path)?)
 }
 
 /// Wraps the session's one client: every model call of the session (runs,
@@ -182,6 +232,12 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         Some(store) => open_session(args, store, &cwd_str)?,
         None => Session::in_memory(cwd_str.clone()),
     };
+    if let Some(path) = session.path() {
+        // What loading skipped or kept with a remark (a torn last line, say).
+        for w in session.warnings() {
+            eprintln!("makai: session {}: {w}", path.display());
+        }
+    }
     let ctx = session.context();
 
     let probe_keys = KeyResolver::new(home.clone(), None, None);

@@ -159,8 +159,12 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
             .filter(|s| s.message_count > 0 || Some(&s.path) == current.as_ref())
             .map(|s| {
                 let short_id: String = s.id.chars().take(8).collect();
+                let damaged = s
+                    .damaged_at
+                    .map(|l| format!(" · damaged at line {l}"))
+                    .unwrap_or_default();
                 let detail = format!(
-                    "{} messages · {} · {short_id}",
+                    "{} messages · {} · {short_id}{damaged}",
                     s.message_count,
                     ago(s.modified)
                 );

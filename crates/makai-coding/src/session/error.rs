@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use super::damage::Damage;
+
 /// What went wrong with a session or the session store.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -19,19 +21,27 @@ pub enum SessionError {
         #[source]
         source: io::Error,
     },
-    /// A line before the last one is not a JSON object with `type` and `id`.
+    /// The session file is damaged (see [`crate::session::damage`]); nothing was changed.
     #[error(
-        "session file {path} is damaged at line {line}: {reason}. Only a torn last line is \
-         skipped automatically; fix or delete line {line} in a text editor (keep a copy) and \
-         open the session again"
+        "session file {path} is damaged: {damage}. Nothing was changed. To repair it, run \
+         `makai sessions repair {path}` (or add --repair): it keeps a backup copy, moves the \
+         damaged lines to {path}.damaged and re-attaches cut-off entries, keeping every other \
+         byte. Or fix the lines named here in a text editor (keep a copy)"
     )]
-    CorruptLine {
+    Damaged {
         /// The session file.
         path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// Why the line could not be read.
-        reason: String,
+        /// What is wrong, line by line.
+        damage: Box<Damage>,
+    },
+    /// The session file was replaced or removed while this process had it open.
+    #[error(
+        "session file {path} was replaced or removed by another program (a repair?) while it \
+         was open; nothing was written. Open the session again"
+    )]
+    FileReplaced {
+        /// The file.
+        path: PathBuf,
     },
     /// The file does not start with a session header.
     #[error("{path} is not a session file: {reason}")]

@@ -8,13 +8,19 @@
 //! therefore leaves every acknowledged entry in the file and at most one torn
 //! line at the end.
 //!
-//! # Torn and corrupt lines
+//! # Torn tails and damage
 //!
-//! Loading skips an unreadable *last* line with a [`LoadWarning`] (and a
-//! `tracing` warning); the next append cuts that fragment off before writing,
-//! so it never ends up in the middle. A last line that is valid but lacks its
-//! newline is kept and completed by the next append. An unreadable line
-//! anywhere else is a [`SessionError::CorruptLine`] naming the line.
+//! A line that ends in a newline was written whole. So only an unreadable
+//! last line *without* a newline is a torn write: loading skips it with a
+//! [`LoadWarning`], and the next append moves it to the side file
+//! `<file>.damaged` (synced) before cutting it off, so it never ends up in the
+//! middle and is never lost. A last line that is valid but lacks its newline
+//! is kept and completed by the next append.
+//!
+//! Anything else that is wrong ([`super::damage`]) is refused: loading
+//! returns [`SessionError::Damaged`] naming each problem by line, and an
+//! append that finds damage written by another program writes nothing.
+//! Neither ever changes the file; [`super::repair`] does, on request only.
 //!
 //! # Concurrency
 //!
@@ -32,10 +38,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::entry::{SESSION_VERSION, SessionEntry, SessionHeader, UnknownEntry};
+use super::damage::{Damage, check_entries};
+use super::entry::{SessionEntry, SessionHeader};
 use super::error::{LoadWarning, SessionError};
+use super::scan::{scan, scan_file};
 
 /// How hard an append works to make its entry survive a crash.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,286 +61,140 @@ pub struct LoadedFile {
     pub header: Option<SessionHeader>,
     /// The entries in file order.
     pub entries: Vec<SessionEntry>,
-    /// What was skipped or repaired.
+    /// The 1-based line of each entry.
+    pub entry_lines: Vec<usize>,
+    /// What was skipped or kept with a remark.
     pub warnings: Vec<LoadWarning>,
+    /// What is damaged; always empty from [`read_session_file`].
+    pub damage: Damage,
     /// Position just after the last good line.
     pub(crate) good_len: u64,
     /// Number of lines up to `good_len`.
     pub(crate) lines: usize,
     /// True when the last good line has no newline yet.
     pub(crate) needs_newline: bool,
+    /// The (device, inode) of the file read.
+    pub(crate) identity: Option<(u64, u64)>,
 }
 
-/// Reads a whole session file.
+/// Reads a whole session file, refusing damage.
 ///
-/// Errors: the file cannot be read, its first line is a complete line that is
-/// not a header, its version is 1, or a line other than the last is damaged.
+/// A torn last line (no newline, does not parse) is skipped with a warning.
+/// Errors: the file cannot be read or is not a regular file, nothing in it is
+/// a session line ([`SessionError::NotASession`]), its version is 1, or it is
+/// damaged ([`SessionError::Damaged`], naming every problem by line; see
+/// [`super::damage`]). Reading never changes the file.
 pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
-    let bytes = std::fs::read(path).map_err(|e| SessionError::io("read session file", path, e))?;
-    let chunk = parse_parallel(path, &bytes)?;
-    for w in &chunk.warnings {
-        tracing::warn!(path = %path.display(), "{w}");
-    }
-    let mut warnings = chunk.warnings;
-    if chunk.header.is_none() && chunk.torn_at.is_none() {
-        warnings.push(LoadWarning {
-            line: None,
-            message: "the session file is empty".into(),
+    let mut loaded = inspect_session_file(path)?;
+    if !loaded.damage.is_empty() {
+        return Err(SessionError::Damaged {
+            path: path.to_path_buf(),
+            damage: Box::new(std::mem::take(&mut loaded.damage)),
         });
     }
+    Ok(loaded)
+}
+
+/// Reads a whole session file like [`read_session_file`], but returns damage
+/// in [`LoadedFile::damage`] instead of refusing it (for listing and checking
+/// damaged sessions). Never changes the file.
+pub fn inspect_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| SessionError::io("read session file", path, e))?;
+    if !meta.is_file() {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+            reason: format!("it is {}, not a regular file", file_kind(&meta)),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| SessionError::io("read session file", path, e))?;
+    let mut loaded = loaded_from_bytes(path, &bytes)?;
+    loaded.identity = Some(identity(&meta));
+    Ok(loaded)
+}
+
+/// The (device, inode) pair that tells whether a path still names the same file.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// [`inspect_session_file`] on bytes already read.
+pub(crate) fn loaded_from_bytes(path: &Path, bytes: &[u8]) -> Result<LoadedFile, SessionError> {
+    let scan = scan_file(path, bytes)?;
+    if scan.header.is_none()
+        && scan.entries.is_empty()
+        && let Some(first) = scan.damaged.first()
+    {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+            reason: format!("no line of it is a session header or entry ({first})"),
+        });
+    }
+    let mut warnings = scan.warnings;
+    if let Some((_, line, reason)) = &scan.torn {
+        warnings.push(LoadWarning {
+            line: Some(*line),
+            message: format!(
+                "skipped a torn last line ({reason}): the remains of an append that was \
+                 interrupted; the next append moves it to {}",
+                side_file(path).display()
+            ),
+        });
+    }
+    if scan.header.is_none() && scan.torn.is_none() && scan.entries.is_empty() {
+        warnings.push(LoadWarning {
+            line: None,
+            message: "the session file is empty; it starts as a new session".into(),
+        });
+    }
+    for w in &warnings {
+        tracing::warn!(path = %path.display(), "{w}");
+    }
+    let check = check_entries(&scan.entries, &scan.entry_lines);
+    let mut lines = scan.damaged;
+    lines.extend(check.repeated);
+    lines.sort_by_key(|d| d.line);
+    let damage = Damage {
+        lines,
+        links: check.broken,
+        missing_header: scan.missing_header,
+    };
     Ok(LoadedFile {
-        header: chunk.header,
-        entries: chunk.entries,
+        header: scan.header,
+        entries: scan.entries,
+        entry_lines: scan.entry_lines,
         warnings,
-        good_len: chunk.torn_at.unwrap_or(bytes.len()) as u64,
-        lines: chunk.lines,
-        needs_newline: chunk.needs_newline,
+        damage,
+        good_len: scan.torn.as_ref().map_or(bytes.len(), |t| t.0) as u64,
+        lines: scan.lines,
+        needs_newline: scan.needs_newline,
+        identity: None,
     })
 }
 
-/// The result of parsing a run of bytes that starts at a line boundary.
-pub(crate) struct Chunk {
-    pub header: Option<SessionHeader>,
-    pub entries: Vec<SessionEntry>,
-    pub warnings: Vec<LoadWarning>,
-    /// Offset (within the chunk) of a torn last line, which should be cut off.
-    pub torn_at: Option<usize>,
-    /// Complete lines consumed (a torn last line not counted).
-    pub lines: usize,
-    /// The last good line has no newline.
-    pub needs_newline: bool,
+/// The side file next to a session file that damaged lines and torn tails are
+/// moved to: `<file>.damaged`.
+pub fn side_file(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".damaged");
+    PathBuf::from(name)
 }
 
-/// Files at least this big are parsed on several threads.
-const PARALLEL_PARSE_BYTES: usize = 1 << 20;
-
-/// Parses a whole file, splitting a big one at line boundaries across threads.
-fn parse_parallel(path: &Path, bytes: &[u8]) -> Result<Chunk, SessionError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || bytes.len() < PARALLEL_PARSE_BYTES {
-        return parse_chunk(path, bytes, 0, true, true);
-    }
-    let mut bounds = vec![0usize];
-    for i in 1..threads {
-        let from = (bytes.len() * i / threads).max(bounds[bounds.len() - 1]);
-        match bytes[from..].iter().position(|b| *b == b'\n') {
-            Some(nl) if from + nl + 1 < bytes.len() => bounds.push(from + nl + 1),
-            _ => break,
-        }
-    }
-    bounds.push(bytes.len());
-    let pieces = bounds.len() - 1;
-    let results: Vec<Result<Chunk, SessionError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..pieces)
-            .map(|i| {
-                let seg = &bytes[bounds[i]..bounds[i + 1]];
-                let (first, last) = (i == 0, i + 1 == pieces);
-                scope.spawn(move || parse_chunk(path, seg, 0, first, last))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(SessionError::NotASession {
-                        path: path.to_path_buf(),
-                        reason: "a parser thread panicked".into(),
-                    })
-                })
-            })
-            .collect()
-    });
-    let mut out = Chunk {
-        header: None,
-        entries: Vec::new(),
-        warnings: Vec::new(),
-        torn_at: None,
-        lines: 0,
-        needs_newline: false,
-    };
-    for (i, result) in results.into_iter().enumerate() {
-        let offset = out.lines;
-        let mut chunk = result.map_err(|e| match e {
-            SessionError::CorruptLine { path, line, reason } => SessionError::CorruptLine {
-                path,
-                line: line + offset,
-                reason,
-            },
-            other => other,
-        })?;
-        if i == 0 {
-            out.header = chunk.header.take();
-            out.entries.reserve(chunk.entries.len() * pieces);
-        }
-        out.entries.append(&mut chunk.entries);
-        out.warnings.extend(chunk.warnings.into_iter().map(|mut w| {
-            w.line = w.line.map(|l| l + offset);
-            w
-        }));
-        out.lines += chunk.lines;
-        out.torn_at = chunk.torn_at.map(|t| bounds[i] + t);
-        out.needs_newline = chunk.needs_newline;
-    }
-    Ok(out)
-}
-
-/// Parses `bytes`, whose first line is line `lines_before + 1` of the file.
-/// With `at_end`, an unreadable last line is a torn write to skip; otherwise
-/// it is corruption like any other line.
-pub(crate) fn parse_chunk(
-    path: &Path,
-    bytes: &[u8],
-    lines_before: usize,
-    expect_header: bool,
-    at_end: bool,
-) -> Result<Chunk, SessionError> {
-    // (start, end) of each line without its newline; the last may be unterminated.
-    let mut spans: Vec<(usize, usize, bool)> = Vec::with_capacity(bytes.len() / 256 + 1);
-    let mut start = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        if *b == b'\n' {
-            spans.push((start, i, true));
-            start = i + 1;
-        }
-    }
-    if start < bytes.len() {
-        spans.push((start, bytes.len(), false));
-    }
-    let last_content = spans
-        .iter()
-        .rposition(|(s, e, _)| !bytes[*s..*e].iter().all(u8::is_ascii_whitespace));
-
-    let mut out = Chunk {
-        header: None,
-        entries: Vec::with_capacity(spans.len()),
-        warnings: Vec::new(),
-        torn_at: None,
-        lines: 0,
-        needs_newline: false,
-    };
-    let mut want_header = expect_header;
-    for (idx, &(s, e, terminated)) in spans.iter().enumerate() {
-        let line_no = lines_before + idx + 1;
-        let line = &bytes[s..e];
-        let is_last = at_end && Some(idx) == last_content;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            if terminated {
-                out.lines += 1;
-            }
-            continue;
-        }
-        let parsed = if want_header {
-            parse_header(path, line).map(|h| {
-                out.header = Some(h);
-                want_header = false;
-            })
-        } else {
-            parse_entry(line).map(|(entry, warning)| {
-                if let Some(message) = warning {
-                    out.warnings.push(LoadWarning {
-                        line: Some(line_no),
-                        message,
-                    });
-                }
-                out.entries.push(entry);
-            })
-        };
-        match parsed {
-            Ok(()) => {
-                if terminated {
-                    out.lines += 1;
-                } else {
-                    out.needs_newline = true;
-                }
-            }
-            Err(LineError::Fatal(err)) => return Err(err),
-            Err(LineError::Bad(reason)) if is_last => {
-                let message = format!(
-                    "skipped a torn last line ({} bytes: {reason}); it is the remains of a write \
-                     that was interrupted, and the next append removes it",
-                    e - s
-                );
-                out.warnings.push(LoadWarning {
-                    line: Some(line_no),
-                    message,
-                });
-                out.torn_at = Some(s);
-                break;
-            }
-            Err(LineError::Bad(reason)) => {
-                return Err(if want_header {
-                    SessionError::NotASession {
-                        path: path.to_path_buf(),
-                        reason: format!("line {line_no} is not a session header: {reason}"),
-                    }
-                } else {
-                    SessionError::CorruptLine {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        reason,
-                    }
-                });
-            }
-        }
-    }
-    Ok(out)
-}
-
-enum LineError {
-    /// The line is unreadable (torn if it is the last one).
-    Bad(String),
-    /// The file cannot be used at all.
-    Fatal(SessionError),
-}
-
-fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, LineError> {
-    let header: SessionHeader = serde_json::from_slice(line).map_err(|e| {
-        // A complete JSON object of another kind is not a torn write.
-        if serde_json::from_slice::<Value>(line).is_ok() {
-            LineError::Fatal(SessionError::NotASession {
-                path: path.to_path_buf(),
-                reason: format!("the first line is not a session header: {e}"),
-            })
-        } else {
-            LineError::Bad(e.to_string())
-        }
-    })?;
-    match header.version {
-        None | Some(0) | Some(1) => Err(LineError::Fatal(SessionError::UnsupportedVersion {
-            path: path.to_path_buf(),
-            version: header.version.unwrap_or(1),
-        })),
-        Some(v) if v > SESSION_VERSION => {
-            tracing::warn!(path = %path.display(), version = v, "session file is newer than this makai; unknown entries are kept as they are");
-            Ok(header)
-        }
-        Some(_) => Ok(header),
-    }
-}
-
-/// Parses one entry line. A JSON object of a known type whose fields do not fit
-/// is kept as an [`UnknownEntry`] with a warning.
-fn parse_entry(line: &[u8]) -> Result<(SessionEntry, Option<String>), LineError> {
-    let typed_err = match serde_json::from_slice::<SessionEntry>(line) {
-        Ok(entry) => return Ok((entry, None)),
-        Err(e) => e,
-    };
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(map)) => match UnknownEntry::from_object(map) {
-            Some(u) => {
-                let warning = format!(
-                    "entry {} of type \"{}\" does not match the format ({typed_err}); kept as it \
-                     is but left out of the model's context",
-                    u.id, u.kind
-                );
-                Ok((SessionEntry::Unknown(u), Some(warning)))
-            }
-            None => Err(LineError::Bad(
-                "a JSON object without string \"type\" and \"id\" fields".into(),
-            )),
-        },
-        Ok(_) => Err(LineError::Bad("not a JSON object".into())),
-        Err(e) => Err(LineError::Bad(format!("invalid JSON: {e}"))),
+/// "a directory", "a device", ... for a path that is not a regular file.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a pipe"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
     }
 }
 
@@ -345,6 +205,8 @@ pub struct Foreign {
     pub header: Option<SessionHeader>,
     /// Entries other processes appended since this one last read the file.
     pub entries: Vec<SessionEntry>,
+    /// The 1-based line of each of `entries`.
+    pub entry_lines: Vec<usize>,
     /// What was repaired.
     pub warnings: Vec<LoadWarning>,
 }
@@ -359,6 +221,9 @@ pub struct SessionFile {
     needs_newline: bool,
     header_seen: bool,
     durability: Durability,
+    /// The file this writer reads and appends to, once known: appends are
+    /// refused when the path comes to name another file.
+    identity: Option<(u64, u64)>,
 }
 
 impl SessionFile {
@@ -372,6 +237,7 @@ impl SessionFile {
             needs_newline: false,
             header_seen: false,
             durability,
+            identity: None,
         }
     }
 
@@ -389,6 +255,7 @@ impl SessionFile {
             needs_newline: loaded.needs_newline,
             header_seen: loaded.header.is_some(),
             durability,
+            identity: loaded.identity,
         }
     }
 
@@ -419,6 +286,19 @@ impl SessionFile {
                 .create(true)
                 .open(&self.path)
                 .map_err(|e| SessionError::io("open session file", &self.path, e))?;
+            let opened = identity(
+                &file
+                    .metadata()
+                    .map_err(|e| SessionError::io("open session file", &self.path, e))?,
+            );
+            match self.identity {
+                Some(known) if known != opened => {
+                    return Err(SessionError::FileReplaced {
+                        path: self.path.clone(),
+                    });
+                }
+                _ => self.identity = Some(opened),
+            }
             self.file = Some(file);
         }
         self.file.as_ref().ok_or_else(|| {
@@ -508,10 +388,11 @@ where
     F: FnOnce(&Foreign) -> Result<Vec<SessionEntry>, SessionError>,
 {
     let io = |action, e| SessionError::io(action, path, e);
-    let mut len = file
+    let meta = file
         .metadata()
-        .map_err(|e| io("read the size of session file", e))?
-        .len();
+        .map_err(|e| io("read the size of session file", e))?;
+    check_same_file(path, &meta)?;
+    let mut len = meta.len();
     if len < st.known_len {
         return Err(SessionError::FileShrunk {
             path: path.to_path_buf(),
@@ -520,6 +401,7 @@ where
         });
     }
     let mut foreign = Foreign::default();
+    let mut torn: Option<(u64, Vec<u8>)> = None;
     let mut buf = Vec::new();
     if len > st.known_len {
         let mut bytes = Vec::with_capacity((len - st.known_len) as usize);
@@ -528,15 +410,27 @@ where
         file.take(len - st.known_len)
             .read_to_end(&mut bytes)
             .map_err(|e| io("read session file", e))?;
-        let chunk = parse_chunk(path, &bytes, st.known_lines, !st.header_seen, true)?;
-        if let Some(torn) = chunk.torn_at {
-            len = st.known_len + torn as u64;
-            file.set_len(len)
-                .map_err(|e| io("cut the torn last line off session file", e))?;
-            tracing::warn!(path = %path.display(), at = len, "removed a torn last line before appending");
+        let mut chunk = scan(path, &bytes, st.known_lines, !st.header_seen)?;
+        let missing_header = chunk.missing_header.filter(|_| !st.header_seen);
+        if !chunk.damaged.is_empty() || missing_header.is_some() {
+            return Err(SessionError::Damaged {
+                path: path.to_path_buf(),
+                damage: Box::new(Damage {
+                    lines: chunk.damaged,
+                    links: Vec::new(),
+                    missing_header,
+                }),
+            });
+        }
+        if let Some((at, _, _)) = chunk.torn.take() {
+            torn = Some((st.known_len + at as u64, bytes[at..].to_vec()));
         }
         st.known_lines += chunk.lines;
-        if chunk.torn_at.unwrap_or(bytes.len()) > 0 {
+        if torn
+            .as_ref()
+            .map_or(bytes.len(), |t| (t.0 - st.known_len) as usize)
+            > 0
+        {
             // The chunk holds at least one good byte, so its end decides.
             st.needs_newline = chunk.needs_newline;
         }
@@ -546,9 +440,31 @@ where
         foreign = Foreign {
             header: chunk.header,
             entries: chunk.entries,
+            entry_lines: chunk.entry_lines,
             warnings: chunk.warnings,
         };
     }
+    // Built before anything changes: a refusal leaves the file as it was.
+    let entries_result = build(&foreign);
+    if let Some((at, fragment)) = torn
+        && entries_result.is_ok()
+    {
+        set_aside(path, &fragment)?;
+        len = at;
+        file.set_len(len)
+            .map_err(|e| io("cut the torn last line off session file", e))?;
+        let message = format!(
+            "moved a torn last line ({} bytes, the remains of an interrupted append) to {}",
+            fragment.len(),
+            side_file(path).display()
+        );
+        tracing::warn!(path = %path.display(), "{message}");
+        foreign.warnings.push(LoadWarning {
+            line: Some(st.known_lines + 1),
+            message,
+        });
+    }
+    let entries = entries_result?;
     if st.needs_newline && len > 0 {
         buf.push(b'\n');
         st.known_lines += 1;
@@ -559,7 +475,6 @@ where
         buf.push(b'\n');
         st.known_lines += 1;
     }
-    let entries = build(&foreign)?;
     for entry in &entries {
         serde_json::to_writer(&mut buf, entry)?;
         buf.push(b'\n');
@@ -567,7 +482,9 @@ where
     st.known_lines += entries.len();
     if let Err(e) = file.write_all(&buf).and_then(|_| file.flush()) {
         // Take back whatever part of the write landed, so no half line stays.
-        let _ = file.set_len(len);
+        if let Err(cut) = file.set_len(len) {
+            tracing::warn!(path = %path.display(), "cannot take back a failed append: {cut}");
+        }
         return Err(io("append to session file", e));
     }
     if durability == Durability::Fsync {
@@ -577,4 +494,37 @@ where
     st.needs_newline = false;
     st.header_seen = true;
     Ok((st, foreign, entries, created))
+}
+
+/// Refuses to append when the path no longer names the file this writer has
+/// open (another program, or `makai sessions repair`, replaced or removed it):
+/// the entry would go to a file nobody reads.
+fn check_same_file(path: &Path, open: &std::fs::Metadata) -> Result<(), SessionError> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(now) if now.dev() == open.dev() && now.ino() == open.ino() => Ok(()),
+        _ => Err(SessionError::FileReplaced {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+/// Appends `bytes` (complete lines, or a fragment that gets a newline) to the
+/// side file of `path` and syncs it.
+pub(crate) fn set_aside(path: &Path, bytes: &[u8]) -> Result<PathBuf, SessionError> {
+    let side = side_file(path);
+    let io = |action, e| SessionError::io(action, &side, e);
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&side)
+        .map_err(|e| io("open the side file for damaged lines", e))?;
+    let mut data = bytes.to_vec();
+    if !data.ends_with(b"\n") {
+        data.push(b'\n');
+    }
+    f.write_all(&data)
+        .and_then(|_| f.sync_data())
+        .map_err(|e| io("write the side file for damaged lines", e))?;
+    Ok(side)
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use makai_ai::ThinkingLevel;
 use serde_json::Value;
 
+use super::damage::{Damage, check_appended};
 use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
 use super::error::{LoadWarning, SessionError};
 use super::file::{Durability, SessionFile, read_session_file};
@@ -81,8 +82,15 @@ impl Session {
     ///
     /// A torn last line is skipped (see [`Session::warnings`]); a damaged line
     /// elsewhere is an error naming it.
+    ///
+    /// An empty file (or one whose only line is a torn header) is a new
+    /// session: it keeps the id in its file name, takes the current directory
+    /// as its working directory, and gets its header with the first append.
     pub fn open(path: impl AsRef<Path>) -> Result<Session, SessionError> {
-        let path = path.as_ref();
+        Session::open_with_cwd(path.as_ref(), None)
+    }
+
+    fn open_with_cwd(path: &Path, cwd: Option<String>) -> Result<Session, SessionError> {
         let loaded = read_session_file(path)?;
         let file = SessionFile::after_load(path, &loaded, Durability::default());
         let mut warnings = loaded.warnings;
@@ -91,9 +99,11 @@ impl Session {
             None => {
                 // Empty file or torn first write: start it afresh under the same id.
                 let id = id_from_file_name(path).unwrap_or_else(new_session_id);
-                let cwd = std::env::current_dir()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default();
+                let cwd = cwd.unwrap_or_else(|| {
+                    std::env::current_dir()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default()
+                });
                 SessionHeader::new(id, cwd)
             }
         };
@@ -108,15 +118,19 @@ impl Session {
 
     /// Opens the session file at `path`, or starts a new session there (for
     /// `cwd`) when it does not exist yet, as pi's `--session PATH` does.
+    ///
+    /// An existing empty (0-byte) file is used as a new session for `cwd`: its
+    /// header is written with the first entry. A directory, a device, a pipe or
+    /// a socket is refused with [`SessionError::NotASession`].
     pub fn open_or_create(
         path: impl AsRef<Path>,
         cwd: impl Into<String>,
     ) -> Result<Session, SessionError> {
         let path = path.as_ref();
-        if path.exists() {
-            Session::open(path)
-        } else {
-            Ok(Session::create_at(path, cwd))
+        match std::fs::metadata(path) {
+            Ok(_) => Session::open_with_cwd(path, Some(cwd.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Session::create_at(path, cwd)),
+            Err(e) => Err(SessionError::io("read session file", path, e)),
         }
     }
 
@@ -184,12 +198,29 @@ impl Session {
             None => build(tree),
             Some(file) => {
                 let header = tree.header().clone();
+                let file_path = file.path().to_path_buf();
                 let (foreign, built) = file.append(&header, |foreign| {
                     if let Some(h) = &foreign.header
                         && h.id != header.id
                     {
                         tracing::warn!(ours = %header.id, theirs = %h.id, "session file was created by another process; adopting its header");
                         tree.set_header(h.clone());
+                    }
+                    let check = check_appended(
+                        &|id| tree.get(id),
+                        tree.entries().last().map(SessionEntry::id),
+                        &foreign.entries,
+                        &foreign.entry_lines,
+                    );
+                    if !check.repeated.is_empty() || !check.broken.is_empty() {
+                        return Err(SessionError::Damaged {
+                            path: file_path.clone(),
+                            damage: Box::new(Damage {
+                                lines: check.repeated,
+                                links: check.broken,
+                                missing_header: None,
+                            }),
+                        });
                     }
                     for e in &foreign.entries {
                         tree.insert(e.clone());

@@ -7,6 +7,12 @@
 //! sessions under `~/.makai/sessions/<encoded cwd>/`, and [`title`] names a
 //! session in the background after its first exchange.
 //!
+//! Damage ([`damage`]) is refused, never skipped: a complete line that does not
+//! parse, a missing or second header, a repeated id or a broken parent link
+//! makes [`Session::open`] return [`SessionError::Damaged`] without changing the
+//! file. Only an interrupted append (a last line without its newline) is set
+//! aside automatically. [`repair`] fixes damage when asked.
+//!
 //! ```no_run
 //! # fn demo() -> Result<(), makai_coding::session::SessionError> {
 //! use makai_ai::UserMessage;
@@ -19,24 +25,35 @@
 //! # let _ = messages; Ok(()) }
 //! ```
 
+pub mod damage;
 mod entry;
 mod error;
 mod file;
 mod handle;
+pub mod repair;
+mod scan;
 
 mod new_entry;
 mod store;
 pub mod title;
 mod tree;
 
+pub use damage::{
+    BrokenLink, Damage, DamagedLine, EntryCheck, LineProblem, LinkProblem, check_appended,
+    check_entries,
+};
 pub use entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderTag,
     KNOWN_ENTRY_TYPES, LabelEntry, MessageEntry, ModelChangeEntry, SESSION_VERSION, SessionEntry,
     SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, now_iso,
 };
 pub use error::{LoadWarning, SessionError};
-pub use file::{Durability, Foreign, LoadedFile, SessionFile, read_session_file};
+pub use file::{
+    Durability, Foreign, LoadedFile, SessionFile, inspect_session_file, read_session_file,
+    side_file,
+};
 pub use handle::{Session, SharedSession, new_session_id, session_file_name};
+pub use repair::{RepairPlan, RepairReport, plan_repair, repair_session_file};
 
 pub use new_entry::{CompactionRecord, NewEntry};
 pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};

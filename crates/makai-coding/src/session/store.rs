@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::entry::{SessionEntry, SessionHeader};
 use super::error::SessionError;
-use super::file::read_session_file;
+use super::file::inspect_session_file;
 use super::handle::{Session, id_from_file_name};
 
 /// Environment variable naming a folder that holds session files directly
@@ -49,6 +49,9 @@ pub struct SessionInfo {
     pub entry_count: usize,
     /// The session it was forked from.
     pub parent_session: Option<String>,
+    /// The first damaged line when the file is damaged (opening it is refused
+    /// until it is repaired; see [`crate::session::repair`]).
+    pub damaged_at: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,14 +168,18 @@ impl SessionStore {
         }
     }
 
-    /// The most recently written session file of `cwd`.
+    /// The most recently written session file of `cwd` (a damaged one too,
+    /// so that opening it says what is wrong; other `.jsonl` files left out).
     pub fn latest(&self, cwd: &str) -> Result<Option<PathBuf>, SessionError> {
         let mut files: Vec<(SystemTime, PathBuf)> = session_files(&self.dir_for(cwd))?
             .into_iter()
             .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
             .collect();
         files.sort_by_key(|f| std::cmp::Reverse(f.0));
-        Ok(files.into_iter().map(|(_, p)| p).find(|p| has_header(p)))
+        Ok(files
+            .into_iter()
+            .map(|(_, p)| p)
+            .find(|p| looks_like_session(p)))
     }
 
     /// Opens the most recent session of `cwd`, if any.
@@ -263,6 +270,27 @@ fn session_files(dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
         .collect())
 }
 
+/// How many non-blank lines [`looks_like_session`] reads at most.
+const SNIFF_LINES: usize = 8;
+
+/// True when one of the first lines of the file is a session header or entry:
+/// a session, possibly damaged (its header line lost, say), and not some
+/// other `.jsonl` file.
+fn looks_like_session(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    BufReader::new(f)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .take(SNIFF_LINES)
+        .any(|l| {
+            serde_json::from_slice::<SessionHeader>(&l).is_ok()
+                || serde_json::from_slice::<SessionEntry>(&l).is_ok()
+        })
+}
+
 /// True when the file's first line is a session header.
 fn has_header(path: &Path) -> bool {
     let Ok(f) = std::fs::File::open(path) else {
@@ -313,9 +341,20 @@ fn list_dir(dir: &Path) -> Result<Vec<SessionInfo>, SessionError> {
 
 /// Summarises one session file; `None` when it has no header yet.
 pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionError> {
-    let loaded = read_session_file(path)?;
-    let Some(header) = loaded.header else {
-        return Ok(None);
+    let loaded = inspect_session_file(path)?;
+    let header = match loaded.header {
+        Some(h) => h,
+        // Damaged: listed (and marked) under the id of its file name.
+        None if loaded.damage.missing_header.is_some() => {
+            let mut h = SessionHeader::new(id_from_file_name(path).unwrap_or_default(), "");
+            h.timestamp = loaded
+                .entries
+                .first()
+                .map(|e| e.timestamp().to_string())
+                .unwrap_or_default();
+            h
+        }
+        None => return Ok(None),
     };
     let modified = std::fs::metadata(path)
         .and_then(|m| m.modified())
@@ -363,6 +402,7 @@ pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionEr
         message_count,
         entry_count: loaded.entries.len(),
         parent_session: header.parent_session,
+        damaged_at: loaded.damage.first_line(),
     }))
 }
 

@@ -114,7 +114,8 @@ pub fn tools_by_names(env: ToolEnv, names: &str) -> Result<Vec<Arc<dyn Tool>>, T
         seen.push(n);
         let tool = BuiltinTool::new(n, env.clone()).ok_or_else(|| {
             ToolError::Failed(format!(
-                "Unknown tool '{n}'. The built-in tools are: {}.",
+                "Unknown tool '{}'. The built-in tools are: {}.",
+                makai_ai::quote::bounded(n),
                 BUILTIN_TOOL_NAMES.join(", ")
             ))
         })?;

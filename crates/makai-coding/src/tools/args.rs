@@ -2,6 +2,7 @@
 //! or `"10"` for a count), and JSON Schemas derived with schemars and cleaned
 //! for tool-calling APIs.
 
+use makai_ai::quote::{bound_echoes, bounded};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -10,8 +11,46 @@ use serde_json::Value;
 use super::error::ToolError;
 
 /// Parses a tool's arguments, turning serde's complaint into a clear error.
+/// Long strings of the arguments that the complaint quotes are shortened
+/// (see [`bound_echoes`]).
 pub fn parse_args<T: DeserializeOwned>(tool: &'static str, args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args).map_err(|e| ToolError::invalid(tool, e.to_string()))
+    match T::deserialize(&args) {
+        Ok(parsed) => Ok(parsed),
+        Err(e) => {
+            let mut message = e.to_string();
+            let mut long = Vec::new();
+            long_strings(&args, &mut long);
+            for s in long {
+                message = bound_echoes(&message, s);
+            }
+            Err(ToolError::invalid(tool, message))
+        }
+    }
+}
+
+/// The strings in `v` longer than an error message may quote.
+fn long_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) if bounded(s).is_cut() => out.push(s),
+        Value::Array(items) => items.iter().for_each(|i| long_strings(i, out)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                if bounded(k).is_cut() {
+                    out.push(k);
+                }
+                long_strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A wrong value, quoted bounded for an error message.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{:?}", bounded(s)),
+        other => bounded(&other.to_string()).to_string(),
+    }
 }
 
 fn number_of(v: &Value) -> Option<f64> {
@@ -30,7 +69,8 @@ pub fn opt_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Erro
         Some(v) => match number_of(&v) {
             Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(Some(f as u64)),
             _ => Err(serde::de::Error::custom(format!(
-                "expected a non-negative whole number, got {v}"
+                "expected a non-negative whole number, got {}",
+                shown(&v)
             ))),
         },
     }
@@ -41,9 +81,9 @@ pub fn opt_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
     let v = Option::<Value>::deserialize(d)?;
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => number_of(&v)
-            .map(Some)
-            .ok_or_else(|| serde::de::Error::custom(format!("expected a number, got {v}"))),
+        Some(v) => number_of(&v).map(Some).ok_or_else(|| {
+            serde::de::Error::custom(format!("expected a number, got {}", shown(&v)))
+        }),
     }
 }
 
@@ -56,7 +96,8 @@ pub fn opt_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Erro
         Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
         Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
         Some(v) => Err(serde::de::Error::custom(format!(
-            "expected true or false, got {v}"
+            "expected true or false, got {}",
+            shown(&v)
         ))),
     }
 }

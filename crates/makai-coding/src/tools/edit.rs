@@ -1,5 +1,6 @@
 //! `edit`: exact text replacements in one file, with a unified diff.
 
+use makai_ai::quote::bounded;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -107,16 +108,17 @@ pub async fn edit(env: &ToolEnv, args: EditArgs, ctx: &CallCtx) -> Result<ToolOu
     ctx.check()?;
     let resolved = env.resolve(&args.path)?;
     let shown = resolved.display.clone();
+    let q = bounded(&shown);
     match std::fs::metadata(&resolved.path) {
         Ok(m) if m.is_file() => {}
         Ok(m) if m.is_dir() => {
             return Err(ToolError::Failed(format!(
-                "{shown} is a directory; edit needs a file."
+                "{q} is a directory; edit needs a file."
             )));
         }
         Ok(_) => {
             return Err(ToolError::Failed(format!(
-                "{shown} is not a regular file (it is a device, socket or pipe); edit only changes files."
+                "{q} is not a regular file (it is a device, socket or pipe); edit only changes files."
             )));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -132,12 +134,12 @@ pub async fn edit(env: &ToolEnv, args: EditArgs, ctx: &CallCtx) -> Result<ToolOu
         std::fs::read(&resolved.path).map_err(|e| ToolError::io("read", shown.clone(), e))?;
     if first_nul(&bytes[..bytes.len().min(8192)]).is_some() {
         return Err(ToolError::Failed(format!(
-            "{shown} is a binary file; edit only changes text files. Use write to replace it entirely."
+            "{q} is a binary file; edit only changes text files. Use write to replace it entirely."
         )));
     }
     let raw = String::from_utf8(bytes).map_err(|e| {
         ToolError::Failed(format!(
-            "{shown} is not valid UTF-8 (invalid byte at offset {}); edit only changes UTF-8 text. Use write or bash instead.",
+            "{q} is not valid UTF-8 (invalid byte at offset {}); edit only changes UTF-8 text. Use write or bash instead.",
             e.utf8_error().valid_up_to()
         ))
     })?;

@@ -3,6 +3,8 @@
 
 use similar::{DiffTag, TextDiff};
 
+use makai_ai::quote::bounded;
+
 use super::ToolError;
 
 /// One replacement, with line endings already normalized to LF.
@@ -76,6 +78,9 @@ fn label(index: usize, total: usize) -> String {
     }
 }
 
+/// The most lines of the file a "0 matches" hint shows.
+const HINT_LINES: usize = 12;
+
 /// A short hint pointing at where the model probably meant, for "0 matches".
 fn closest_hint(body: &str, old: &str) -> String {
     let Some(first) = old.lines().map(str::trim).find(|l| !l.is_empty()) else {
@@ -91,11 +96,13 @@ fn closest_hint(body: &str, old: &str) -> String {
         return String::new();
     };
     let from = at.saturating_sub(1);
-    let to = (at + old.lines().count() + 1).min(lines.len());
+    let to = (at + old.lines().count() + 1)
+        .min(lines.len())
+        .min(from + HINT_LINES);
     let snippet: Vec<String> = lines[from..to]
         .iter()
         .enumerate()
-        .map(|(i, l)| format!("  {}: {}", from + i + 1, l))
+        .map(|(i, l)| format!("  {}: {}", from + i + 1, bounded(l)))
         .collect();
     format!(
         "\nThe first line of oldText appears (ignoring whitespace) at line {}; compare carefully:\n{}",
@@ -114,6 +121,7 @@ pub fn apply(body: &str, edits: &[Replacement], path: &str) -> Result<String, To
             "edits must contain at least one replacement ({oldText, newText})",
         ));
     }
+    let path = bounded(path);
     let total = edits.len();
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for (i, e) in edits.iter().enumerate() {

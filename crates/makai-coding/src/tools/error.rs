@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use makai_ai::quote::bounded;
+
 /// Why a built-in tool could not do what it was asked.
 ///
 /// The `Display` text is what the model sees as the tool's error result, so
@@ -19,8 +21,9 @@ pub enum ToolError {
     },
     /// A path argument leaves the folders the tools may touch.
     #[error(
-        "Access denied: '{input}' resolves to {resolved}, which is outside the working directory {cwd}{via_symlink}. \
-         Use a path inside the working directory, or allow the folder in settings (allowedPaths)."
+        "Access denied: '{}' resolves to {}, which is outside the working directory {cwd}{via_symlink}. \
+         Use a path inside the working directory, or allow the folder in settings (allowedPaths).",
+        bounded(.input), bounded(&.resolved.to_string_lossy())
     )]
     PathDenied {
         /// The path as the model wrote it.
@@ -34,7 +37,8 @@ pub enum ToolError {
     },
     /// The file or folder does not exist.
     #[error(
-        "{what} not found: {path}. Check the path (relative paths start at {cwd}); use ls or find to look around."
+        "{what} not found: {}. Check the path (relative paths start at {cwd}); use ls or find to look around.",
+        bounded(.path)
     )]
     NotFound {
         /// "File", "Directory" or "Path".
@@ -45,7 +49,7 @@ pub enum ToolError {
         cwd: PathBuf,
     },
     /// A filesystem operation failed.
-    #[error("Could not {action} {path}: {source}")]
+    #[error("Could not {action} {}: {source}", bounded(.path))]
     Io {
         /// What was being done ("read", "write", "list", ...).
         action: &'static str,

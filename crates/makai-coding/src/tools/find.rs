@@ -3,6 +3,7 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
+use makai_ai::quote::{bound_echoes, bounded};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -57,9 +58,19 @@ pub fn compile(pattern: &str) -> Result<(GlobMatcher, bool), ToolError> {
     let m = GlobBuilder::new(&glob)
         .literal_separator(true)
         .build()
-        .map_err(|e| ToolError::invalid("find", format!("invalid glob {pattern:?}: {e}")))?
+        .map_err(|e| ToolError::invalid("find", invalid_glob(pattern, &e)))?
         .compile_matcher();
     Ok((m, on_path))
+}
+
+/// "invalid glob ..." for a glob that does not compile, the glob quoted
+/// [`bounded`] wherever the error echoes it.
+pub(crate) fn invalid_glob(glob: &str, error: &dyn std::fmt::Display) -> String {
+    format!(
+        "invalid glob {:?}: {}",
+        bounded(glob),
+        bound_echoes(&error.to_string(), glob)
+    )
 }
 
 /// Runs `find`.
@@ -85,7 +96,7 @@ fn find_blocking(env: &ToolEnv, args: &FindArgs, ctx: &CallCtx) -> Result<ToolOu
         Ok(_) => {
             return Err(ToolError::Failed(format!(
                 "{} is a file, not a directory; find searches folders.",
-                root.display
+                bounded(&root.display)
             )));
         }
         Err(_) => {

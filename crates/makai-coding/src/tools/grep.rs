@@ -17,7 +17,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use makai_ai::quote::{bound_echoes, bounded};
+
 use super::args::{opt_bool, opt_count};
+use super::find::invalid_glob;
 use super::truncate::{GREP_MAX_LINE_CHARS, MAX_BYTES, format_size, truncate_head, truncate_line};
 use super::{CallCtx, ToolEnv, ToolError, ToolOutput, relative_display};
 
@@ -199,7 +202,9 @@ pub fn build_matcher(
         .line_terminator(Some(b'\n'));
     b.build(pattern).map_err(|e| {
         ToolError::Failed(format!(
-            "Invalid regex pattern {pattern:?}: {e}. Fix the pattern, or pass literal: true to search for the text as written."
+            "Invalid regex pattern {:?}: {}. Fix the pattern, or pass literal: true to search for the text as written.",
+            bounded(pattern),
+            bound_echoes(&e.to_string(), pattern)
         ))
     })
 }
@@ -257,10 +262,10 @@ fn grep_blocking(
         if let Some(glob) = args.glob.as_deref().filter(|g| !g.is_empty()) {
             let mut ob = OverrideBuilder::new(&root.path);
             ob.add(glob)
-                .map_err(|e| ToolError::invalid("grep", format!("invalid glob {glob:?}: {e}")))?;
+                .map_err(|e| ToolError::invalid("grep", invalid_glob(glob, &e)))?;
             let ov = ob
                 .build()
-                .map_err(|e| ToolError::invalid("grep", format!("invalid glob {glob:?}: {e}")))?;
+                .map_err(|e| ToolError::invalid("grep", invalid_glob(glob, &e)))?;
             wb.overrides(ov);
         }
         wb.build_parallel().run(|| {

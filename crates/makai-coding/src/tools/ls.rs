@@ -1,6 +1,7 @@
 //! `ls`: one folder's entries, sorted case-insensitively, folders marked `/`,
 //! dotfiles included, with an entry limit.
 
+use makai_ai::quote::bounded;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -52,7 +53,8 @@ fn ls_blocking(env: &ToolEnv, args: &LsArgs) -> Result<ToolOutput, ToolError> {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
             return Err(ToolError::Failed(format!(
-                "Not a directory: {shown}. Use read to view a file."
+                "Not a directory: {}. Use read to view a file.",
+                bounded(&shown)
             )));
         }
         Err(_) => {

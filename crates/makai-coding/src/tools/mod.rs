@@ -215,7 +215,8 @@ pub async fn run_builtin(
         "find" => find::find(env, args::parse_args("find", args)?, ctx).await,
         "ls" => ls::ls(env, args::parse_args("ls", args)?, ctx).await,
         other => Err(ToolError::Failed(format!(
-            "Unknown built-in tool '{other}'. Available: {}.",
+            "Unknown built-in tool '{}'. Available: {}.",
+            makai_ai::quote::bounded(other),
             BUILTIN_TOOL_NAMES.join(", ")
         ))),
     }

@@ -10,7 +10,13 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use makai_ai::quote::bounded;
+
 use super::error::ToolError;
+
+/// The longest path the operating system accepts (Linux's `PATH_MAX`); longer
+/// path arguments are refused before any work is done on them.
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// How many symbolic links one resolution may follow before giving up (as Linux does).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -81,9 +87,18 @@ impl PathPolicy {
                     .to_string(),
             ));
         }
+        if trimmed.len() > MAX_PATH_BYTES {
+            return Err(ToolError::Failed(format!(
+                "The path {:?} is {} bytes long, and no path can be longer than {MAX_PATH_BYTES} bytes. \
+                 Pass the path of a file or folder, relative to the working directory.",
+                bounded(input),
+                trimmed.len()
+            )));
+        }
         if trimmed.contains('\0') {
             return Err(ToolError::Failed(format!(
-                "The path {input:?} contains a NUL byte, which no file name can contain."
+                "The path {:?} contains a NUL byte, which no file name can contain.",
+                bounded(input)
             )));
         }
         let expanded = expand_home(trimmed).unwrap_or_else(|| PathBuf::from(trimmed));

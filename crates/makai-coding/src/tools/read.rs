@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use base64::Engine;
 use makai_ai::UserContent;
+use makai_ai::quote::bounded;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -68,6 +69,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     }
     let resolved = env.resolve(&args.path)?;
     let shown = &resolved.display;
+    let q = bounded(shown);
     let meta = match std::fs::metadata(&resolved.path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -81,12 +83,12 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     };
     if meta.is_dir() {
         return Err(ToolError::Failed(format!(
-            "{shown} is a directory, not a file. Use ls to list it."
+            "{q} is a directory, not a file. Use ls to list it."
         )));
     }
     if !meta.is_file() {
         return Err(ToolError::Failed(format!(
-            "{shown} is not a regular file (it is a device, socket or pipe); read only reads files."
+            "{q} is not a regular file (it is a device, socket or pipe); read only reads files."
         )));
     }
     let file =
@@ -102,7 +104,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     if let Some(mime) = sniff_image(&head) {
         if meta.len() > MAX_IMAGE_BYTES {
             return Err(ToolError::Failed(format!(
-                "{shown} is a {mime} image of {}, larger than the {} limit for images. Resize it first (for example with bash).",
+                "{q} is a {mime} image of {}, larger than the {} limit for images. Resize it first (for example with bash).",
                 format_size(meta.len() as usize),
                 format_size(MAX_IMAGE_BYTES as usize)
             )));
@@ -126,7 +128,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     }
     if let Some(at) = first_nul(&head) {
         return Err(ToolError::Failed(format!(
-            "Cannot read {shown}: it is a binary file (NUL byte at offset {at}). read handles text files and png/jpg/gif/webp images; \
+            "Cannot read {q}: it is a binary file (NUL byte at offset {at}). read handles text files and png/jpg/gif/webp images; \
              use bash (for example `file`, `xxd | head` or `strings`) to inspect binary data."
         )));
     }
@@ -197,7 +199,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     if total == 0 {
         if start > 1 {
             return Err(ToolError::Failed(format!(
-                "Offset {start} is beyond the end of {shown} (the file is empty)."
+                "Offset {start} is beyond the end of {q} (the file is empty)."
             )));
         }
         return Ok(ToolOutput::text(format!("[{shown} is empty]"))
@@ -205,7 +207,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     }
     if start > total {
         return Err(ToolError::Failed(format!(
-            "Offset {start} is beyond the end of {shown} ({total} lines total). Use an offset between 1 and {total}."
+            "Offset {start} is beyond the end of {q} ({total} lines total). Use an offset between 1 and {total}."
         )));
     }
 

@@ -1,5 +1,6 @@
 //! `write`: create or overwrite a file atomically, creating parent folders.
 
+use makai_ai::quote::bounded;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -33,7 +34,8 @@ pub async fn write(env: &ToolEnv, args: WriteArgs, ctx: &CallCtx) -> Result<Tool
     let existing = match std::fs::metadata(&resolved.path) {
         Ok(m) if m.is_dir() => {
             return Err(ToolError::Failed(format!(
-                "{shown} is a directory; write needs a file path."
+                "{} is a directory; write needs a file path.",
+                bounded(&shown)
             )));
         }
         Ok(m) => Some(m.len()),

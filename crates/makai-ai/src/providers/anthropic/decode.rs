@@ -18,6 +18,7 @@ use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
 use crate::providers::delta_template::DeltaTemplate;
+use crate::quote::bounded;
 use crate::sse::SseEvent;
 
 /// A string borrowed from the event data when it has no escapes.
@@ -192,11 +193,6 @@ fn map_stop_reason(reason: &str) -> Option<StopReason> {
         "refusal" => StopReason::Error,
         _ => return None,
     })
-}
-
-/// `data`, shortened for quoting in an error message.
-fn quote(data: &str) -> String {
-    crate::providers::snippet(data)
 }
 
 /// The fault for an in-stream `error` event.
@@ -391,13 +387,13 @@ impl WireDecoder for Decoder {
             Err(_) if event.event == "error" => {
                 return Err(Fault::fatal(format!(
                     "the provider reported an error mid-stream: {}",
-                    quote(data)
+                    bounded(data)
                 )));
             }
             Err(e) => {
                 return Err(Fault::fatal(format!(
                     "the Anthropic stream sent an event that is not valid JSON of the Messages API ({e}): {}; the server is not speaking anthropic-messages correctly",
-                    quote(data)
+                    bounded(data)
                 )));
             }
         };

@@ -24,7 +24,7 @@ use crate::error::{Fault, retry_hint_in_text};
 use crate::message::StopReason;
 use crate::model::Model;
 use crate::provider::WireDecoder;
-use crate::providers::snippet;
+use crate::quote::bounded;
 use crate::sse::SseEvent;
 
 /// Decoder state of one response.
@@ -187,7 +187,7 @@ impl WireDecoder for Decoder {
         let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the Gemini stream sent a chunk that is not a valid GenerateContentResponse ({e}): {}",
-                snippet(data)
+                bounded(data)
             ))
         })?;
         if let Some(error) = &chunk.error {

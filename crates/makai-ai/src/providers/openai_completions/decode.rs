@@ -22,7 +22,7 @@ use crate::message::{AssistantContent, StopReason};
 use crate::model::Model;
 use crate::provider::WireDecoder;
 use crate::providers::delta_template::DeltaTemplate;
-use crate::providers::snippet;
+use crate::quote::bounded;
 use crate::sse::SseEvent;
 
 /// One tool call being streamed.
@@ -108,7 +108,7 @@ impl WireDecoder for Decoder {
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the server sent a stream chunk that is not JSON ({e}): {}",
-                snippet(data)
+                bounded(data)
             ))
         })?;
         self.on_chunk(&chunk, out)

@@ -28,7 +28,7 @@ use crate::error::Fault;
 use crate::message::AssistantContent;
 use crate::model::Model;
 use crate::provider::WireDecoder;
-use crate::providers::snippet;
+use crate::quote::bounded;
 use crate::sse::SseEvent;
 
 /// Decoder state of one response.
@@ -118,7 +118,7 @@ impl WireDecoder for Decoder {
         let ev: Event<'_> = serde_json::from_str(data).map_err(|e| {
             Fault::fatal(format!(
                 "the Responses stream sent an event that is not valid JSON ({e}): {}",
-                snippet(data)
+                bounded(data)
             ))
         })?;
         let kind = ev.kind.as_deref().unwrap_or(event.event);
