@@ -26,9 +26,11 @@ pub mod catalog;
 mod client;
 mod context;
 pub mod credentials;
+mod endpoint;
 pub mod error;
 mod event;
 mod event_stream;
+mod framing;
 mod http;
 mod message;
 mod model;
@@ -36,6 +38,7 @@ mod options;
 pub mod partial_json;
 mod provider;
 mod providers;
+pub mod sigv4;
 pub mod sse;
 mod stream;
 pub mod tagged;
@@ -56,7 +59,8 @@ pub use message::{
 };
 pub use model::{Api, CompatFlags, Modality, Model, ModelCost};
 pub use options::{
-    ApiKey, CacheRetention, RetryPolicy, StreamOptions, ThinkingBudgets, ThinkingLevel, ToolChoice,
+    ApiKey, CacheRetention, EnvOverrides, RetryPolicy, StreamOptions, ThinkingBudgets,
+    ThinkingLevel, ToolChoice,
 };
 pub use provider::{HttpRequest, build_request};
 pub use stream::{complete, decode_body, http_client, stream};

@@ -20,6 +20,21 @@ pub enum Api {
     /// Google Gemini (`streamGenerateContent?alt=sse`).
     #[serde(rename = "google-generative-ai")]
     GoogleGenerativeAi,
+    /// Gemini on Google Vertex AI (project/location endpoints, OAuth2 bearer tokens).
+    #[serde(rename = "google-vertex")]
+    GoogleVertex,
+    /// Claude on Google Vertex AI (`:streamRawPredict`, the Anthropic event stream).
+    #[serde(rename = "anthropic-vertex")]
+    AnthropicVertex,
+    /// Amazon Bedrock ConverseStream (AWS event-stream framing, SigV4 or a Bedrock API key).
+    #[serde(rename = "bedrock-converse-stream")]
+    BedrockConverseStream,
+    /// OpenAI Responses on Azure OpenAI / Azure AI Foundry (deployments, `api-version`).
+    #[serde(rename = "azure-openai-responses")]
+    AzureOpenAiResponses,
+    /// The Codex Responses endpoint of a ChatGPT subscription.
+    #[serde(rename = "openai-codex-responses")]
+    OpenAiCodexResponses,
 }
 
 impl Api {
@@ -30,15 +45,25 @@ impl Api {
             Api::OpenAiCompletions => "openai-completions",
             Api::OpenAiResponses => "openai-responses",
             Api::GoogleGenerativeAi => "google-generative-ai",
+            Api::GoogleVertex => "google-vertex",
+            Api::AnthropicVertex => "anthropic-vertex",
+            Api::BedrockConverseStream => "bedrock-converse-stream",
+            Api::AzureOpenAiResponses => "azure-openai-responses",
+            Api::OpenAiCodexResponses => "openai-codex-responses",
         }
     }
 
     /// Every API, in a stable order.
-    pub const ALL: [Api; 4] = [
+    pub const ALL: [Api; 9] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
+        Api::GoogleVertex,
+        Api::AnthropicVertex,
+        Api::BedrockConverseStream,
+        Api::AzureOpenAiResponses,
+        Api::OpenAiCodexResponses,
     ];
 }
 
