@@ -7,10 +7,12 @@
 //!   keys can be marked expired (`ExpiredTokenException`).
 //! - [`AzureRules`]: Azure OpenAI requests (`/openai/v1/...`) must name the
 //!   `api-version` and carry the `api-key` (or the Entra bearer token).
-//! - [`GoogleTokens`]: `POST /token` exchanges a service account's signed JWT
-//!   (RS256, checked with the configured public key: issuer, audience, scope,
-//!   expiry) or an authorized user's refresh token for an access token; Vertex AI
-//!   routes then require a bearer token it issued and has not expired.
+//! - [`TokenEndpoint`]: `POST /token`, an OAuth2 token endpoint, exchanges a
+//!   Google service account's signed JWT (RS256, checked with the configured
+//!   public key: issuer, audience, scope, expiry), an authorized user's refresh
+//!   token, or an Entra ID service principal's client secret for an access
+//!   token; Vertex AI routes then require a bearer token it issued and has not
+//!   expired (Azure routes too, with [`AzureRules::accept_issued_tokens`]).
 //!
 //! A refused request gets the provider's error (status and body) and does not
 //! use up a scripted response.
@@ -48,17 +50,21 @@ pub struct AzureRules {
     pub api_key: Option<String>,
     /// The accepted Entra ID bearer token.
     pub bearer: Option<String>,
+    /// Also accept bearer tokens issued by the token endpoint.
+    pub accept_issued_tokens: bool,
 }
 
-/// The Google token endpoint's configuration.
+/// The token endpoint's configuration.
 #[derive(Debug, Clone, Default)]
-pub struct GoogleTokens {
+pub struct TokenEndpoint {
     /// The service account's email (the JWT's issuer).
     pub client_email: Option<String>,
     /// The service account's RSA public key (PKCS#1 `RSAPublicKey`, DER).
     pub public_key_der: Option<Vec<u8>>,
     /// An authorized user: client id, client secret, refresh token.
     pub user: Option<(String, String, String)>,
+    /// A service principal (client-credentials grant): client id, client secret.
+    pub client: Option<(String, String)>,
     /// Lifetime of issued tokens.
     pub lifetime: Duration,
 }
@@ -76,7 +82,7 @@ pub(crate) struct Issued {
 pub(crate) struct AuthState {
     pub(crate) aws: Option<AwsRules>,
     pub(crate) azure: Option<AzureRules>,
-    pub(crate) google: Option<GoogleTokens>,
+    pub(crate) google: Option<TokenEndpoint>,
     pub(crate) issued: Issued,
 }
 
@@ -100,10 +106,11 @@ impl AuthState {
             return self.aws.as_ref().and_then(|rules| check_aws(rules, req));
         }
         if path.starts_with("/openai/") {
+            let issued = self.valid_issued(req);
             return self
                 .azure
                 .as_ref()
-                .and_then(|rules| check_azure(rules, req));
+                .and_then(|rules| check_azure(rules, req, issued));
         }
         if path.contains("/publishers/") && self.google.is_some() {
             return self.check_google(req);
@@ -111,10 +118,15 @@ impl AuthState {
         None
     }
 
-    fn check_google(&self, req: &RecordedRequest) -> Option<Refusal> {
-        let valid = bearer(req)
+    /// True when the request carries a live token this endpoint issued.
+    fn valid_issued(&self, req: &RecordedRequest) -> bool {
+        bearer(req)
             .and_then(|t| self.issued.tokens.get(t))
-            .is_some_and(|expiry| *expiry > SystemTime::now());
+            .is_some_and(|expiry| *expiry > SystemTime::now())
+    }
+
+    fn check_google(&self, req: &RecordedRequest) -> Option<Refusal> {
+        let valid = self.valid_issued(req);
         (!valid).then(|| Refusal {
             status: 401,
             body: json!({"error": {"code": 401, "message": "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "status": "UNAUTHENTICATED"}}),
@@ -157,6 +169,17 @@ impl AuthState {
                 form.get("assertion").map(String::as_str).unwrap_or(""),
                 token_url,
             ),
+            "client_credentials" => match &config.client {
+                Some((id, secret))
+                    if form.get("client_id") == Some(id)
+                        && form.get("client_secret") == Some(secret) =>
+                {
+                    Ok(())
+                }
+                _ => Err(
+                    "invalid_client: AADSTS7000215: Invalid client secret provided.".to_string(),
+                ),
+            },
             "refresh_token" => match &config.user {
                 Some((id, secret, refresh))
                     if form.get("client_id") == Some(id)
@@ -226,7 +249,7 @@ fn check_aws(rules: &AwsRules, req: &RecordedRequest) -> Option<Refusal> {
     }
 }
 
-fn check_azure(rules: &AzureRules, req: &RecordedRequest) -> Option<Refusal> {
+fn check_azure(rules: &AzureRules, req: &RecordedRequest, issued: bool) -> Option<Refusal> {
     let version = req
         .query
         .as_deref()
@@ -246,7 +269,8 @@ fn check_azure(rules: &AzureRules, req: &RecordedRequest) -> Option<Refusal> {
     let bearer_ok = rules
         .bearer
         .as_deref()
-        .is_some_and(|t| bearer(req) == Some(t));
+        .is_some_and(|t| bearer(req) == Some(t))
+        || (rules.accept_issued_tokens && issued);
     (!(key_ok || bearer_ok)).then(|| Refusal {
         status: 401,
         body: json!({"error": {"code": "401", "message": "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}),
@@ -261,7 +285,7 @@ fn b64(s: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Checks a service account's JWT assertion.
-fn check_jwt(config: &GoogleTokens, assertion: &str, token_url: &str) -> Result<(), String> {
+fn check_jwt(config: &TokenEndpoint, assertion: &str, token_url: &str) -> Result<(), String> {
     let parts: Vec<&str> = assertion.split('.').collect();
     let [header, claims, signature] = parts[..] else {
         return Err("invalid_grant: the assertion is not a JWT".to_string());

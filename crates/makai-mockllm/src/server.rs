@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{AuthState, AwsRules, AzureRules, GoogleTokens};
+use crate::auth::{AuthState, AwsRules, AzureRules, TokenEndpoint};
 use crate::body::Plan;
 use crate::chunking::byte_chunks;
 use crate::error::MockError;
@@ -215,23 +215,23 @@ impl MockServer {
         lock(&self.shared.auth).azure = Some(rules);
     }
 
-    /// Serves the Google token endpoint at [`MockServer::token_url`] and
+    /// Serves an OAuth2 token endpoint at [`MockServer::token_url`] and
     /// requires its tokens on the Vertex AI routes.
-    pub fn serve_google_tokens(&self, config: GoogleTokens) {
+    pub fn serve_tokens(&self, config: TokenEndpoint) {
         lock(&self.shared.auth).google = Some(config);
     }
 
-    /// Expires every Google access token issued so far.
-    pub fn expire_google_tokens(&self) {
+    /// Expires every access token issued so far.
+    pub fn expire_tokens(&self) {
         lock(&self.shared.auth).expire_google_tokens();
     }
 
-    /// How many Google access tokens the token endpoint issued.
-    pub fn google_tokens_issued(&self) -> u64 {
+    /// How many access tokens the token endpoint issued.
+    pub fn tokens_issued(&self) -> u64 {
         lock(&self.shared.auth).issued_count()
     }
 
-    /// `http://127.0.0.1:PORT/token`, the Google token endpoint.
+    /// `http://127.0.0.1:PORT/token`, the token endpoint.
     pub fn token_url(&self) -> String {
         format!("http://{}/token", self.addr)
     }
@@ -338,8 +338,8 @@ async fn route(
     host: &str,
 ) -> Response {
     let path = recorded.path.as_str();
-    if method == Method::POST && path == "/token" {
-        let url = format!("http://{host}/token");
+    if method == Method::POST && (path == "/token" || path.ends_with("/oauth2/v2.0/token")) {
+        let url = format!("http://{host}{path}");
         let (status, body) = lock(&shared.auth).token_endpoint(recorded, &url);
         return json_response(
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),

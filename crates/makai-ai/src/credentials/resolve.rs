@@ -33,16 +33,25 @@ pub(crate) async fn credential(
 }
 
 /// The provider's own source: its environment variable or cloud credential
-/// chain. A chain that finds nothing is an error, except for a server on this
-/// machine (a local proxy may need no credential, as a local model server).
+/// chain. A chain that finds nothing is an error (naming what to set), except
+/// for a server on this machine (a local proxy may need no credential, like a
+/// local model server); a source that fails is always an error.
 pub(crate) async fn ambient(
     model: &Model,
     env: &Env<'_>,
     fresh: bool,
 ) -> Result<Option<Credential>, String> {
-    match chain(model, env, fresh).await {
-        Err(_) if crate::credentials::is_loopback_url(&model.base_url) => Ok(None),
-        other => other,
+    let found = chain(model, env, fresh).await?;
+    if found.is_some() || crate::credentials::is_loopback_url(&model.base_url) {
+        return Ok(found);
+    }
+    match model.api {
+        Api::BedrockConverseStream => Err(aws::no_credentials_message()),
+        Api::GoogleVertex | Api::AnthropicVertex => Err(google::no_credentials_message()),
+        _ if model.api == Api::AzureOpenAiResponses || model.provider == "azure" => {
+            Err(azure::no_credentials_message())
+        }
+        _ => Ok(None),
     }
 }
 
@@ -55,10 +64,7 @@ async fn chain(model: &Model, env: &Env<'_>, fresh: bool) -> Result<Option<Crede
             if env.get("AWS_BEDROCK_SKIP_AUTH").as_deref() == Some("1") {
                 return Ok(None);
             }
-            match aws::credentials(env, fresh).await? {
-                Some(c) => Ok(Some(Credential::Aws(c))),
-                None => Err(aws::no_credentials_message()),
-            }
+            Ok(aws::credentials(env, fresh).await?.map(Credential::Aws))
         }
         Api::GoogleVertex | Api::AnthropicVertex => {
             if model.api == Api::GoogleVertex
@@ -66,16 +72,12 @@ async fn chain(model: &Model, env: &Env<'_>, fresh: bool) -> Result<Option<Crede
             {
                 return Ok(Some(Credential::ApiKey(ApiKey::new(key))));
             }
-            match google::access_token(env, fresh).await? {
-                Some(token) => Ok(Some(Credential::Bearer(token))),
-                None => Err(google::no_credentials_message()),
-            }
+            Ok(google::access_token(env, fresh)
+                .await?
+                .map(Credential::Bearer))
         }
         _ if model.api == Api::AzureOpenAiResponses || model.provider == "azure" => {
-            match azure::credential(env, fresh).await? {
-                Some(c) => Ok(Some(c)),
-                None => Err(azure::no_credentials_message()),
-            }
+            azure::credential(env, fresh).await
         }
         _ => Ok(env_api_key(model, None, env).map(Credential::ApiKey)),
     }
