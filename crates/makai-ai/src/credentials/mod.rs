@@ -26,6 +26,7 @@ pub(crate) mod resolve;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
+use base64::Engine;
 
 pub use env::Env;
 
@@ -208,6 +209,22 @@ pub(crate) fn env_api_key(model: &Model, explicit: Option<&ApiKey>, env: &Env) -
             None
         }
     })
+}
+
+/// The ChatGPT account id in a Codex access token (a JWT: the
+/// `chatgpt_account_id` of its `https://api.openai.com/auth` claim), if it has one.
+/// The signature is not checked: the token is only read, the server checks it.
+pub fn codex_account_id(token: &str) -> Option<String> {
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    claims
+        .get("https://api.openai.com/auth")?
+        .get("chatgpt_account_id")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// `pairs` as an `application/x-www-form-urlencoded` body.

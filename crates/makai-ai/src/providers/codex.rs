@@ -9,8 +9,6 @@
 //! `OpenAI-Beta: responses=experimental`, an `originator`, and the session id in
 //! `session_id` for prompt caching. The stream is the Responses event stream.
 
-use base64::Engine;
-
 use crate::context::Context;
 use crate::credentials::Credential;
 use crate::error::ProviderError;
@@ -19,27 +17,11 @@ use crate::options::{CacheRetention, StreamOptions};
 use crate::provider::{WireApi, WireDecoder, WireRequest};
 use crate::providers::openai_responses;
 
-/// Where the account id sits in the access token's claims.
-const AUTH_CLAIM: &str = "https://api.openai.com/auth";
 /// The `originator` header value.
 pub(crate) const ORIGINATOR: &str = "makai";
 
 /// `openai-codex-responses`.
 pub(crate) struct CodexResponses;
-
-/// The ChatGPT account id in a Codex access token (a JWT), if it has one.
-pub fn account_id(token: &str) -> Option<String> {
-    let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload.trim_end_matches('='))
-        .ok()?;
-    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    claims
-        .get(AUTH_CLAIM)?
-        .get("chatgpt_account_id")?
-        .as_str()
-        .map(str::to_string)
-}
 
 impl WireApi for CodexResponses {
     fn build_request(
@@ -59,13 +41,14 @@ impl WireApi for CodexResponses {
         ];
         // No token yet: the driver resolves it and rebuilds these headers.
         if let Some(token) = credential.and_then(Credential::key) {
-            let account = account_id(token.expose()).ok_or_else(|| {
-                ProviderError::InvalidRequest(
+            let account =
+                crate::credentials::codex_account_id(token.expose()).ok_or_else(|| {
+                    ProviderError::InvalidRequest(
                     "the ChatGPT access token names no account (it is not a Codex login token); \
                      run `makai auth login openai-codex` again"
                         .to_string(),
                 )
-            })?;
+                })?;
             headers.push((
                 "authorization".to_string(),
                 format!("Bearer {}", token.expose()),

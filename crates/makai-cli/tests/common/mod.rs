@@ -14,7 +14,7 @@ use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
 /// Provider key variables removed from every child environment.
-pub const KEY_VARS: [&str; 12] = [
+pub const KEY_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -27,6 +27,9 @@ pub const KEY_VARS: [&str; 12] = [
     "CEREBRAS_API_KEY",
     "TOGETHER_API_KEY",
     "FIREWORKS_API_KEY",
+    "COPILOT_GITHUB_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AZURE_OPENAI_API_KEY",
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
