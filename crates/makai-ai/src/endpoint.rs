@@ -60,6 +60,7 @@ pub(crate) fn resolve(
         signing: None,
         query: None,
     };
+    target.model.base_url = substitute_env(&model.base_url, env)?;
     match model.api {
         Api::BedrockConverseStream => bedrock(&mut target, env, credential),
         Api::GoogleVertex | Api::AnthropicVertex => vertex(&mut target, env, credential)?,
@@ -73,10 +74,47 @@ pub(crate) fn resolve(
             .and_then(Credential::key)
             .and_then(|k| copilot_base_url(k.expose()))
         && host_of(&model.base_url).is_some_and(|h| h.ends_with("githubcopilot.com"))
+        && let Ok(mut url) = url::Url::parse(&model.base_url)
+        && let Some(host) = base.strip_prefix("https://")
+        && url.set_host(Some(host)).is_ok()
     {
-        target.model.base_url = base;
+        // The account's host, the model's path (`/v1` for Anthropic Messages).
+        target.model.base_url = url.as_str().trim_end_matches('/').to_string();
     }
     Ok(target)
+}
+
+/// `{NAME}` placeholders (upper-case environment variable names, as in
+/// Cloudflare's `.../accounts/{CLOUDFLARE_ACCOUNT_ID}/...`) replaced by their
+/// values; an unset one is an error naming it. Lower-case placeholders (Vertex's
+/// `{location}`) are left for their provider.
+fn substitute_env(url: &str, env: &Env) -> Result<String, ProviderError> {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        let name = &rest[open + 1..close];
+        out.push_str(&rest[..open]);
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        {
+            let value = env.get(name).ok_or_else(|| {
+                invalid(format!(
+                    "the endpoint {url} needs {name}: set the environment variable {name}"
+                ))
+            })?;
+            out.push_str(&value);
+        } else {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// The host of `url`.
@@ -424,6 +462,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("AZURE_OPENAI_BASE_URL"), "{err}");
+    }
+
+    #[test]
+    fn upper_case_placeholders_come_from_the_environment() {
+        let m = Model::custom(
+            Api::OpenAiCompletions,
+            "cloudflare-workers-ai",
+            "@cf/x",
+            "https://api.cloudflare.com/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1",
+        );
+        let o = env(&[("CLOUDFLARE_ACCOUNT_ID", "acc-9")]);
+        let t = resolve(&m, &Env::with(&o), None).unwrap();
+        assert_eq!(
+            t.model.base_url,
+            "https://api.cloudflare.com/client/v4/accounts/acc-9/ai/v1"
+        );
+        let mut o = env(&[]);
+        o.insert("CLOUDFLARE_ACCOUNT_ID".into(), String::new());
+        let err = resolve(&m, &Env::with(&o), None).unwrap_err().to_string();
+        assert!(
+            err.contains("set the environment variable CLOUDFLARE_ACCOUNT_ID"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn copilot_keeps_the_models_path_on_the_accounts_host() {
+        let m = Model::custom(
+            Api::AnthropicMessages,
+            "github-copilot",
+            "claude-sonnet-4.5",
+            "https://api.individual.githubcopilot.com/v1",
+        );
+        let token =
+            Credential::ApiKey("tid=1;proxy-ep=proxy.business.githubcopilot.com;x=y".into());
+        let t = resolve(&m, &Env::with(&env(&[])), Some(&token)).unwrap();
+        assert_eq!(
+            t.model.base_url,
+            "https://api.business.githubcopilot.com/v1"
+        );
     }
 
     #[test]

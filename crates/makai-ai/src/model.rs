@@ -98,8 +98,29 @@ pub enum Modality {
     Image,
 }
 
-/// Prices in dollars per million tokens.
+/// Prices in dollars per million tokens above an input size (pi's `cost.tiers`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostTier {
+    /// The tier applies when a request's input (uncached, cache reads and cache
+    /// writes together) is strictly above this many tokens.
+    pub input_tokens_above: u64,
+    /// Uncached input.
+    #[serde(default)]
+    pub input: f64,
+    /// Output.
+    #[serde(default)]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(default)]
+    pub cache_write: f64,
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
     /// Uncached input.
@@ -114,6 +135,36 @@ pub struct ModelCost {
     /// Cache writes.
     #[serde(default)]
     pub cache_write: f64,
+    /// Higher prices for large requests; the tier with the highest threshold
+    /// below the request's input applies to the whole request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+impl ModelCost {
+    /// The prices that apply to a request with `input_tokens` of input (cache
+    /// reads and writes included): the tier with the highest threshold it
+    /// strictly exceeds, else the base prices.
+    pub fn for_input(&self, input_tokens: u64) -> ModelCost {
+        match self
+            .tiers
+            .iter()
+            .filter(|t| input_tokens > t.input_tokens_above)
+            .max_by_key(|t| t.input_tokens_above)
+        {
+            Some(t) => ModelCost {
+                input: t.input,
+                output: t.output,
+                cache_read: t.cache_read,
+                cache_write: t.cache_write,
+                tiers: Vec::new(),
+            },
+            None => ModelCost {
+                tiers: Vec::new(),
+                ..self.clone()
+            },
+        }
+    }
 }
 
 /// Per-model switches for OpenAI-compatible servers that differ from OpenAI.

@@ -47,6 +47,7 @@ fn responses_model() -> Model {
         output: 15.0,
         cache_read: 0.25,
         cache_write: 0.0,
+        tiers: Vec::new(),
     };
     m.reasoning = true;
     m

@@ -94,6 +94,7 @@ async fn codex_endpoint_headers_and_body() {
         output: 14.0,
         cache_read: 0.175,
         cache_write: 0.0,
+        tiers: Vec::new(),
     };
     let context = Context {
         messages: vec![UserMessage::text("hi").into()],

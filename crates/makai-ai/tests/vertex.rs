@@ -32,6 +32,7 @@ fn model(api: Api, id: &str) -> Model {
         output: 2.5,
         cache_read: 0.03,
         cache_write: 0.0,
+        tiers: Vec::new(),
     };
     m
 }
@@ -239,6 +240,7 @@ async fn claude_on_vertex_uses_stream_raw_predict_and_the_anthropic_stream() {
         output: 15.0,
         cache_read: 0.3,
         cache_write: 3.75,
+        tiers: Vec::new(),
     };
     let msg = stream(&m, &context(), options(env(&sa, "b")))
         .result()

@@ -19,6 +19,7 @@ fn model() -> Model {
         output: 15.0,
         cache_read: 0.3,
         cache_write: 3.75,
+        tiers: Vec::new(),
     };
     m
 }
