@@ -4,6 +4,10 @@
 //! AWS's published test vectors (`tests/sigv4_vectors.rs`). Paths are
 //! double-encoded and normalised as every AWS service but S3 expects; no
 //! payload-hash header is sent (Bedrock does not ask for one).
+//!
+//! `aws-sigv4` traces the canonical request it signs, which holds the session
+//! token of temporary credentials: signing runs with logging switched off on
+//! its thread, so no log level ever shows a secret.
 
 use std::time::SystemTime;
 
@@ -63,7 +67,11 @@ pub fn sign(
         SignableBody::Bytes(body),
     )
     .map_err(|e| format!("cannot sign the request to {}: {e}", strip_query(url)))?;
-    let (instructions, _signature) = aws_sign(signable, &params)
+    let signed =
+        tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
+            aws_sign(signable, &params)
+        });
+    let (instructions, _signature) = signed
         .map_err(|e| format!("cannot sign the request to {}: {e}", strip_query(url)))?
         .into_parts();
     let (signed, _params) = instructions.into_parts();

@@ -6,8 +6,9 @@
 //! `reasoningContent.text` / `.signature` / `.redactedContent`),
 //! `contentBlockStop`, `messageStop` (the stop reason) and `metadata` (usage,
 //! the last event). Exceptions inside the stream end the attempt:
-//! throttling, service-unavailable and internal-server exceptions are retried
-//! like HTTP 429/503/500; validation and model errors are not.
+//! throttling, service-unavailable, internal-server and model-stream exceptions
+//! are retried like HTTP 429/503/500 (AWS documents the last as "retry your
+//! request"); validation and other errors are not.
 
 use std::collections::HashMap;
 
@@ -33,6 +34,9 @@ struct Raw {
     message: Option<String>,
     #[serde(rename = "Message")]
     message_upper: Option<String>,
+    /// `modelStreamErrorException`: the model's own status and message.
+    original_status_code: Option<u64>,
+    original_message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -155,10 +159,18 @@ impl Decoder {
 }
 
 fn exception_message(raw: &Raw, data: &str) -> String {
-    raw.message
+    let message = raw
+        .message
         .clone()
         .or_else(|| raw.message_upper.clone())
-        .unwrap_or_else(|| snippet(data))
+        .unwrap_or_else(|| snippet(data));
+    match (&raw.original_message, raw.original_status_code) {
+        (Some(original), Some(status)) => {
+            format!("{message} (the model answered {status}: {original})")
+        }
+        (Some(original), None) => format!("{message} ({original})"),
+        _ => message,
+    }
 }
 
 impl WireDecoder for Decoder {
@@ -168,6 +180,20 @@ impl WireDecoder for Decoder {
         out: &mut MessageBuilder,
         model: &Model,
     ) -> Result<(), Fault> {
+        let known = matches!(
+            event.event,
+            "messageStart"
+                | "contentBlockStart"
+                | "contentBlockDelta"
+                | "contentBlockStop"
+                | "messageStop"
+                | "metadata"
+                | "error"
+        ) || event.event.ends_with("Exception");
+        if !known {
+            // Events this client does not know (added later) are skipped unread.
+            return Ok(());
+        }
         let raw: Raw = if event.data.trim().is_empty() {
             Raw::default()
         } else {
@@ -233,7 +259,10 @@ impl WireDecoder for Decoder {
                     self.finish(out, model)?;
                 }
             }
-            "throttlingException" | "serviceUnavailableException" | "internalServerException" => {
+            "throttlingException"
+            | "serviceUnavailableException"
+            | "internalServerException"
+            | "modelStreamErrorException" => {
                 let message = format!(
                     "Bedrock {}: {}",
                     event.event,
