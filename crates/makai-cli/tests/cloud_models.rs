@@ -115,3 +115,55 @@ fn list_models_shows_the_cloud_providers() {
         );
     }
 }
+
+#[test]
+fn available_models_list_cloud_and_subscription_providers_only_when_configured() {
+    let env = Env::new();
+    let fake_home = tempfile::tempdir().unwrap();
+    let home = fake_home.path().display().to_string();
+    let mock = Mock::start(Scenario::new());
+    let providers = |vars: &[(&str, &str)]| {
+        let mut all = vec![("HOME", home.as_str())];
+        all.extend_from_slice(vars);
+        let mut rpc = Rpc::start_with(&env, &mock.args(), &all);
+        let models = rpc.ok(json!({"type": "get_available_models"}));
+        let set: std::collections::BTreeSet<String> = models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["provider"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(rpc.finish(), 0);
+        set
+    };
+    let none = providers(&[]);
+    for p in [
+        "amazon-bedrock",
+        "google-vertex",
+        "azure",
+        "github-copilot",
+        "openai-codex",
+    ] {
+        assert!(
+            !none.contains(p),
+            "{p} listed without credentials: {none:?}"
+        );
+    }
+    let some = providers(&[
+        ("AWS_BEARER_TOKEN_BEDROCK", "k"),
+        ("AZURE_OPENAI_API_KEY", "k"),
+    ]);
+    assert!(
+        some.contains("amazon-bedrock") && some.contains("azure"),
+        "{some:?}"
+    );
+    assert!(!some.contains("google-vertex"), "{some:?}");
+    // An AWS profile file is enough for Bedrock.
+    std::fs::create_dir_all(fake_home.path().join(".aws")).unwrap();
+    std::fs::write(
+        fake_home.path().join(".aws/config"),
+        "[default]\nregion = us-east-1\n",
+    )
+    .unwrap();
+    assert!(providers(&[]).contains("amazon-bedrock"));
+}

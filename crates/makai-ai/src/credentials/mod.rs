@@ -185,6 +185,57 @@ pub fn requires_api_key(model: &Model) -> bool {
         && !has_credential_chain(model)
 }
 
+/// True when calling the model needs a credential of some kind: a key, a login
+/// (ChatGPT, GitHub Copilot) or cloud credentials. A server on this machine
+/// needs none.
+pub fn needs_credential(model: &Model) -> bool {
+    !is_loopback_url(&model.base_url)
+        && (env_var_for_provider(&model.provider).is_some()
+            || has_credential_chain(model)
+            || model.api == Api::OpenAiCodexResponses
+            || model.provider == "github-copilot")
+}
+
+/// True when the provider's ambient source looks configured, without asking
+/// it (no file is read but to see that it exists, nothing is fetched): its key
+/// variable, or the settings of its cloud credential chain (AWS variables,
+/// profile files; a Google credentials file; Azure variables).
+pub fn ambient_configured(model: &Model, env: &Env) -> bool {
+    if env_var_for_provider(&model.provider).is_some_and(|v| env.get(v).is_some()) {
+        return true;
+    }
+    match model.api {
+        Api::BedrockConverseStream => {
+            env.first(&[
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_PROFILE",
+                "AWS_WEB_IDENTITY_TOKEN_FILE",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            ])
+            .is_some()
+                || [
+                    ("AWS_CONFIG_FILE", ".aws/config"),
+                    ("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"),
+                ]
+                .iter()
+                .any(|(var, default)| env.path_or_home(var, default).is_some_and(|p| p.exists()))
+        }
+        Api::GoogleVertex | Api::AnthropicVertex => {
+            env.get("GOOGLE_CLOUD_API_KEY").is_some() || google::credentials_path(env).is_some()
+        }
+        _ if model.api == Api::AzureOpenAiResponses || model.provider == "azure" => {
+            env.first(&["AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"])
+                .is_some()
+                || (env.get("AZURE_TENANT_ID").is_some()
+                    && env.get("AZURE_CLIENT_ID").is_some()
+                    && env.get("AZURE_CLIENT_SECRET").is_some())
+        }
+        _ => false,
+    }
+}
+
 pub(crate) fn is_loopback_url(url: &str) -> bool {
     let rest = url.split("://").nth(1).unwrap_or(url);
     rest.starts_with("127.") || rest.starts_with("localhost") || rest.starts_with("[::1]")

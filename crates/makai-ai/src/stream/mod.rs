@@ -92,7 +92,11 @@ pub(crate) fn stream_with_keys(
             wire,
             target,
             credential: known,
-            copilot: CopilotFlags::of(context),
+            copilot: if model.provider == "github-copilot" {
+                CopilotFlags::of(context)
+            } else {
+                CopilotFlags::default()
+            },
         },
     );
     let sink = Sink {

@@ -30,7 +30,7 @@ pub(super) fn known_credential(
 
 /// What the Copilot headers need from the context (kept so the head can be
 /// rebuilt without it).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct CopilotFlags {
     pub(crate) agent: bool,
     pub(crate) images: bool,

@@ -14,7 +14,7 @@ use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
 /// Provider key variables removed from every child environment.
-pub const KEY_VARS: [&str; 15] = [
+pub const KEY_VARS: [&str; 22] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -30,6 +30,13 @@ pub const KEY_VARS: [&str; 15] = [
     "COPILOT_GITHUB_TOKEN",
     "AWS_BEARER_TOKEN_BEDROCK",
     "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_PROFILE",
+    "GOOGLE_CLOUD_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_CONFIG",
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
