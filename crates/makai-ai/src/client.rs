@@ -46,8 +46,10 @@ pub trait ProtocolClient: Send + Sync {
 }
 
 /// The in-process client: calls [`crate::stream`] (one shared HTTP client,
-/// retries, timeouts). A request's key is the one in its options, else the
-/// [`KeyProvider`]'s (when one is set), else the provider's environment variable.
+/// retries, timeouts). A request's credential is the key in its options, else
+/// the [`KeyProvider`]'s (when one is set), else the provider's ambient source
+/// (environment variable or cloud credential chain). A credential the provider
+/// rejects (HTTP 401, or 403 for an expired token) is refreshed once.
 #[derive(Clone, Default)]
 pub struct InProcessClient {
     keys: Option<Arc<dyn KeyProvider>>,
@@ -79,16 +81,10 @@ impl ProtocolClient for InProcessClient {
         &self,
         model: &Model,
         context: &Context,
-        mut options: StreamOptions,
+        options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        if options.api_key.is_none()
-            && let Some(keys) = &self.keys
-        {
-            match keys.api_key(&model.provider).await {
-                Ok(key) => options.api_key = key,
-                Err(message) => return AssistantMessageEventStream::failed(model, message),
-            }
-        }
-        crate::stream(model, context, options)
+        // The key provider is asked on the request's task, just before sending,
+        // and once more if the provider rejects what it gave.
+        crate::stream::stream_with_keys(model, context, options, self.keys.clone())
     }
 }

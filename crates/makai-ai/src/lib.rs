@@ -26,9 +26,11 @@ pub mod catalog;
 mod client;
 mod context;
 pub mod credentials;
+mod endpoint;
 pub mod error;
 mod event;
 mod event_stream;
+mod framing;
 mod http;
 mod message;
 mod model;
@@ -37,6 +39,7 @@ pub mod partial_json;
 mod provider;
 mod providers;
 pub mod quote;
+pub mod sigv4;
 pub mod sse;
 mod stream;
 pub mod tagged;
@@ -55,9 +58,10 @@ pub use message::{
     ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage,
     assistant_parts, now_ms, user_parts,
 };
-pub use model::{Api, CompatFlags, Modality, Model, ModelCost};
+pub use model::{Api, CompatFlags, CostTier, Modality, Model, ModelCost};
 pub use options::{
-    ApiKey, CacheRetention, RetryPolicy, StreamOptions, ThinkingBudgets, ThinkingLevel, ToolChoice,
+    ApiKey, CacheRetention, EnvOverrides, RetryPolicy, StreamOptions, ThinkingBudgets,
+    ThinkingLevel, ToolChoice,
 };
 pub use provider::{HttpRequest, build_request};
 pub use stream::{complete, decode_body, http_client, stream};

@@ -20,6 +20,21 @@ pub enum Api {
     /// Google Gemini (`streamGenerateContent?alt=sse`).
     #[serde(rename = "google-generative-ai")]
     GoogleGenerativeAi,
+    /// Gemini on Google Vertex AI (project/location endpoints, OAuth2 bearer tokens).
+    #[serde(rename = "google-vertex")]
+    GoogleVertex,
+    /// Claude on Google Vertex AI (`:streamRawPredict`, the Anthropic event stream).
+    #[serde(rename = "anthropic-vertex")]
+    AnthropicVertex,
+    /// Amazon Bedrock ConverseStream (AWS event-stream framing, SigV4 or a Bedrock API key).
+    #[serde(rename = "bedrock-converse-stream")]
+    BedrockConverseStream,
+    /// OpenAI Responses on Azure OpenAI / Azure AI Foundry (deployments, `api-version`).
+    #[serde(rename = "azure-openai-responses")]
+    AzureOpenAiResponses,
+    /// The Codex Responses endpoint of a ChatGPT subscription.
+    #[serde(rename = "openai-codex-responses")]
+    OpenAiCodexResponses,
 }
 
 impl Api {
@@ -30,15 +45,25 @@ impl Api {
             Api::OpenAiCompletions => "openai-completions",
             Api::OpenAiResponses => "openai-responses",
             Api::GoogleGenerativeAi => "google-generative-ai",
+            Api::GoogleVertex => "google-vertex",
+            Api::AnthropicVertex => "anthropic-vertex",
+            Api::BedrockConverseStream => "bedrock-converse-stream",
+            Api::AzureOpenAiResponses => "azure-openai-responses",
+            Api::OpenAiCodexResponses => "openai-codex-responses",
         }
     }
 
     /// Every API, in a stable order.
-    pub const ALL: [Api; 4] = [
+    pub const ALL: [Api; 9] = [
         Api::AnthropicMessages,
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
         Api::GoogleGenerativeAi,
+        Api::GoogleVertex,
+        Api::AnthropicVertex,
+        Api::BedrockConverseStream,
+        Api::AzureOpenAiResponses,
+        Api::OpenAiCodexResponses,
     ];
 }
 
@@ -73,8 +98,29 @@ pub enum Modality {
     Image,
 }
 
-/// Prices in dollars per million tokens.
+/// Prices in dollars per million tokens above an input size (pi's `cost.tiers`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostTier {
+    /// The tier applies when a request's input (uncached, cache reads and cache
+    /// writes together) is strictly above this many tokens.
+    pub input_tokens_above: u64,
+    /// Uncached input.
+    #[serde(default)]
+    pub input: f64,
+    /// Output.
+    #[serde(default)]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(default)]
+    pub cache_write: f64,
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
     /// Uncached input.
@@ -89,6 +135,36 @@ pub struct ModelCost {
     /// Cache writes.
     #[serde(default)]
     pub cache_write: f64,
+    /// Higher prices for large requests; the tier with the highest threshold
+    /// below the request's input applies to the whole request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+impl ModelCost {
+    /// The prices that apply to a request with `input_tokens` of input (cache
+    /// reads and writes included): the tier with the highest threshold it
+    /// strictly exceeds, else the base prices.
+    pub fn for_input(&self, input_tokens: u64) -> ModelCost {
+        match self
+            .tiers
+            .iter()
+            .filter(|t| input_tokens > t.input_tokens_above)
+            .max_by_key(|t| t.input_tokens_above)
+        {
+            Some(t) => ModelCost {
+                input: t.input,
+                output: t.output,
+                cache_read: t.cache_read,
+                cache_write: t.cache_write,
+                tiers: Vec::new(),
+            },
+            None => ModelCost {
+                tiers: Vec::new(),
+                ..self.clone()
+            },
+        }
+    }
 }
 
 /// Per-model switches for OpenAI-compatible servers that differ from OpenAI.

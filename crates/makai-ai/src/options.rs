@@ -234,6 +234,40 @@ pub struct StreamOptions {
     pub connect_timeout: Option<Duration>,
     /// Longest silence between two chunks of the body before the stream fails (default 120 s).
     pub idle_timeout: Option<Duration>,
+    /// Environment values read before the process environment for provider
+    /// settings and credentials (`AWS_REGION`, `AWS_PROFILE`,
+    /// `GOOGLE_CLOUD_PROJECT`, `AZURE_OPENAI_BASE_URL`, ...), as pi's `env`
+    /// option. Never sent anywhere; `Debug` shows the names only.
+    pub env: EnvOverrides,
+}
+
+/// Per-request environment values (see [`StreamOptions::env`]); `Debug` lists
+/// the names, never the values (they may be secrets).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct EnvOverrides(pub BTreeMap<String, String>);
+
+impl EnvOverrides {
+    /// Sets `name` to `value`.
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) -> &mut Self {
+        self.0.insert(name.into(), value.into());
+        self
+    }
+}
+
+impl fmt::Debug for EnvOverrides {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for EnvOverrides {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        EnvOverrides(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,12 @@ use serde_json::Value;
 
 use crate::builder::MessageBuilder;
 use crate::context::Context;
+use crate::credentials::{Credential, Env};
+use crate::endpoint::{self, Target};
 use crate::error::Fault;
+use crate::framing::Framing;
 use crate::model::{Api, Model};
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::StreamOptions;
 use crate::sse::SseEvent;
 
 /// An HTTP request ready to send.
@@ -73,17 +76,24 @@ pub(crate) trait WireDecoder: Send {
 
 /// One wire API.
 pub(crate) trait WireApi: Send + Sync {
-    /// Builds the HTTP request, its body encoded.
+    /// Builds the HTTP request, its body encoded. `model` is concrete (see
+    /// [`crate::endpoint`]); `credential` is the one the request carries (AWS
+    /// credentials are applied later, by signing each attempt).
     fn build_request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
-        api_key: Option<&ApiKey>,
+        credential: Option<&Credential>,
     ) -> Result<WireRequest, crate::error::ProviderError>;
 
     /// A fresh decoder for one response.
     fn decoder(&self) -> Box<dyn WireDecoder>;
+
+    /// How the response body is cut into events.
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
 }
 
 /// The implementation of `api`.
@@ -91,12 +101,21 @@ pub(crate) fn wire_api(api: Api) -> &'static dyn WireApi {
     match api {
         Api::AnthropicMessages => &crate::providers::anthropic::AnthropicMessages,
         Api::OpenAiCompletions => &crate::providers::openai_completions::OpenAiCompletions,
-        Api::OpenAiResponses => &crate::providers::openai_responses::OpenAiResponses,
+        // Azure's differences (deployment, api-version, api-key) are endpoint settings.
+        Api::OpenAiResponses | Api::AzureOpenAiResponses => {
+            &crate::providers::openai_responses::OpenAiResponses
+        }
         Api::GoogleGenerativeAi => &crate::providers::google::GoogleGenerativeAi,
+        Api::GoogleVertex => &crate::providers::vertex::GoogleVertex,
+        Api::AnthropicVertex => &crate::providers::vertex::AnthropicVertex,
+        Api::BedrockConverseStream => &crate::providers::bedrock::BedrockConverseStream,
+        Api::OpenAiCodexResponses => &crate::providers::codex::CodexResponses,
     }
 }
 
-/// Builds the request `stream` would send, without sending it (for inspection and tests).
+/// Builds the request `stream` would send, without sending it (for inspection
+/// and tests). The credential is the options' key or the provider's environment
+/// variable; cloud credential chains are not asked and nothing is signed.
 pub fn build_request(
     model: &Model,
     context: &Context,
@@ -115,12 +134,29 @@ pub fn build_request(
     })
 }
 
-/// Builds the request `stream` sends.
+/// Builds the request with the options' key or the provider's environment variable.
 pub(crate) fn build_wire_request(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
 ) -> Result<WireRequest, crate::error::ProviderError> {
-    let key = crate::credentials::resolve_api_key(model, options.api_key.as_ref());
-    wire_api(model.api).build_request(model, context, options, key.as_ref())
+    let env = Env::with(&options.env.0);
+    let credential = crate::credentials::env_api_key(model, options.api_key.as_ref(), &env)
+        .map(Credential::ApiKey);
+    prepare(model, context, options, credential.as_ref()).map(|(wire, _)| wire)
+}
+
+/// Resolves the call's target and builds its request with `credential`.
+pub(crate) fn prepare(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    credential: Option<&Credential>,
+) -> Result<(WireRequest, Target), crate::error::ProviderError> {
+    let env = Env::with(&options.env.0);
+    let target = endpoint::resolve(model, &env, credential)?;
+    let mut wire =
+        wire_api(model.api).build_request(&target.model, context, options, credential)?;
+    endpoint::finish(&target, &mut wire, context, credential);
+    Ok((wire, target))
 }

@@ -51,8 +51,10 @@ impl Usage {
         self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
     }
 
-    /// Fills `cost` from per-million-token prices.
+    /// Fills `cost` from per-million-token prices (the pricing tier is chosen
+    /// by the request's input: uncached, cache reads and cache writes together).
     pub fn apply_cost(&mut self, price: &ModelCost) {
+        let price = &price.for_input(self.input + self.cache_read + self.cache_write);
         let per = |tokens: u64, dollars_per_million: f64| {
             tokens as f64 * dollars_per_million / 1_000_000.0
         };
@@ -98,8 +100,50 @@ mod tests {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            tiers: Vec::new(),
         });
         assert_eq!(u.total_tokens, 3_500_000);
         assert!((u.cost.total - (3.0 + 7.5 + 0.6)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_highest_exceeded_tier_prices_the_whole_request() {
+        let price = ModelCost {
+            input: 1.0,
+            output: 2.0,
+            cache_read: 0.1,
+            cache_write: 1.25,
+            tiers: vec![
+                crate::model::CostTier {
+                    input_tokens_above: 150,
+                    input: 0.5,
+                    output: 0.25,
+                    cache_read: 0.01,
+                    cache_write: 0.6,
+                },
+                crate::model::CostTier {
+                    input_tokens_above: 50,
+                    input: 3.0,
+                    output: 4.0,
+                    cache_read: 0.2,
+                    cache_write: 3.75,
+                },
+            ],
+        };
+        let cost = |input: u64, cache_read: u64, output: u64| {
+            let mut u = Usage {
+                input,
+                cache_read,
+                output,
+                ..Default::default()
+            };
+            u.apply_cost(&price);
+            u.cost.total * 1e6
+        };
+        // 50 is not strictly above 50: base prices.
+        assert!((cost(50, 0, 10) - (50.0 + 20.0)).abs() < 1e-9);
+        // 40 + 11 cache reads = 51: the 50 tier, for every dimension.
+        assert!((cost(40, 11, 10) - (40.0 * 3.0 + 11.0 * 0.2 + 10.0 * 4.0)).abs() < 1e-9);
+        assert!((cost(151, 0, 10) - (151.0 * 0.5 + 10.0 * 0.25)).abs() < 1e-9);
     }
 }

@@ -16,6 +16,11 @@ use makai_mockllm::{ErrorKind, MockServer, Scenario, ScriptedResponse};
 fn model(api: Api, server: &MockServer) -> Model {
     let base = match api {
         Api::GoogleGenerativeAi => format!("{}/v1beta", server.url()),
+        Api::GoogleVertex | Api::AnthropicVertex => {
+            format!("{}/v1/projects/p/locations/us-east5", server.url())
+        }
+        Api::BedrockConverseStream | Api::AzureOpenAiResponses => server.url(),
+        Api::OpenAiCodexResponses => format!("{}/backend-api", server.url()),
         _ => server.base_url_v1(),
     };
     Model::custom(api, "mock", "mock-model", base)

@@ -17,6 +17,11 @@ const SYSTEM: &str = "You are a careful assistant.";
 fn model(api: Api, server: &MockServer, provider: &str) -> Model {
     let base = match api {
         Api::GoogleGenerativeAi => format!("{}/v1beta", server.url()),
+        Api::GoogleVertex | Api::AnthropicVertex => {
+            format!("{}/v1/projects/p/locations/us-east5", server.url())
+        }
+        Api::BedrockConverseStream | Api::AzureOpenAiResponses => server.url(),
+        Api::OpenAiCodexResponses => format!("{}/backend-api", server.url()),
         _ => server.base_url_v1(),
     };
     let mut m = Model::custom(api, provider, "target-model", base);

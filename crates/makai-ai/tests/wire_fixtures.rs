@@ -21,9 +21,25 @@ fn fixtures_dir() -> PathBuf {
 fn model_for(api: Api, server: &MockServer) -> Model {
     let base = match api {
         Api::GoogleGenerativeAi => format!("{}/v1beta", server.url()),
+        Api::GoogleVertex | Api::AnthropicVertex => {
+            format!("{}/v1/projects/p/locations/us-east5", server.url())
+        }
+        Api::BedrockConverseStream | Api::AzureOpenAiResponses => server.url(),
+        Api::OpenAiCodexResponses => format!("{}/backend-api", server.url()),
         _ => server.base_url_v1(),
     };
     Model::custom(api, "fixture", "fixture-model", base)
+}
+
+/// The cloud APIs that speak the same stream as `api`: Vertex AI's Gemini and
+/// Claude, Azure's and the Codex endpoint's Responses.
+fn cloud_twins(api: Api) -> &'static [Api] {
+    match api {
+        Api::GoogleGenerativeAi => &[Api::GoogleVertex],
+        Api::AnthropicMessages => &[Api::AnthropicVertex],
+        Api::OpenAiResponses => &[Api::AzureOpenAiResponses, Api::OpenAiCodexResponses],
+        _ => &[],
+    }
 }
 
 async fn replay(api: Api, path: &Path, chunk: Option<usize>) -> AssistantMessage {
@@ -167,17 +183,32 @@ fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {
     problems
 }
 
+/// The transcripts of the project's own fixture folder (`tests/fixtures/wire`,
+/// the same convention; sources in `tests/fixtures/SOURCES.md`).
+fn own_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire")
+}
+
 #[tokio::test]
 async fn every_recorded_transcript_parses_to_its_expected_result() {
-    let dir = fixtures_dir();
+    check_folder(&fixtures_dir(), 35).await;
+}
+
+#[tokio::test]
+async fn every_transcript_of_the_projects_own_folder_parses_to_its_expected_result() {
+    check_folder(&own_fixtures_dir(), 6).await;
+}
+
+async fn check_folder(dir: &Path, at_least: usize) {
+    let dir = dir.to_path_buf();
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"),
     )
     .unwrap();
     let entries = expected.as_object().expect("expected.json is an object");
     assert!(
-        entries.len() >= 35,
-        "expected at least 35 transcripts, found {}",
+        entries.len() >= at_least,
+        "expected at least {at_least} transcripts, found {}",
         entries.len()
     );
     let mut problems = Vec::new();
@@ -192,6 +223,13 @@ async fn every_recorded_transcript_parses_to_its_expected_result() {
             let got = replay(api, &path, chunk).await;
             problems.extend(check(&format!("{name} (chunk {chunk:?})"), want, &got));
         }
+        // The same bytes through the cloud routes of the same stream format.
+        for twin in cloud_twins(api) {
+            let got = replay(*twin, &path, Some(7)).await;
+            let mut want = want.clone();
+            want["api"] = Value::from(twin.as_str());
+            problems.extend(check(&format!("{name} (as {twin})"), &want, &got));
+        }
     }
     // Every transcript on disk must be listed, so none escapes the check.
     for provider in std::fs::read_dir(&dir).unwrap() {
@@ -201,7 +239,10 @@ async fn every_recorded_transcript_parses_to_its_expected_result() {
         }
         for file in std::fs::read_dir(&provider).unwrap() {
             let file = file.unwrap().path();
-            if file.extension().is_some_and(|e| e == "sse") {
+            if file
+                .extension()
+                .is_some_and(|e| e == "sse" || e == "eventstream")
+            {
                 let rel = format!(
                     "{}/{}",
                     provider.file_name().unwrap().to_string_lossy(),

@@ -157,7 +157,8 @@ Exit codes: 0 done, 1 the run failed or was aborted, 2 usage error.";
 pub enum AuthCommand {
     /// Run the OAuth login for a provider.
     Login {
-        /// The provider (only `anthropic` has a login).
+        /// The provider: `anthropic` (Claude Pro/Max), `openai-codex` (ChatGPT
+        /// Plus/Pro) or `github-copilot`.
         provider: String,
     },
     /// Show stored credentials (never the secrets).

@@ -189,10 +189,11 @@ pub fn missing_key_message(model: &Model) -> String {
     let env = var
         .map(|v| format!("set {v} in the environment, "))
         .unwrap_or_default();
-    let login = if model.provider == "anthropic" {
-        "run `makai auth login anthropic` (Claude Pro/Max), "
-    } else {
-        ""
+    let login = match model.provider.as_str() {
+        "anthropic" => "run `makai auth login anthropic` (Claude Pro/Max), ",
+        "openai-codex" => "run `makai auth login openai-codex` (ChatGPT Plus/Pro), ",
+        "github-copilot" => "run `makai auth login github-copilot`, ",
+        _ => "",
     };
     format!(
         "No API key for provider '{}' (model {}): {env}{login}or pass --api-key KEY.\n\

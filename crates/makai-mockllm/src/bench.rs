@@ -121,6 +121,11 @@ fn tool_results(api: Option<WireApi>, body: &Value) -> Vec<String> {
             .flat_map(|c| arr(c.get("parts")))
             .filter_map(|p| p.get("functionResponse").map(Value::to_string))
             .collect(),
+        Some(WireApi::BedrockConverseStream) => arr(body.get("messages"))
+            .iter()
+            .flat_map(|m| arr(m.get("content")))
+            .filter_map(|b| b.get("toolResult").map(|r| content_text(r.get("content"))))
+            .collect(),
         None => Vec::new(),
     }
 }

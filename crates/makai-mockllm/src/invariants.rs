@@ -39,6 +39,7 @@ pub fn check_request(request: &RecordedRequest) -> Vec<String> {
         WireApi::ChatCompletions => chat_turns(body),
         WireApi::Responses => responses_turns(body),
         WireApi::Gemini => gemini_turns(body),
+        WireApi::BedrockConverseStream => bedrock_turns(body),
     };
     let mut problems = match turns {
         Ok(turns) => check_turns(api, &turns),
@@ -177,6 +178,31 @@ fn responses_turns(body: &Value) -> Result<Vec<Turn>, String> {
     Ok(turns)
 }
 
+fn bedrock_turns(body: &Value) -> Result<Vec<Turn>, String> {
+    let mut turns = Vec::new();
+    for (i, m) in array(body, "messages").iter().enumerate() {
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("user") => "user",
+            Some("assistant") => "assistant",
+            other => return Err(format!("messages[{i}]: unexpected role {other:?}")),
+        };
+        let mut turn = Turn {
+            role,
+            ..Default::default()
+        };
+        for block in array(m, "content") {
+            if let Some(call) = block.get("toolUse") {
+                turn.calls.push(str_of(call, "toolUseId"));
+            }
+            if let Some(result) = block.get("toolResult") {
+                turn.results.push(str_of(result, "toolUseId"));
+            }
+        }
+        turns.push(turn);
+    }
+    Ok(turns)
+}
+
 fn gemini_turns(body: &Value) -> Result<Vec<Turn>, String> {
     let mut turns = Vec::new();
     for (i, c) in array(body, "contents").iter().enumerate() {
@@ -205,7 +231,10 @@ fn gemini_turns(body: &Value) -> Result<Vec<Turn>, String> {
 
 fn check_turns(api: WireApi, turns: &[Turn]) -> Vec<String> {
     let mut problems = Vec::new();
-    let strict_alternation = matches!(api, WireApi::AnthropicMessages | WireApi::Gemini);
+    let strict_alternation = matches!(
+        api,
+        WireApi::AnthropicMessages | WireApi::Gemini | WireApi::BedrockConverseStream
+    );
     if strict_alternation {
         if let Some(first) = turns.first()
             && first.role != "user"

@@ -10,7 +10,18 @@
 //! | `POST /v1/responses` (or `/responses`) | OpenAI Responses |
 //! | `POST /v1/messages` (or `/messages`) | Anthropic Messages |
 //! | `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` (also `:generateContent`) | Gemini |
+//! | `POST /model/{modelId}/converse-stream` (or `/converse`) | Amazon Bedrock ConverseStream (AWS binary event stream) |
+//! | `POST .../publishers/google/models/{m}:streamGenerateContent` | Gemini on Vertex AI |
+//! | `POST .../publishers/anthropic/models/{m}:streamRawPredict` | Claude on Vertex AI (Anthropic events) |
+//! | `POST /openai/v1/chat/completions`, `/openai/v1/responses` | Azure OpenAI |
+//! | `POST /backend-api/codex/responses` | the ChatGPT Codex endpoint (Responses events) |
+//! | `POST /token` (also `/{tenant}/oauth2/v2.0/token`) | an OAuth2 token endpoint (Google service accounts and users, Entra service principals; see [`TokenEndpoint`]) |
 //! | `GET /v1/models` | a JSON model list, for readiness checks |
+//!
+//! Cloud routes check authentication once a test asks for it
+//! ([`MockServer::require_aws`]: SigV4 recomputed server-side by [`sigv4`];
+//! [`MockServer::require_azure`]: `api-version` and key;
+//! [`MockServer::serve_tokens`]: bearer tokens this server issued).
 //!
 //! Anything else gets a 404 JSON error. A POST streams `text/event-stream`
 //! when its body has `"stream": true` (Gemini's `streamGenerateContent`
@@ -88,6 +99,7 @@
 //! The binary also has `--bench-tokens N [--bench-tool-rounds R]` (serve
 //! [`bench_responder`]) and `--no-record`.
 
+mod auth;
 mod bench;
 mod body;
 mod chunking;
@@ -97,8 +109,10 @@ mod record;
 mod scenario;
 mod script;
 mod server;
+pub mod sigv4;
 mod wire;
 
+pub use auth::{AwsRules, AzureRules, TokenEndpoint};
 pub use bench::{BENCH_TOOL, bench_responder};
 pub use error::MockError;
 pub use record::{RecordedRequest, WireApi};

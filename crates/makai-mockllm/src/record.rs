@@ -12,20 +12,79 @@ pub enum WireApi {
     Responses,
     /// Anthropic Messages: `POST /v1/messages`.
     AnthropicMessages,
-    /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent` (or `:generateContent`).
+    /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent` (or
+    /// `:generateContent`), also on Vertex AI's
+    /// `.../publishers/google/models/{model}:streamGenerateContent`.
     Gemini,
+    /// Amazon Bedrock: `POST /model/{modelId}/converse-stream` (or `/converse`).
+    BedrockConverseStream,
 }
 
 impl WireApi {
     /// The API a request path belongs to, if any (query string excluded).
+    /// Azure OpenAI (`/openai/v1/...`) and the Codex endpoint
+    /// (`/backend-api/codex/responses`) speak Chat Completions and Responses;
+    /// Claude on Vertex AI (`.../publishers/anthropic/models/{m}:streamRawPredict`)
+    /// speaks Anthropic Messages.
     pub fn from_path(path: &str) -> Option<Self> {
         match path {
-            "/v1/chat/completions" | "/chat/completions" => Some(Self::ChatCompletions),
-            "/v1/responses" | "/responses" => Some(Self::Responses),
+            "/v1/chat/completions" | "/chat/completions" | "/openai/v1/chat/completions" => {
+                Some(Self::ChatCompletions)
+            }
+            "/v1/responses"
+            | "/responses"
+            | "/openai/v1/responses"
+            | "/codex/responses"
+            | "/backend-api/codex/responses" => Some(Self::Responses),
             "/v1/messages" | "/messages" => Some(Self::AnthropicMessages),
+            _ if bedrock_target(path).is_some() => Some(Self::BedrockConverseStream),
+            _ if vertex_anthropic_target(path).is_some() => Some(Self::AnthropicMessages),
             _ => gemini_target(path).map(|_| Self::Gemini),
         }
     }
+}
+
+/// Parses `/model/{id}/converse-stream` (or `/converse`): the decoded model id
+/// and whether it streams.
+pub(crate) fn bedrock_target(path: &str) -> Option<(String, bool)> {
+    let rest = path.strip_prefix("/model/")?;
+    let (id, action) = rest.rsplit_once('/')?;
+    let stream = match action {
+        "converse-stream" => true,
+        "converse" => false,
+        _ => return None,
+    };
+    let id = percent_decode(id)?;
+    (!id.is_empty()).then_some((id, stream))
+}
+
+/// Parses `.../publishers/anthropic/models/{m}:streamRawPredict` (or `:rawPredict`).
+pub(crate) fn vertex_anthropic_target(path: &str) -> Option<(String, bool)> {
+    let (_, rest) = path.split_once("/publishers/anthropic/models/")?;
+    let (model, action) = rest.rsplit_once(':')?;
+    let stream = match action {
+        "streamRawPredict" => true,
+        "rawPredict" => false,
+        _ => return None,
+    };
+    Some((model.to_owned(), stream))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// A Gemini request target: the model and whether it streams.
@@ -39,7 +98,11 @@ pub(crate) struct GeminiTarget {
 pub(crate) fn gemini_target(path: &str) -> Option<GeminiTarget> {
     let rest = path
         .strip_prefix("/v1beta/models/")
-        .or_else(|| path.strip_prefix("/v1/models/"))?;
+        .or_else(|| path.strip_prefix("/v1/models/"))
+        .or_else(|| {
+            path.split_once("/publishers/google/models/")
+                .map(|(_, r)| r)
+        })?;
     let (model, action) = rest.rsplit_once(':')?;
     if model.is_empty() {
         return None;
@@ -91,6 +154,11 @@ impl RecordedRequest {
         if let Some(target) = gemini_target(&self.path) {
             return Some(target.model);
         }
+        if let Some((model, _)) =
+            bedrock_target(&self.path).or_else(|| vertex_anthropic_target(&self.path))
+        {
+            return Some(model);
+        }
         self.body
             .get("model")
             .and_then(serde_json::Value::as_str)
@@ -102,6 +170,9 @@ impl RecordedRequest {
     pub fn wants_stream(&self) -> bool {
         if let Some(target) = gemini_target(&self.path) {
             return target.stream;
+        }
+        if let Some((_, stream)) = bedrock_target(&self.path) {
+            return stream;
         }
         self.body.get("stream").and_then(serde_json::Value::as_bool) == Some(true)
     }
@@ -136,6 +207,26 @@ mod tests {
             Some(WireApi::Gemini)
         );
         assert_eq!(WireApi::from_path("/v1beta/models/x:countTokens"), None);
+        assert_eq!(
+            WireApi::from_path("/model/us.anthropic.claude-v1%3A0/converse-stream"),
+            Some(WireApi::BedrockConverseStream)
+        );
+        assert_eq!(
+            bedrock_target("/model/us.anthropic.claude-v1%3A0/converse-stream"),
+            Some(("us.anthropic.claude-v1:0".into(), true))
+        );
+        assert_eq!(
+            WireApi::from_path(
+                "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-x:streamRawPredict"
+            ),
+            Some(WireApi::AnthropicMessages)
+        );
+        assert_eq!(
+            WireApi::from_path(
+                "/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-pro:streamGenerateContent"
+            ),
+            Some(WireApi::Gemini)
+        );
         assert_eq!(WireApi::from_path("/nope"), None);
         let t = gemini_target("/v1beta/models/gemini-2.5-pro:generateContent");
         assert_eq!(

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{AuthState, AwsRules, AzureRules, TokenEndpoint};
 use crate::body::Plan;
 use crate::chunking::byte_chunks;
 use crate::error::MockError;
@@ -62,6 +63,7 @@ struct Script {
 
 struct Shared {
     script: Mutex<Script>,
+    auth: Mutex<AuthState>,
     requests: Mutex<Vec<RecordedRequest>>,
     record: bool,
     seq: AtomicU64,
@@ -116,6 +118,7 @@ impl MockServer {
                 responder: scenario.responder,
                 served: 0,
             }),
+            auth: Mutex::new(AuthState::default()),
             requests: Mutex::new(Vec::new()),
             record: options.record_requests,
             seq: AtomicU64::new(1),
@@ -213,6 +216,44 @@ impl MockServer {
     pub fn served(&self) -> usize {
         lock(&self.shared.script).served
     }
+
+    /// Requires SigV4-signed (or Bedrock-API-key) requests on the Bedrock routes.
+    pub fn require_aws(&self, rules: AwsRules) {
+        lock(&self.shared.auth).aws = Some(rules);
+    }
+
+    /// Marks an access key's credentials as expired (`ExpiredTokenException`).
+    pub fn expire_aws_key(&self, access_key_id: &str) {
+        if let Some(rules) = lock(&self.shared.auth).aws.as_mut() {
+            rules.expired.push(access_key_id.to_string());
+        }
+    }
+
+    /// Requires the `api-version` and key on the Azure OpenAI routes.
+    pub fn require_azure(&self, rules: AzureRules) {
+        lock(&self.shared.auth).azure = Some(rules);
+    }
+
+    /// Serves an OAuth2 token endpoint at [`MockServer::token_url`] and
+    /// requires its tokens on the Vertex AI routes.
+    pub fn serve_tokens(&self, config: TokenEndpoint) {
+        lock(&self.shared.auth).google = Some(config);
+    }
+
+    /// Expires every access token issued so far.
+    pub fn expire_tokens(&self) {
+        lock(&self.shared.auth).expire_google_tokens();
+    }
+
+    /// How many access tokens the token endpoint issued.
+    pub fn tokens_issued(&self) -> u64 {
+        lock(&self.shared.auth).issued_count()
+    }
+
+    /// `http://127.0.0.1:PORT/token`, the token endpoint.
+    pub fn token_url(&self) -> String {
+        format!("http://{}/token", self.addr)
+    }
 }
 
 impl Drop for MockServer {
@@ -290,16 +331,52 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         }
     };
     let recorded = record(&parts, &raw);
-    let response = route(&shared, &parts.method, &recorded).await;
+    let host = parts
+        .headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string();
+    let response = route(&shared, &parts.method, &recorded, &host).await;
     if shared.record {
         lock(&shared.requests).push(recorded);
     }
     response
 }
 
-async fn route(shared: &Shared, method: &Method, recorded: &RecordedRequest) -> Response {
+fn refusal_response(refusal: crate::auth::Refusal) -> Response {
+    let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
+    let mut response = json_response(status, &refusal.body);
+    for (name, value) in refusal.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
+    response
+}
+
+async fn route(
+    shared: &Shared,
+    method: &Method,
+    recorded: &RecordedRequest,
+    host: &str,
+) -> Response {
     let path = recorded.path.as_str();
+    if method == Method::POST && (path == "/token" || path.ends_with("/oauth2/v2.0/token")) {
+        let url = format!("http://{host}{path}");
+        let (status, body) = lock(&shared.auth).token_endpoint(recorded, &url);
+        return json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            &body,
+        );
+    }
     if let Some(api) = WireApi::from_path(path) {
+        if let Some(refusal) = lock(&shared.auth).check(recorded) {
+            return refusal_response(refusal);
+        }
         if method != Method::POST {
             let msg = format!("mockllm: {method} {path} is not supported; use POST");
             return json_response(
@@ -365,7 +442,11 @@ async fn build(
 ) -> Result<Response, Response> {
     let scripted_headers = std::mem::take(&mut resp.headers);
     let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let sse = "text/event-stream";
+    let sse = if api == WireApi::BedrockConverseStream {
+        "application/vnd.amazon.eventstream"
+    } else {
+        "text/event-stream"
+    };
     let (content_type, body) = if let Some(body) = resp.body_override.take() {
         let is_json = serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok();
         let ct = if is_json {
@@ -411,6 +492,14 @@ async fn build(
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if api == WireApi::BedrockConverseStream && !status.is_success() {
+        let error_type = wire::bedrock::error_type_for_status(status.as_u16());
+        if let Ok(v) = HeaderValue::from_str(&format!(
+            "{error_type}:http://internal.amazon.com/coral/com.amazon.bedrock/"
+        )) {
+            headers.insert(HeaderName::from_static("x-amzn-errortype"), v);
+        }
+    }
     if content_type == sse {
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }

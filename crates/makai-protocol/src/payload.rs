@@ -208,6 +208,8 @@ impl WireOptions {
                 }),
             connect_timeout: self.connect_timeout_ms.map(Duration::from_millis),
             idle_timeout: self.idle_timeout_ms.map(Duration::from_millis),
+            // Like the key, the client's environment never crosses the wire.
+            env: Default::default(),
         }
     }
 }

@@ -22,7 +22,8 @@ impl AppSession {
         &self.inner.registry
     }
 
-    /// Models whose provider has a key (or needs none), plus the current one.
+    /// Models whose provider has a credential (a key, a login, configured cloud
+    /// credentials) or needs none, plus the current one.
     pub async fn available_models(&self) -> Vec<Model> {
         let current = self.model();
         let mut out = Vec::new();
@@ -31,7 +32,11 @@ impl AppSession {
             let ok = match with_key.get(&m.provider) {
                 Some(ok) => *ok,
                 None => {
-                    let ok = !makai_ai::credentials::requires_api_key(m)
+                    let ok = !makai_ai::credentials::needs_credential(m)
+                        || makai_ai::credentials::ambient_configured(
+                            m,
+                            &makai_ai::credentials::Env::process(),
+                        )
                         || self
                             .inner
                             .keys

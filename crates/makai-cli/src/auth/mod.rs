@@ -1,21 +1,32 @@
-//! Credentials: `auth.json`, the OAuth login, and resolving the key of a request.
+//! Credentials: `auth.json`, the logins, and resolving the key of a request.
 //!
 //! A request's key comes from, in order: `--api-key` (for the selected model's
 //! provider), `auth.json` (an API key, or an OAuth access token refreshed when it
-//! has expired), then the provider's environment variable.
+//! has expired: Anthropic, ChatGPT via Codex, GitHub Copilot), then the
+//! provider's environment variable (`COPILOT_GITHUB_TOKEN` is exchanged for a
+//! Copilot token first), then makai-ai's ambient sources (cloud credential chains).
+//!
+//! - [`oauth`]: the Anthropic login and the PKCE and callback pieces it shares;
+//! - [`codex`]: the ChatGPT login; [`copilot`]: the GitHub Copilot device login
+//!   and token exchange; [`login`]: `makai auth ...`;
+//! - [`store`]: the `auth.json` file.
 
+pub mod codex;
+pub mod copilot;
+mod login;
 pub mod oauth;
 pub mod store;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use makai_ai::ApiKey;
 use tokio::sync::Mutex;
 
-use crate::cli::AuthCommand;
 use crate::error::CliError;
+pub use codex::CodexConfig;
+pub use copilot::CopilotConfig;
+pub use login::run_command;
 pub use oauth::OAuthConfig;
 pub use store::{AuthStore, Credential};
 
@@ -30,6 +41,10 @@ struct ResolverInner {
     explicit: Option<(String, ApiKey)>,
     store: Mutex<Option<AuthStore>>,
     oauth: OAuthConfig,
+    codex: CodexConfig,
+    copilot: CopilotConfig,
+    /// The Copilot token exchanged for `COPILOT_GITHUB_TOKEN` (kept in memory only).
+    copilot_env: Mutex<Option<Credential>>,
 }
 
 impl std::fmt::Debug for KeyResolver {
@@ -45,7 +60,16 @@ impl std::fmt::Debug for KeyResolver {
 #[async_trait::async_trait]
 impl makai_ai::credentials::KeyProvider for KeyResolver {
     async fn api_key(&self, provider: &str) -> Result<Option<ApiKey>, String> {
-        self.resolve(provider)
+        self.resolve_with(provider, false)
+            .await
+            .map(|found| found.map(|(key, _)| key))
+            .map_err(|e| e.to_string())
+    }
+
+    /// After the provider rejected the key: OAuth tokens are refreshed now,
+    /// whatever their recorded expiry.
+    async fn refresh(&self, provider: &str) -> Result<Option<ApiKey>, String> {
+        self.resolve_with(provider, true)
             .await
             .map(|found| found.map(|(key, _)| key))
             .map_err(|e| e.to_string())
@@ -82,6 +106,9 @@ impl KeyResolver {
                 explicit,
                 store: Mutex::new(None),
                 oauth: OAuthConfig::anthropic_from_env(),
+                codex: CodexConfig::from_env(),
+                copilot: CopilotConfig::from_env(),
+                copilot_env: Mutex::new(None),
             }),
         }
     }
@@ -109,13 +136,62 @@ impl KeyResolver {
                 None => {}
             }
         }
+        if provider == "github-copilot" {
+            let set = std::env::var("COPILOT_GITHUB_TOKEN").is_ok_and(|v| !v.trim().is_empty());
+            return Ok(set.then_some(KeySource::Environment));
+        }
         let probe = makai_ai::Model::custom(makai_ai::Api::OpenAiCompletions, provider, "", "");
         Ok(makai_ai::credentials::resolve_api_key(&probe, None).map(|_| KeySource::Environment))
+    }
+
+    /// New tokens for an OAuth login of `provider`, from its refresh token.
+    async fn refresh_oauth(&self, provider: &str, refresh: &str) -> Result<Credential, CliError> {
+        match provider {
+            "openai-codex" => codex::refresh(&self.inner.codex, refresh).await,
+            "github-copilot" => copilot::exchange(&self.inner.copilot, refresh).await,
+            _ => oauth::refresh(&self.inner.oauth, refresh).await,
+        }
+    }
+
+    /// A Copilot token for `COPILOT_GITHUB_TOKEN`, exchanged once and kept until it expires.
+    async fn copilot_from_env(&self, force: bool) -> Result<Option<ApiKey>, CliError> {
+        let Some(github) = std::env::var("COPILOT_GITHUB_TOKEN")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        else {
+            return Ok(None);
+        };
+        let mut cached = self.inner.copilot_env.lock().await;
+        if let Some(Credential::OAuth {
+            access, expires, ..
+        }) = cached.as_ref()
+            && !force
+            && makai_ai::now_ms() < *expires
+        {
+            return Ok(Some(ApiKey::new(access.clone())));
+        }
+        let fresh = copilot::exchange(&self.inner.copilot, github.trim()).await?;
+        let key = match &fresh {
+            Credential::OAuth { access, .. } => ApiKey::new(access.clone()),
+            Credential::ApiKey { key } => ApiKey::new(key.clone()),
+        };
+        *cached = Some(fresh);
+        Ok(Some(key))
     }
 
     /// The key for `provider` and where it came from, refreshing an expired
     /// OAuth token (the refreshed tokens are saved). A failed refresh is an error.
     pub async fn resolve(&self, provider: &str) -> Result<Option<(ApiKey, KeySource)>, CliError> {
+        self.resolve_with(provider, false).await
+    }
+
+    /// [`KeyResolver::resolve`]; `force` refreshes an OAuth token even when it
+    /// has not expired (the provider rejected it).
+    async fn resolve_with(
+        &self,
+        provider: &str,
+        force: bool,
+    ) -> Result<Option<(ApiKey, KeySource)>, CliError> {
         if let Some((p, key)) = &self.inner.explicit
             && p == provider
         {
@@ -135,11 +211,12 @@ impl KeyResolver {
                         refresh,
                         access,
                         expires,
+                        ..
                     }) => {
-                        if makai_ai::now_ms() < expires {
+                        if !force && makai_ai::now_ms() < expires {
                             return Ok(Some((ApiKey::new(access), KeySource::OAuth)));
                         }
-                        let fresh = oauth::refresh(&self.inner.oauth, &refresh).await?;
+                        let fresh = self.refresh_oauth(provider, &refresh).await?;
                         let key = match &fresh {
                             Credential::OAuth { access, .. } => ApiKey::new(access.clone()),
                             Credential::ApiKey { key } => ApiKey::new(key.clone()),
@@ -152,144 +229,14 @@ impl KeyResolver {
                 }
             }
         }
+        if provider == "github-copilot" {
+            return Ok(self
+                .copilot_from_env(force)
+                .await?
+                .map(|k| (k, KeySource::Environment)));
+        }
         let probe = makai_ai::Model::custom(makai_ai::Api::OpenAiCompletions, provider, "", "");
         Ok(makai_ai::credentials::resolve_api_key(&probe, None)
             .map(|k| (k, KeySource::Environment)))
     }
-}
-
-/// Runs `makai auth ...`; returns the exit code.
-pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<i32, CliError> {
-    let home = home.ok_or_else(|| {
-        CliError::config("cannot find a home folder for auth.json; set MAKAI_HOME to a folder")
-    })?;
-    let path = AuthStore::file_in(&home);
-    match command {
-        AuthCommand::Login { provider } => {
-            if provider != "anthropic" {
-                let var = makai_ai::credentials::env_var_for_provider(&provider)
-                    .map(|v| format!(" (set {v})"))
-                    .unwrap_or_default();
-                return Err(CliError::Usage(format!(
-                    "`makai auth login` supports anthropic (Claude Pro/Max) only; provider '{provider}' uses an API key{var} or --api-key"
-                )));
-            }
-            let config = OAuthConfig::anthropic_from_env();
-            let credential = login(&config).await?;
-            let mut store = AuthStore::load(&path)?;
-            store.set(&provider, credential);
-            store.save()?;
-            eprintln!(
-                "Logged in to {provider}. Credentials saved to {}.",
-                path.display()
-            );
-            Ok(0)
-        }
-        AuthCommand::Status => {
-            let store = AuthStore::load(&path)?;
-            let now = makai_ai::now_ms();
-            println!("Credentials file: {}", path.display());
-            let mut any = false;
-            for (provider, cred) in store.iter() {
-                any = true;
-                println!("  {provider}: {}", cred.describe(now));
-            }
-            if !any {
-                println!("  (no stored credentials)");
-            }
-            let vars = [
-                "ANTHROPIC_API_KEY",
-                "OPENAI_API_KEY",
-                "GEMINI_API_KEY",
-                "GOOGLE_API_KEY",
-                "GROQ_API_KEY",
-                "OPENROUTER_API_KEY",
-                "DEEPSEEK_API_KEY",
-                "MISTRAL_API_KEY",
-                "XAI_API_KEY",
-            ];
-            let set: Vec<&str> = vars
-                .into_iter()
-                .filter(|v| std::env::var(v).is_ok_and(|x| !x.trim().is_empty()))
-                .collect();
-            if set.is_empty() {
-                println!("Environment: no provider key variables set");
-            } else {
-                println!("Environment: {} set", set.join(", "));
-            }
-            Ok(0)
-        }
-        AuthCommand::Logout { provider } => {
-            let mut store = AuthStore::load(&path)?;
-            let removed = match &provider {
-                Some(p) => store.remove(p),
-                None => {
-                    let had = store.iter().next().is_some();
-                    store.clear();
-                    had
-                }
-            };
-            if removed {
-                store.save()?;
-                eprintln!(
-                    "Removed the credentials of {} from {}.",
-                    provider.as_deref().unwrap_or("every provider"),
-                    path.display()
-                );
-            } else {
-                eprintln!(
-                    "No stored credentials for {}.",
-                    provider.as_deref().unwrap_or("any provider")
-                );
-            }
-            Ok(0)
-        }
-    }
-}
-
-/// The interactive login: prints the URL, waits for the callback or a pasted code.
-async fn login(config: &OAuthConfig) -> Result<Credential, CliError> {
-    let pkce = oauth::Pkce::generate();
-    let state = oauth::Pkce::generate().verifier;
-    let mut server = oauth::CallbackServer::start(config.callback_port, state.clone()).await?;
-    let redirect = server.redirect_uri.clone();
-    let url = oauth::authorize_url(config, &pkce, &state, &redirect)?;
-    eprintln!(
-        "Open this URL in your browser to log in with your Claude Pro/Max account:\n\n  {url}\n"
-    );
-    eprintln!(
-        "Waiting for the browser to come back to {redirect} ...\n\
-         If the browser runs on another machine, paste the code (or the final URL) here and press Enter:"
-    );
-    if std::env::var_os("MAKAI_NO_BROWSER").is_none() && std::io::stderr().is_terminal() {
-        let _ = std::process::Command::new("xdg-open")
-            .arg(&url)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-    }
-    let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        if std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
-            let _ = line_tx.blocking_send(line);
-        }
-    });
-    let (code, got_state) = tokio::select! {
-        got = server.wait() => got.ok_or_else(|| CliError::failed("the OAuth callback server stopped"))?,
-        Some(line) = line_rx.recv() => {
-            let (code, pasted_state) = oauth::parse_pasted_code(&line);
-            let code = code.ok_or_else(|| CliError::failed("no code was pasted; run `makai auth login` again"))?;
-            if let Some(s) = &pasted_state && *s != state {
-                return Err(CliError::failed("the pasted code belongs to another login (state mismatch); run `makai auth login` again"));
-            }
-            (code, state.clone())
-        }
-        _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {
-            return Err(CliError::failed("no login within 10 minutes; run `makai auth login` again"));
-        }
-    };
-    drop(server);
-    eprintln!("Exchanging the authorization code for tokens...");
-    oauth::exchange_code(config, &code, &got_state, &pkce.verifier, &redirect).await
 }

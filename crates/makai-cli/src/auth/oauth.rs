@@ -25,7 +25,7 @@ const DEFAULT_CALLBACK_PORT: u16 = 53692;
 const CALLBACK_PATH: &str = "/callback";
 const SCOPES: &str = "org:create_api_key user:profile user:inference";
 /// Access tokens are treated as expired this long before they really are.
-const EXPIRY_MARGIN_MS: i64 = 5 * 60 * 1000;
+pub(crate) const EXPIRY_MARGIN_MS: i64 = 5 * 60 * 1000;
 
 /// Where the OAuth flow talks to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,12 +73,12 @@ impl std::fmt::Debug for Pkce {
     }
 }
 
-fn b64url(bytes: &[u8]) -> String {
+pub(crate) fn b64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// 32 bytes from the operating system's random source.
-fn random_bytes() -> [u8; 32] {
+pub(crate) fn random_bytes() -> [u8; 32] {
     use std::io::Read;
     let mut out = [0u8; 32];
     let from_os = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut out));
@@ -209,6 +209,7 @@ fn credential_from(
         refresh,
         access: tokens.access_token,
         expires: makai_ai::now_ms() + tokens.expires_in * 1000 - EXPIRY_MARGIN_MS,
+        account_id: None,
     })
 }
 
@@ -254,8 +255,13 @@ pub struct CallbackServer {
 }
 
 impl CallbackServer {
-    /// Starts listening on 127.0.0.1; the callback checks `state`.
+    /// Starts listening on 127.0.0.1 for Anthropic's `/callback`; the callback checks `state`.
     pub async fn start(port: u16, state: String) -> Result<Self, CliError> {
+        Self::start_at(port, state, CALLBACK_PATH).await
+    }
+
+    /// Starts listening on 127.0.0.1 for `path`; the callback checks `state`.
+    pub async fn start_at(port: u16, state: String, path: &str) -> Result<Self, CliError> {
         use axum::extract::Query;
         use axum::response::Html;
         use std::collections::HashMap;
@@ -296,7 +302,7 @@ impl CallbackServer {
                 }
             }
         };
-        let app = axum::Router::new().route(CALLBACK_PATH, axum::routing::get(handler));
+        let app = axum::Router::new().route(path, axum::routing::get(handler));
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -306,7 +312,7 @@ impl CallbackServer {
                 .await;
         });
         Ok(CallbackServer {
-            redirect_uri: format!("http://localhost:{actual}{CALLBACK_PATH}"),
+            redirect_uri: format!("http://localhost:{actual}{path}"),
             code: code_rx,
             shutdown: Some(stop_tx),
         })

@@ -25,15 +25,19 @@ pub enum Credential {
         /// The key.
         key: String,
     },
-    /// OAuth tokens (Claude Pro/Max).
+    /// OAuth tokens (Claude Pro/Max, ChatGPT via Codex, GitHub Copilot).
     #[serde(rename = "oauth")]
     OAuth {
-        /// The refresh token.
+        /// The refresh token (for GitHub Copilot: the GitHub OAuth token that
+        /// the Copilot token is exchanged with).
         refresh: String,
         /// The access token (sent as the API key).
         access: String,
         /// When the access token expires (Unix ms).
         expires: i64,
+        /// The ChatGPT account of a Codex login (pi's `accountId`).
+        #[serde(rename = "accountId", default, skip_serializing_if = "Option::is_none")]
+        account_id: Option<String>,
     },
 }
 
@@ -218,6 +222,7 @@ mod tests {
                 refresh: "r".into(),
                 access: "a".into(),
                 expires: 5,
+                account_id: None,
             },
         );
         s.set("openai", Credential::ApiKey { key: "k".into() });

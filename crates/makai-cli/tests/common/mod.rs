@@ -14,7 +14,7 @@ use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
 /// Provider key variables removed from every child environment.
-pub const KEY_VARS: [&str; 12] = [
+pub const KEY_VARS: [&str; 22] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -27,6 +27,16 @@ pub const KEY_VARS: [&str; 12] = [
     "CEREBRAS_API_KEY",
     "TOGETHER_API_KEY",
     "FIREWORKS_API_KEY",
+    "COPILOT_GITHUB_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_PROFILE",
+    "GOOGLE_CLOUD_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_CONFIG",
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
@@ -142,23 +152,52 @@ impl Env {
     }
 }
 
-/// Waits for a child with a deadline (kills it and panics when exceeded).
+/// Waits for a child with a deadline (kills it and panics when exceeded). Its
+/// piped output is read meanwhile, so a child printing more than a pipe holds
+/// (the whole model catalog) is not blocked writing.
 pub fn wait_output(mut child: Child, limit: Duration) -> Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out_reader = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err_reader = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+            let _ = child.wait();
             panic!(
                 "makai did not exit within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out_reader.join().unwrap()),
+                String::from_utf8_lossy(&err_reader.join().unwrap())
             );
         }
         std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) fn http_error_body(api: Option<WireApi>, status: u16, message: &str) 
         Some(WireApi::Gemini) => json!({
             "error": {"code": status, "message": message, "status": gemini_status_for(status)},
         }),
+        Some(WireApi::BedrockConverseStream) => json!({"message": message}),
         Some(WireApi::ChatCompletions | WireApi::Responses) => {
             let (ty, code) = openai_type_for_status(status);
             json!({"error": {"message": message, "type": ty, "param": null, "code": code}})
@@ -71,6 +72,7 @@ pub(crate) fn stream_error_event(
 ) -> Bytes {
     let message = error_message(kind);
     match api {
+        WireApi::BedrockConverseStream => super::bedrock::stream_error(kind),
         WireApi::AnthropicMessages => {
             let ty = match kind {
                 ErrorKind::Overloaded => "overloaded_error",

@@ -2,8 +2,10 @@
 //! streams, one JSON value for non-stream requests, and error payloads.
 
 mod anthropic;
+pub(crate) mod bedrock;
 mod chat;
 mod errors;
+pub(crate) mod eventstream;
 mod gemini;
 mod responses;
 
@@ -39,6 +41,7 @@ pub(crate) fn render_stream(api: WireApi, resp: &ScriptedResponse, ctx: &Ctx) ->
         WireApi::Responses => responses::stream(resp, ctx),
         WireApi::AnthropicMessages => anthropic::stream(resp, ctx),
         WireApi::Gemini => gemini::stream(resp, ctx),
+        WireApi::BedrockConverseStream => bedrock::stream(resp, ctx),
     }
 }
 
@@ -49,6 +52,7 @@ pub(crate) fn render_complete(api: WireApi, resp: &ScriptedResponse, ctx: &Ctx) 
         WireApi::Responses => responses::complete(resp, ctx),
         WireApi::AnthropicMessages => anthropic::complete(resp, ctx),
         WireApi::Gemini => gemini::complete(resp, ctx),
+        WireApi::BedrockConverseStream => bedrock::complete(resp, ctx),
     }
 }
 

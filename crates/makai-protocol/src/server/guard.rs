@@ -13,7 +13,10 @@ fn normalize(url: &str) -> &str {
 
 /// `Err(reason)` when the request would send a server credential to an untrusted URL.
 pub(crate) fn check_credentials(model: &Model, trusted: &[String]) -> Result<(), String> {
-    let has_key = makai_ai::credentials::resolve_api_key(model, None).is_some();
+    // Cloud providers sign or authorise with the server's ambient credentials
+    // (AWS profiles, Google ADC, Entra ID): assume the server holds some.
+    let has_key = makai_ai::credentials::resolve_api_key(model, None).is_some()
+        || makai_ai::credentials::has_credential_chain(model);
     check(model, trusted, has_key)
 }
 
@@ -41,6 +44,23 @@ mod tests {
 
     fn model(provider: &str, url: &str) -> Model {
         Model::custom(Api::OpenAiCompletions, provider, "m", url)
+    }
+
+    #[test]
+    fn cloud_credentials_go_only_to_builtin_or_trusted_urls() {
+        let evil = Model::custom(
+            Api::BedrockConverseStream,
+            "amazon-bedrock",
+            "m",
+            "http://evil.example",
+        );
+        let err = check_credentials(&evil, &[]).unwrap_err();
+        assert!(err.contains("amazon-bedrock"), "{err}");
+        let builtin = makai_ai::catalog::builtin_models()
+            .iter()
+            .find(|m| m.api == Api::BedrockConverseStream)
+            .unwrap();
+        assert!(check_credentials(builtin, &[]).is_ok());
     }
 
     #[test]

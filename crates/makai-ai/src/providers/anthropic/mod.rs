@@ -8,8 +8,10 @@
 
 mod decode;
 mod messages;
-mod request;
+pub(crate) mod request;
 mod thinking;
+
+pub(crate) use thinking::plan as thinking_plan;
 
 #[cfg(test)]
 mod decode_tests;
@@ -17,9 +19,10 @@ mod decode_tests;
 mod request_tests;
 
 use crate::context::Context;
+use crate::credentials::Credential;
 use crate::error::ProviderError;
 use crate::model::Model;
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::StreamOptions;
 use crate::provider::{WireApi, WireDecoder, WireRequest};
 
 /// The `anthropic-messages` wire API.
@@ -31,9 +34,14 @@ impl WireApi for AnthropicMessages {
         model: &Model,
         context: &Context,
         options: &StreamOptions,
-        api_key: Option<&ApiKey>,
+        credential: Option<&Credential>,
     ) -> Result<WireRequest, ProviderError> {
-        request::build(model, context, options, api_key)
+        request::build(
+            model,
+            context,
+            options,
+            credential.and_then(Credential::key),
+        )
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

@@ -25,7 +25,10 @@ const OAUTH_TOKEN_PREFIX: &str = "sk-ant-oat";
 /// The request body, borrowing from the context; fields in the order they are sent.
 #[derive(Serialize)]
 struct Body<'a> {
-    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anthropic_version: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
     max_tokens: u64,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +56,9 @@ struct Tool<'a> {
     cache_control: Option<&'a Value>,
 }
 
+/// The `anthropic_version` Claude on Vertex AI takes in the body.
+pub(crate) const VERTEX_VERSION: &str = "vertex-2023-10-16";
+
 /// Builds the request for one streamed call.
 pub(super) fn build(
     model: &Model,
@@ -60,6 +66,21 @@ pub(super) fn build(
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
 ) -> Result<WireRequest, ProviderError> {
+    Ok(WireRequest {
+        url: format!("{}/messages", model.base_url.trim_end_matches('/')),
+        headers: headers(model, options, api_key),
+        body: body(model, context, options, false)?,
+    })
+}
+
+/// The JSON body; `vertex` names the version in the body instead of the model
+/// (Claude on Vertex AI names the model in the URL).
+pub(crate) fn body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    vertex: bool,
+) -> Result<bytes::Bytes, ProviderError> {
     let messages = prepare_messages(model, &context.messages, ToolCallIdRules::ANTHROPIC);
     let mut turns = to_turns(&messages);
     if turns.is_empty() {
@@ -108,7 +129,8 @@ pub(super) fn build(
     });
 
     let body = Body {
-        model: &model.id,
+        anthropic_version: vertex.then_some(VERTEX_VERSION),
+        model: (!vertex).then_some(model.id.as_str()),
         max_tokens: plan.max_tokens,
         stream: true,
         system,
@@ -124,11 +146,7 @@ pub(super) fn build(
             .map(decimal_f32),
     };
 
-    Ok(WireRequest {
-        url: format!("{}/messages", model.base_url.trim_end_matches('/')),
-        headers: headers(model, options, api_key),
-        body: encode(&body)?,
-    })
+    encode(&body)
 }
 
 /// `{type: "ephemeral"}` (with `ttl: "1h"` for long retention), or `None` when caching is off.

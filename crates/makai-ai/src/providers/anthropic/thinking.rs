@@ -105,7 +105,7 @@ fn effort(level: ThinkingLevel, model_id: &str) -> &'static str {
 
 /// What the request carries for reasoning.
 #[derive(Debug, PartialEq)]
-pub(super) struct ThinkingPlan {
+pub(crate) struct ThinkingPlan {
     /// The `thinking` field, when reasoning is on.
     pub thinking: Option<Value>,
     /// The `output_config` field (adaptive effort).
@@ -132,7 +132,7 @@ impl ThinkingPlan {
 /// budget + requested limit, capped at the model's `max_tokens`; if that cap still
 /// leaves no room, the budget shrinks to the cap minus 1024 tokens, and if that is
 /// below the API minimum of 1024, reasoning is left off.
-pub(super) fn plan(model: &Model, options: &StreamOptions, forces_tool: bool) -> ThinkingPlan {
+pub(crate) fn plan(model: &Model, options: &StreamOptions, forces_tool: bool) -> ThinkingPlan {
     let limit = options.max_tokens.unwrap_or(model.max_tokens).max(1);
     let off = ThinkingPlan {
         thinking: None,

@@ -12,7 +12,7 @@
 
 mod args;
 mod decode;
-mod request;
+pub(crate) mod request;
 
 #[cfg(test)]
 mod decode_tests;
@@ -20,9 +20,10 @@ mod decode_tests;
 mod request_tests;
 
 use crate::context::Context;
+use crate::credentials::Credential;
 use crate::error::ProviderError;
 use crate::model::Model;
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::StreamOptions;
 use crate::provider::{WireApi, WireDecoder, WireRequest};
 
 /// The `google-generative-ai` wire API.
@@ -34,9 +35,14 @@ impl WireApi for GoogleGenerativeAi {
         model: &Model,
         context: &Context,
         options: &StreamOptions,
-        api_key: Option<&ApiKey>,
+        credential: Option<&Credential>,
     ) -> Result<WireRequest, ProviderError> {
-        request::build(model, context, options, api_key)
+        request::build(
+            model,
+            context,
+            options,
+            credential.and_then(Credential::key),
+        )
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

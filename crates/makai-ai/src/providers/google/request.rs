@@ -129,7 +129,7 @@ enum ToolResponse {
 }
 
 /// Builds the request.
-pub(super) fn build(
+pub(crate) fn build(
     model: &Model,
     context: &Context,
     options: &StreamOptions,

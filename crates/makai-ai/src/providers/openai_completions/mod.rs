@@ -12,9 +12,10 @@ mod decode;
 mod request;
 
 use crate::context::Context;
+use crate::credentials::Credential;
 use crate::error::ProviderError;
 use crate::model::Model;
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::StreamOptions;
 use crate::provider::{WireApi, WireDecoder, WireRequest};
 use crate::transform::prepare_messages;
 
@@ -27,8 +28,9 @@ impl WireApi for OpenAiCompletions {
         model: &Model,
         context: &Context,
         options: &StreamOptions,
-        api_key: Option<&ApiKey>,
+        credential: Option<&Credential>,
     ) -> Result<WireRequest, ProviderError> {
+        let api_key = credential.and_then(Credential::key);
         let compat = compat::resolve(model);
         let mut messages = prepare_messages(model, &context.messages, compat.ids);
         if let Some(len) = compat.exact_alnum_ids {

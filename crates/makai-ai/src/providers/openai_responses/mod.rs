@@ -15,7 +15,7 @@
 
 mod decode;
 mod outcome;
-mod request;
+pub(crate) mod request;
 
 #[cfg(test)]
 mod decode_tests;
@@ -23,9 +23,10 @@ mod decode_tests;
 mod request_tests;
 
 use crate::context::Context;
+use crate::credentials::Credential;
 use crate::error::ProviderError;
 use crate::model::Model;
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::StreamOptions;
 use crate::provider::{WireApi, WireDecoder, WireRequest};
 use serde_json::Value;
 
@@ -38,9 +39,14 @@ impl WireApi for OpenAiResponses {
         model: &Model,
         context: &Context,
         options: &StreamOptions,
-        api_key: Option<&ApiKey>,
+        credential: Option<&Credential>,
     ) -> Result<WireRequest, ProviderError> {
-        request::build(model, context, options, api_key)
+        request::build(
+            model,
+            context,
+            options,
+            credential.and_then(Credential::key),
+        )
     }
 
     fn decoder(&self) -> Box<dyn WireDecoder> {

@@ -152,6 +152,26 @@ pub(super) fn build(
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
 ) -> Result<WireRequest, ProviderError> {
+    Ok(WireRequest {
+        url: endpoint(&model.base_url),
+        headers: headers(model, options, api_key),
+        body: body(model, context, options, false)?,
+    })
+}
+
+/// The instructions sent to the Codex endpoint when the context has no system
+/// prompt (it requires some).
+pub(crate) const CODEX_DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
+
+/// The JSON body. `codex`: the ChatGPT Codex endpoint's variant, which
+/// requires `instructions` and rejects `max_output_tokens` and
+/// `prompt_cache_retention`.
+pub(crate) fn body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    codex: bool,
+) -> Result<bytes::Bytes, ProviderError> {
     let messages = prepare_messages(model, &context.messages, ToolCallIdRules::LENIENT);
     let ids = IdMap::new(&context.messages);
     let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
@@ -163,10 +183,11 @@ pub(super) fn build(
         instructions: context
             .system_prompt
             .as_deref()
-            .filter(|s| !s.trim().is_empty()),
+            .filter(|s| !s.trim().is_empty())
+            .or(codex.then_some(CODEX_DEFAULT_INSTRUCTIONS)),
         stream: true,
         store: false,
-        max_output_tokens: (max_tokens > 0).then_some(max_tokens),
+        max_output_tokens: (max_tokens > 0 && !codex).then_some(max_tokens),
         temperature: options
             .temperature
             .filter(|_| !model.reasoning)
@@ -200,14 +221,11 @@ pub(super) fn build(
             .as_deref()
             .filter(|s| caching && !s.is_empty()),
         prompt_cache_retention: (options.cache_retention == CacheRetention::Long
+            && !codex
             && model.base_url.contains("api.openai.com"))
         .then_some("24h"),
     };
-    Ok(WireRequest {
-        url: endpoint(&model.base_url),
-        headers: headers(model, options, api_key),
-        body: encode(&body)?,
-    })
+    encode(&body)
 }
 
 fn endpoint(base_url: &str) -> String {

@@ -9,18 +9,27 @@ use tokio::sync::mpsc;
 
 use crate::builder::MessageBuilder;
 use crate::context::Context;
+use crate::credentials::{Credential, KeyProvider, resolve};
+
+mod memory;
+mod prepared;
+
 use crate::error::{
-    Fault, ProviderError, error_message_from_body, is_retryable_status, redact,
-    retry_after_from_headers, retry_hint_in_text,
+    Fault, ProviderError, error_message_from_body, is_retryable_status, retry_after_from_headers,
+    retry_hint_in_text,
 };
 use crate::event::AssistantMessageEvent;
 use crate::event_stream::AssistantMessageEventStream;
+use crate::framing::{Framer, Framing};
 use crate::http::{HttpClient, HttpResponse};
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
-use crate::provider::{WireDecoder, WireRequest, wire_api};
-use crate::sse::SseParser;
+use crate::provider::{WireDecoder, wire_api};
+pub use memory::decode_body;
+use prepared::{
+    CopilotFlags, Prepared, is_auth_rejection, known_credential, missing_credential, redact_all,
+};
 
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -52,22 +61,49 @@ fn build_client(connect_timeout: Duration) -> reqwest::Client {
 /// Must be called inside a Tokio runtime. The request runs on a spawned task;
 /// events arrive in order, in batches of at most a few KiB of the response
 /// each, with at most [`BATCHES_AHEAD`] batches decoded ahead of the consumer.
+/// The credential is the options' key, else the provider's ambient source
+/// (see [`crate::credentials`]).
 pub fn stream(
     model: &Model,
     context: &Context,
+    options: StreamOptions,
+) -> AssistantMessageEventStream {
+    stream_with_keys(model, context, options, None)
+}
+
+/// [`stream`] with a [`KeyProvider`] asked before the provider's ambient source.
+pub(crate) fn stream_with_keys(
+    model: &Model,
+    context: &Context,
     mut options: StreamOptions,
+    keys: Option<Arc<dyn KeyProvider>>,
 ) -> AssistantMessageEventStream {
     let (tx, rx) = mpsc::channel(BATCHES_AHEAD);
     // Dropping the stream cancels only this request, never the caller's token.
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
     let model = Arc::new(model.clone());
-    let request = crate::provider::build_wire_request(&model, context, &options);
+    // The body never depends on the credential, so it is built here, from the
+    // borrowed context; the URL and headers are rebuilt once the credential is
+    // known (see `Head`).
+    let known = known_credential(&model, &options, keys.is_some());
+    let prepared = crate::provider::prepare(&model, context, &options, known.as_ref()).map(
+        |(wire, target)| Prepared {
+            wire,
+            target,
+            credential: known,
+            copilot: if model.provider == "github-copilot" {
+                CopilotFlags::of(context)
+            } else {
+                CopilotFlags::default()
+            },
+        },
+    );
     let sink = Sink {
         tx,
         batch: Vec::new(),
     };
-    tokio::spawn(drive(model, request, options, sink));
+    tokio::spawn(drive(model, prepared, options, keys, sink));
     AssistantMessageEventStream::from_channel(rx, cancel)
 }
 
@@ -100,72 +136,123 @@ impl Sink {
 
 async fn drive(
     model: Arc<Model>,
-    request: Result<WireRequest, ProviderError>,
+    prepared: Result<Prepared, ProviderError>,
     options: StreamOptions,
+    keys: Option<Arc<dyn KeyProvider>>,
     mut sink: Sink,
 ) {
     let mut builder = MessageBuilder::new(&model);
-    let secret = options
-        .api_key
-        .clone()
-        .or_else(|| crate::credentials::resolve_api_key(&model, None));
-    let secret = secret.as_ref().map(|k| k.expose().to_string());
-
-    let request = match request {
-        Ok(r) => r,
-        Err(e) => {
-            builder.fail(
-                StopReason::Error,
-                redact(&e.to_string(), secret.as_deref()),
-                &model,
-            );
+    macro_rules! fail {
+        ($reason:expr, $message:expr) => {{
+            builder.fail($reason, $message, &model);
             sink.flush(&mut builder).await;
             return;
+        }};
+    }
+    let mut prepared = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            let known = known_credential(&model, &options, keys.is_some());
+            fail!(
+                StopReason::Error,
+                redact_all(&e.to_string(), known.as_ref())
+            )
         }
     };
-    if crate::credentials::requires_api_key(&model) && secret.is_none() {
-        let var = crate::credentials::env_var_for_provider(&model.provider)
-            .unwrap_or("the provider's key variable");
-        let e = ProviderError::MissingApiKey {
-            provider: model.provider.clone(),
-            env_var: var.to_string(),
+    if prepared.credential.is_none() {
+        let resolved = tokio::select! {
+            biased;
+            _ = options.cancel.cancelled() => fail!(StopReason::Aborted, "the request was aborted"),
+            r = resolve::credential(&model, &options, keys.as_deref(), false) => r,
         };
-        builder.fail(StopReason::Error, e.to_string(), &model);
-        sink.flush(&mut builder).await;
-        return;
+        match resolved {
+            Ok(None) => {}
+            Ok(credential) => {
+                if let Err(e) = prepared.reauthorize(&model, &options, credential) {
+                    let text = redact_all(&e.to_string(), prepared.credential.as_ref());
+                    fail!(StopReason::Error, text)
+                }
+            }
+            Err(message) => fail!(StopReason::Error, message),
+        }
     }
+    if prepared.credential.is_none()
+        && let Some(message) = missing_credential(&model)
+    {
+        fail!(StopReason::Error, message);
+    }
+    // An explicit key cannot be refreshed; every other source may be asked once more.
+    let mut may_refresh = options.api_key.is_none();
 
     let client = match options.connect_timeout {
         Some(t) if t != DEFAULT_CONNECT_TIMEOUT => HttpClient::new(t),
         _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
     };
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
-    let body = request.body.clone();
+    let api = wire_api(model.api);
 
     let mut attempt: u32 = 0;
     loop {
-        let mut decoder = wire_api(model.api).decoder();
+        let mut decoder = api.decoder();
+        let mut auth_rejected = false;
         let outcome = tokio::select! {
             biased;
             _ = options.cancel.cancelled() => Err(None),
-            r = run_attempt(&client, &request, body.clone(), idle, &model, decoder.as_mut(), &mut builder, &mut sink) => r.map_err(Some),
+            r = run_attempt(&client, &prepared, idle, &model, api.framing(), decoder.as_mut(), &mut builder, &mut sink, &mut auth_rejected) => r.map_err(Some),
         };
         match outcome {
             Ok(()) => {
                 sink.flush(&mut builder).await;
                 return;
             }
-            Err(None) => {
-                builder.fail(StopReason::Aborted, "the request was aborted", &model);
-                sink.flush(&mut builder).await;
-                return;
-            }
+            Err(None) => fail!(StopReason::Aborted, "the request was aborted"),
             Err(Some(fault)) => {
-                let message = redact(&fault.message, secret.as_deref());
+                let message = redact_all(&fault.message, prepared.credential.as_ref());
+                if auth_rejected && may_refresh {
+                    // Refreshed once: a second rejection is reported as it is.
+                    may_refresh = false;
+                    let fresh = tokio::select! {
+                        biased;
+                        _ = options.cancel.cancelled() => fail!(StopReason::Aborted, "the request was aborted"),
+                        r = resolve::credential(&model, &options, keys.as_deref(), true) => r,
+                    };
+                    match fresh {
+                        Ok(Some(c)) if Some(&c) != prepared.credential.as_ref() => {
+                            if let Err(e) = prepared.reauthorize(&model, &options, Some(c)) {
+                                fail!(
+                                    StopReason::Error,
+                                    redact_all(&e.to_string(), prepared.credential.as_ref())
+                                );
+                            }
+                            tracing::debug!(error = %message, "credentials rejected; retrying once with refreshed credentials");
+                            builder.reset_for_retry(attempt + 1, 0, message, &model);
+                            if !sink.flush(&mut builder).await {
+                                return;
+                            }
+                            continue;
+                        }
+                        Ok(_) => fail!(
+                            StopReason::Error,
+                            format!(
+                                "{message} (the credentials were rejected and asking their source again gave the same ones; renew them and retry)"
+                            )
+                        ),
+                        Err(e) => fail!(
+                            StopReason::Error,
+                            format!("{message} (refreshing the credentials failed: {e})")
+                        ),
+                    }
+                }
+                if auth_rejected && options.api_key.is_none() {
+                    fail!(
+                        StopReason::Error,
+                        format!(
+                            "{message} (the credentials were refreshed once and rejected again)"
+                        )
+                    );
+                }
                 if !fault.retryable || attempt >= options.retry.max_retries {
-                    builder.fail(StopReason::Error, message, &model);
-                    sink.flush(&mut builder).await;
-                    return;
+                    fail!(StopReason::Error, message);
                 }
                 attempt += 1;
                 let delay = match fault.retry_after {
@@ -175,9 +262,7 @@ async fn drive(
                             requested,
                             max: options.retry.max_delay,
                         };
-                        builder.fail(StopReason::Error, e.to_string(), &model);
-                        sink.flush(&mut builder).await;
-                        return;
+                        fail!(StopReason::Error, e.to_string());
                     }
                     Some(requested) => requested,
                     None => options.retry.backoff(attempt),
@@ -188,11 +273,7 @@ async fn drive(
                     return;
                 }
                 tokio::select! {
-                    _ = options.cancel.cancelled() => {
-                        builder.fail(StopReason::Aborted, "the request was aborted", &model);
-                        sink.flush(&mut builder).await;
-                        return;
-                    }
+                    _ = options.cancel.cancelled() => fail!(StopReason::Aborted, "the request was aborted"),
                     _ = tokio::time::sleep(delay) => {}
                 }
             }
@@ -204,31 +285,48 @@ async fn drive(
 #[allow(clippy::too_many_arguments)]
 async fn run_attempt(
     client: &HttpClient,
-    request: &WireRequest,
-    body: bytes::Bytes,
+    prepared: &Prepared,
     idle: Duration,
     model: &Model,
+    framing: Framing,
     decoder: &mut dyn WireDecoder,
     builder: &mut MessageBuilder,
     sink: &mut Sink,
+    auth_rejected: &mut bool,
 ) -> Result<(), Fault> {
-    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(request.headers.len() + 2);
-    headers.push(("content-type", "application/json"));
+    let request = &prepared.wire;
+    let mut owned: Vec<(String, String)> = Vec::with_capacity(request.headers.len() + 5);
+    owned.push(("content-type".into(), "application/json".into()));
     if !request
         .headers
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
     {
-        headers.push(("accept", "*/*"));
+        owned.push(("accept".into(), "*/*".into()));
     }
-    headers.extend(
-        request
-            .headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
+    owned.extend(request.headers.iter().cloned());
+    // Each attempt is signed anew: a signature is valid for minutes only.
+    if let (Some(scope), Some(Credential::Aws(aws))) =
+        (&prepared.target.signing, prepared.credential.as_ref())
+    {
+        let signed = crate::sigv4::sign(
+            "POST",
+            &request.url,
+            &owned,
+            &request.body,
+            aws,
+            scope,
+            std::time::SystemTime::now(),
+        )
+        .map_err(Fault::fatal)?;
+        owned.extend(signed);
+    }
+    let headers: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let response = client
-        .post(&request.url, &headers, body)
+        .post(&request.url, &headers, request.body.clone())
         .await
         .map_err(|e| {
             let message = ProviderError::Connection {
@@ -245,8 +343,18 @@ async fn run_attempt(
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
         let header_delay = retry_after_from_headers(response.headers());
+        // AWS names the error's type in a header (`AccessDeniedException:...`).
+        let aws_type = response
+            .headers()
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .map(|t| t.split(':').next().unwrap_or(t).to_string());
         let text = read_limited(response, MAX_ERROR_BODY).await;
-        let message = error_message_from_body(&text);
+        let mut message = error_message_from_body(&text);
+        if let Some(t) = aws_type.filter(|t| !t.is_empty() && !message.contains(t.as_str())) {
+            message = format!("{message} ({t})");
+        }
+        *auth_rejected = is_auth_rejection(status, &text);
         let retry_after = header_delay.or_else(|| retry_hint_in_text(&text));
         let err = ProviderError::Http {
             provider: model.provider.clone(),
@@ -262,7 +370,7 @@ async fn run_attempt(
     }
 
     builder.start();
-    let mut parser = SseParser::new();
+    let mut parser = Framer::new(framing);
     let mut body = response.into_body().into_data_stream();
     let mut fault: Option<Fault> = None;
     loop {
@@ -331,70 +439,6 @@ async fn run_attempt(
             "the stream ended before the response was complete",
         ))
     }
-}
-
-/// Decodes a complete response body held in memory, split into `chunks` at any
-/// byte boundaries, exactly as `stream` would. No retries, no I/O: for tests,
-/// benchmarks and replaying recorded transcripts.
-pub fn decode_body<'a>(
-    model: &Model,
-    chunks: impl IntoIterator<Item = &'a [u8]>,
-) -> (Vec<AssistantMessageEvent>, AssistantMessage) {
-    let mut decoder = wire_api(model.api).decoder();
-    let mut builder = MessageBuilder::new(model);
-    let mut events = Vec::new();
-    builder.start();
-    let mut parser = SseParser::new();
-    let mut fault: Option<Fault> = None;
-    let mut failed_framing: Option<String> = None;
-    for chunk in chunks {
-        let mut on_event = |ev: crate::sse::SseEvent<'_>| {
-            if fault.is_none()
-                && !builder.is_finished()
-                && let Err(f) = decoder.on_event(ev, &mut builder, model)
-            {
-                fault = Some(f);
-            }
-        };
-        if let Err(e) = parser.feed(chunk, &mut on_event) {
-            failed_framing = Some(format!("malformed stream: {e}"));
-            break;
-        }
-        builder.take_events_into(&mut events);
-        if fault.is_some() || builder.is_finished() {
-            break;
-        }
-    }
-    if fault.is_none() && failed_framing.is_none() && !builder.is_finished() {
-        let mut on_event = |ev: crate::sse::SseEvent<'_>| {
-            if fault.is_none()
-                && !builder.is_finished()
-                && let Err(f) = decoder.on_event(ev, &mut builder, model)
-            {
-                fault = Some(f);
-            }
-        };
-        if let Err(e) = parser.finish(&mut on_event) {
-            failed_framing = Some(format!("malformed stream: {e}"));
-        }
-    }
-    if let Some(message) = failed_framing {
-        builder.fail(StopReason::Error, message, model);
-    } else if let Some(f) = fault {
-        builder.fail(StopReason::Error, f.message, model);
-    } else if !builder.is_finished() {
-        if let Err(f) = decoder.on_eof(&mut builder, model) {
-            builder.fail(StopReason::Error, f.message, model);
-        } else if !builder.is_finished() {
-            builder.fail(
-                StopReason::Error,
-                "the stream ended before the response was complete",
-                model,
-            );
-        }
-    }
-    builder.take_events_into(&mut events);
-    (events, builder.into_message())
 }
 
 async fn read_limited(response: HttpResponse, limit: usize) -> String {

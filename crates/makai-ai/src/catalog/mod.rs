@@ -1,0 +1,287 @@
+//! The model catalog: the built-in entries (pi's catalog, generated), plus custom
+//! models for any OpenAI-compatible (or other) endpoint from a `models.json` file.
+//!
+//! `models.json` follows pi's shape:
+//!
+//! ```json
+//! {
+//!   "providers": {
+//!     "ollama": {
+//!       "baseUrl": "http://127.0.0.1:11434/v1",
+//!       "api": "openai-completions",
+//!       "models": [{ "id": "qwen2.5-coder:7b", "contextWindow": 32768, "maxTokens": 8192 }]
+//!     }
+//!   }
+//! }
+//! ```
+//!
+//! Prices are dollars per million tokens (with pi's input-size tiers); every
+//! response's cost is computed from them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::error::ProviderError;
+use crate::model::{Api, CompatFlags, Modality, Model, ModelCost};
+
+/// The generated catalog (see `docs/catalog.md`).
+const BUILTIN: &str = include_str!("builtin.json");
+
+/// makai's own entry: the small local model it can install and serve itself
+/// (not in pi's catalog).
+fn local_model() -> Model {
+    let mut m = Model::custom(
+        Api::OpenAiCompletions,
+        "local",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "http://127.0.0.1:8080/v1",
+    );
+    m.name = "Qwen2.5-Coder 0.5B (local, llama-cpp-python)".to_string();
+    m.context_window = 4_096;
+    m.max_tokens = 1_024;
+    m
+}
+
+/// Every built-in model: pi's catalog of the providers makai speaks (generated
+/// into `builtin.json` by the `gen_catalog` example; the entries left out and
+/// why are in `docs/catalog.md`), then makai's local model.
+pub fn builtin_models() -> &'static [Model] {
+    static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        let mut models: Vec<Model> = match serde_json::from_str(BUILTIN) {
+            Ok(m) => m,
+            Err(e) => {
+                // Tested not to happen (`catalog_generated`); never fatal at run time.
+                tracing::error!(error = %e, "the built-in model catalog does not parse");
+                Vec::new()
+            }
+        };
+        models.push(local_model());
+        models
+    })
+}
+
+/// A set of models: the built-in ones plus any loaded from `models.json` files.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRegistry {
+    models: Vec<Model>,
+}
+
+impl ModelRegistry {
+    /// A registry holding the built-in models.
+    pub fn builtin() -> Self {
+        ModelRegistry {
+            models: builtin_models().to_vec(),
+        }
+    }
+
+    /// An empty registry.
+    pub fn empty() -> Self {
+        ModelRegistry::default()
+    }
+
+    /// Every model, in catalog order.
+    pub fn models(&self) -> &[Model] {
+        &self.models
+    }
+
+    /// Adds a model, replacing one with the same provider and id.
+    pub fn add(&mut self, model: Model) {
+        self.models
+            .retain(|m| !(m.provider == model.provider && m.id == model.id));
+        self.models.push(model);
+    }
+
+    /// Adds the models of a `models.json` file. A missing file is not an error
+    /// (returns 0); a file that cannot be parsed is, naming the file and the problem.
+    pub fn load_file(&mut self, path: &Path) -> Result<usize, ProviderError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => {
+                return Err(ProviderError::Catalog {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let models = parse_models_json(&text).map_err(|message| ProviderError::Catalog {
+            path: path.display().to_string(),
+            message,
+        })?;
+        let n = models.len();
+        for m in models {
+            self.add(m);
+        }
+        Ok(n)
+    }
+
+    /// Finds a model by `provider/id`, by id alone (first match), or by a
+    /// case-insensitive substring of the id when that is unambiguous.
+    pub fn find(&self, spec: &str) -> Option<&Model> {
+        if let Some((provider, id)) = spec.split_once('/')
+            && let Some(m) = self
+                .models
+                .iter()
+                .find(|m| m.provider == provider && m.id == id)
+        {
+            return Some(m);
+        }
+        if let Some(m) = self.models.iter().find(|m| m.id == spec) {
+            return Some(m);
+        }
+        let needle = spec.to_ascii_lowercase();
+        let mut matches = self
+            .models
+            .iter()
+            .filter(|m| m.id.to_ascii_lowercase().contains(&needle));
+        let first = matches.next()?;
+        matches.next().is_none().then_some(first)
+    }
+
+    /// The first model of `provider`.
+    pub fn default_for_provider(&self, provider: &str) -> Option<&Model> {
+        self.models.iter().find(|m| m.provider == provider)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelsFile {
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProviderSection {
+    base_url: Option<String>,
+    api: Option<Api>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    models: Vec<ModelSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelSection {
+    id: String,
+    name: Option<String>,
+    api: Option<Api>,
+    base_url: Option<String>,
+    #[serde(default)]
+    reasoning: bool,
+    input: Option<Vec<Modality>>,
+    cost: Option<ModelCost>,
+    context_window: Option<u64>,
+    max_tokens: Option<u64>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    compat: Option<CompatFlags>,
+}
+
+/// Parses the text of a `models.json` file.
+pub fn parse_models_json(text: &str) -> Result<Vec<Model>, String> {
+    let file: ModelsFile =
+        serde_json::from_str(text).map_err(|e| format!("invalid models.json: {e}"))?;
+    let mut out = Vec::new();
+    for (provider, section) in file.providers {
+        for m in section.models {
+            let api = m.api.or(section.api).ok_or_else(|| {
+                format!("model '{}' of provider '{provider}' has no \"api\" (set it on the model or the provider)", m.id)
+            })?;
+            let base_url = m
+                .base_url
+                .clone()
+                .or_else(|| section.base_url.clone())
+                .ok_or_else(|| {
+                    format!(
+                        "model '{}' of provider '{provider}' has no \"baseUrl\"",
+                        m.id
+                    )
+                })?;
+            let mut model = Model::custom(api, provider.clone(), m.id.clone(), base_url);
+            if let Some(name) = m.name {
+                model.name = name;
+            }
+            model.reasoning = m.reasoning;
+            if let Some(input) = m.input {
+                model.input = input;
+            }
+            if let Some(cost) = m.cost {
+                model.cost = cost;
+            }
+            if let Some(c) = m.context_window {
+                model.context_window = c;
+            }
+            if let Some(t) = m.max_tokens {
+                model.max_tokens = t;
+            }
+            model.headers = section.headers.clone();
+            model.headers.extend(m.headers);
+            model.compat = m.compat;
+            out.push(model);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_models_have_prices_and_limits() {
+        let reg = ModelRegistry::builtin();
+        let m = reg.find("anthropic/claude-sonnet-4-5").unwrap();
+        assert_eq!(m.api, Api::AnthropicMessages);
+        assert!(m.cost.output > 0.0 && m.context_window >= 200_000);
+        assert!(
+            reg.models()
+                .iter()
+                .all(|m| m.max_tokens > 0 && m.context_window > 0)
+        );
+        // Each provider's list starts with its default model.
+        assert_eq!(
+            reg.default_for_provider("anthropic").unwrap().id,
+            "claude-opus-4-5"
+        );
+        assert_eq!(
+            reg.default_for_provider("local").unwrap().base_url,
+            "http://127.0.0.1:8080/v1"
+        );
+    }
+
+    #[test]
+    fn loads_custom_models() {
+        let text = r#"{"providers": {"ollama": {"baseUrl": "http://127.0.0.1:11434/v1", "api": "openai-completions",
+            "models": [{"id": "qwen", "contextWindow": 32768, "cost": {"input": 1, "output": 2}}]}}}"#;
+        let models = parse_models_json(text).unwrap();
+        assert_eq!(models[0].provider, "ollama");
+        assert_eq!(models[0].context_window, 32768);
+        assert_eq!(models[0].cost.output, 2.0);
+    }
+
+    #[test]
+    fn missing_api_is_a_clear_error() {
+        let err = parse_models_json(
+            r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"id": "m"}]}}}"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("has no \"api\""), "{err}");
+    }
+
+    #[test]
+    fn missing_file_is_not_an_error() {
+        let mut reg = ModelRegistry::empty();
+        assert_eq!(
+            reg.load_file(Path::new("/nonexistent/models.json"))
+                .unwrap(),
+            0
+        );
+    }
+}

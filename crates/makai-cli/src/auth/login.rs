@@ -1,0 +1,220 @@
+//! `makai auth login|status|logout`: the interactive logins of Anthropic
+//! (Claude Pro/Max), ChatGPT (Codex) and GitHub Copilot, and the stored
+//! credentials.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use super::store::{AuthStore, Credential};
+use super::{codex, copilot, oauth};
+use crate::cli::AuthCommand;
+use crate::error::CliError;
+
+/// The providers with a login.
+const LOGIN_PROVIDERS: &str =
+    "anthropic (Claude Pro/Max), openai-codex (ChatGPT Plus/Pro), github-copilot";
+
+/// Runs `makai auth ...`; returns the exit code.
+pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<i32, CliError> {
+    let home = home.ok_or_else(|| {
+        CliError::config("cannot find a home folder for auth.json; set MAKAI_HOME to a folder")
+    })?;
+    let path = AuthStore::file_in(&home);
+    match command {
+        AuthCommand::Login { provider } => {
+            let credential = match provider.as_str() {
+                "anthropic" => anthropic_login(&oauth::OAuthConfig::anthropic_from_env()).await?,
+                "openai-codex" => codex_login(&codex::CodexConfig::from_env()).await?,
+                "github-copilot" => copilot_login(&copilot::CopilotConfig::from_env()).await?,
+                _ => {
+                    let var = makai_ai::credentials::env_var_for_provider(&provider)
+                        .map(|v| format!(" (set {v})"))
+                        .unwrap_or_default();
+                    return Err(CliError::Usage(format!(
+                        "`makai auth login` supports {LOGIN_PROVIDERS}; provider '{provider}' uses an API key{var} or --api-key"
+                    )));
+                }
+            };
+            let mut store = AuthStore::load(&path)?;
+            store.set(&provider, credential);
+            store.save()?;
+            eprintln!(
+                "Logged in to {provider}. Credentials saved to {}.",
+                path.display()
+            );
+            Ok(0)
+        }
+        AuthCommand::Status => {
+            let store = AuthStore::load(&path)?;
+            let now = makai_ai::now_ms();
+            println!("Credentials file: {}", path.display());
+            let mut any = false;
+            for (provider, cred) in store.iter() {
+                any = true;
+                println!("  {provider}: {}", cred.describe(now));
+            }
+            if !any {
+                println!("  (no stored credentials)");
+            }
+            let vars = [
+                "ANTHROPIC_API_KEY",
+                "OPENAI_API_KEY",
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY",
+                "GROQ_API_KEY",
+                "OPENROUTER_API_KEY",
+                "DEEPSEEK_API_KEY",
+                "MISTRAL_API_KEY",
+                "XAI_API_KEY",
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_PROFILE",
+                "GOOGLE_CLOUD_API_KEY",
+                "GOOGLE_APPLICATION_CREDENTIALS",
+                "AZURE_OPENAI_API_KEY",
+                "AZURE_OPENAI_AD_TOKEN",
+                "COPILOT_GITHUB_TOKEN",
+            ];
+            let set: Vec<&str> = vars
+                .into_iter()
+                .filter(|v| std::env::var(v).is_ok_and(|x| !x.trim().is_empty()))
+                .collect();
+            if set.is_empty() {
+                println!("Environment: no provider key variables set");
+            } else {
+                println!("Environment: {} set", set.join(", "));
+            }
+            Ok(0)
+        }
+        AuthCommand::Logout { provider } => {
+            let mut store = AuthStore::load(&path)?;
+            let removed = match &provider {
+                Some(p) => store.remove(p),
+                None => {
+                    let had = store.iter().next().is_some();
+                    store.clear();
+                    had
+                }
+            };
+            if removed {
+                store.save()?;
+                eprintln!(
+                    "Removed the credentials of {} from {}.",
+                    provider.as_deref().unwrap_or("every provider"),
+                    path.display()
+                );
+            } else {
+                eprintln!(
+                    "No stored credentials for {}.",
+                    provider.as_deref().unwrap_or("any provider")
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Opens `url` in a browser when one can be opened (never with `MAKAI_NO_BROWSER`).
+fn open_browser(url: &str) {
+    if std::env::var_os("MAKAI_NO_BROWSER").is_none() && std::io::stderr().is_terminal() {
+        // A browser that cannot be started changes nothing: the URL is printed.
+        if let Err(e) = std::process::Command::new("xdg-open")
+            .arg(url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            tracing::debug!(error = %e, "could not open a browser");
+        }
+    }
+}
+
+/// Waits for the browser to come back to `server` or for a pasted code (or
+/// redirect URL) on stdin, within 10 minutes; returns the code.
+async fn wait_for_code(
+    server: &mut oauth::CallbackServer,
+    state: &str,
+    command: &str,
+) -> Result<String, CliError> {
+    let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            // The receiver is gone once the callback won: the line is not needed.
+            let _ = line_tx.blocking_send(line);
+        }
+    });
+    tokio::select! {
+        got = server.wait() => got
+            .map(|(code, _)| code)
+            .ok_or_else(|| CliError::failed("the OAuth callback server stopped")),
+        Some(line) = line_rx.recv() => {
+            let (code, pasted_state) = oauth::parse_pasted_code(&line);
+            let code = code.ok_or_else(|| CliError::failed(format!("no code was pasted; run `{command}` again")))?;
+            if let Some(s) = &pasted_state && s != state {
+                return Err(CliError::failed(format!("the pasted code belongs to another login (state mismatch); run `{command}` again")));
+            }
+            Ok(code)
+        }
+        _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {
+            Err(CliError::failed(format!("no login within 10 minutes; run `{command}` again")))
+        }
+    }
+}
+
+/// The Anthropic login: prints the URL, waits for the callback or a pasted code.
+async fn anthropic_login(config: &oauth::OAuthConfig) -> Result<Credential, CliError> {
+    let pkce = oauth::Pkce::generate();
+    let state = oauth::Pkce::generate().verifier;
+    let mut server = oauth::CallbackServer::start(config.callback_port, state.clone()).await?;
+    let redirect = server.redirect_uri.clone();
+    let url = oauth::authorize_url(config, &pkce, &state, &redirect)?;
+    eprintln!(
+        "Open this URL in your browser to log in with your Claude Pro/Max account:\n\n  {url}\n"
+    );
+    eprintln!(
+        "Waiting for the browser to come back to {redirect} ...\n\
+         If the browser runs on another machine, paste the code (or the final URL) here and press Enter:"
+    );
+    open_browser(&url);
+    let code = wait_for_code(&mut server, &state, "makai auth login anthropic").await?;
+    drop(server);
+    eprintln!("Exchanging the authorization code for tokens...");
+    oauth::exchange_code(config, &code, &state, &pkce.verifier, &redirect).await
+}
+
+/// The ChatGPT login (Codex): the same PKCE flow against OpenAI's auth server.
+async fn codex_login(config: &codex::CodexConfig) -> Result<Credential, CliError> {
+    let pkce = oauth::Pkce::generate();
+    let state = oauth::Pkce::generate().verifier;
+    let mut server =
+        oauth::CallbackServer::start_at(config.callback_port, state.clone(), codex::CALLBACK_PATH)
+            .await?;
+    let redirect = server.redirect_uri.clone();
+    let url = codex::authorize_url(config, &pkce, &state, &redirect)?;
+    eprintln!(
+        "Open this URL in your browser to log in with your ChatGPT Plus/Pro account:\n\n  {url}\n"
+    );
+    eprintln!(
+        "Waiting for the browser to come back to {redirect} ...\n\
+         If the browser runs on another machine, paste the final URL (or the code) here and press Enter:"
+    );
+    open_browser(&url);
+    let code = wait_for_code(&mut server, &state, "makai auth login openai-codex").await?;
+    drop(server);
+    eprintln!("Exchanging the authorization code for tokens...");
+    codex::exchange_code(config, &code, &pkce.verifier, &redirect).await
+}
+
+/// The GitHub Copilot login: the device flow, then the Copilot token exchange.
+async fn copilot_login(config: &copilot::CopilotConfig) -> Result<Credential, CliError> {
+    let code = copilot::device_code(config).await?;
+    eprintln!(
+        "To log in to GitHub Copilot, open {} and enter the code:\n\n  {}\n\nWaiting for GitHub...",
+        code.verification_uri, code.user_code
+    );
+    open_browser(&code.verification_uri);
+    let github_token = copilot::wait_for_authorization(config, &code).await?;
+    eprintln!("Exchanging the GitHub token for a Copilot token...");
+    copilot::exchange(config, &github_token).await
+}
