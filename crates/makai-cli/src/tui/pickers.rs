@@ -212,6 +212,10 @@ fn entry_text(e: &SessionEntry) -> Option<String> {
         SessionEntry::BranchSummary(b) => format!("[branch summary: {}]", one_line(&b.summary)),
         SessionEntry::ModelChange(m) => format!("[model: {}/{}]", m.provider, m.model_id),
         SessionEntry::ThinkingLevelChange(t) => format!("[thinking: {}]", t.thinking_level),
+        SessionEntry::ContextEdit(e) => match e.replacement {
+            None => format!("[context edit: {} left out]", e.target_id),
+            Some(_) => format!("[context edit: {} replaced]", e.target_id),
+        },
         _ => return None,
     })
 }

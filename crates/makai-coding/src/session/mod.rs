@@ -19,6 +19,8 @@
 //! # let _ = messages; Ok(()) }
 //! ```
 
+mod context;
+mod context_edit;
 mod entry;
 mod error;
 mod file;
@@ -29,10 +31,12 @@ mod store;
 pub mod title;
 mod tree;
 
+pub use context::{ModelRef, SessionContext};
+pub use context_edit::{ContentReplacement, ContextEditEntry, ReplacementBlock};
 pub use entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderTag,
     KNOWN_ENTRY_TYPES, LabelEntry, MessageEntry, ModelChangeEntry, SESSION_VERSION, SessionEntry,
-    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, now_iso,
+    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, UsageEntry, now_iso,
 };
 pub use error::{LoadWarning, SessionError};
 pub use file::{Durability, Foreign, LoadedFile, SessionFile, read_session_file};
@@ -40,4 +44,4 @@ pub use handle::{Session, SharedSession, new_session_id, session_file_name};
 
 pub use new_entry::{CompactionRecord, NewEntry};
 pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
-pub use tree::{ModelRef, SessionContext, SessionTree, TreeNode, TreeView};
+pub use tree::{SessionTree, TreeNode, TreeView};
