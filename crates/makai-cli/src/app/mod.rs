@@ -29,7 +29,7 @@ use makai_agent::{Agent, ContextConfig, PromptInput, QueueMode, RunHandle};
 use makai_ai::catalog::ModelRegistry;
 use makai_ai::{ImageContent, RetryPolicy};
 use makai_coding::session::SharedSession;
-use makai_coding::{SessionStore, Settings};
+use makai_coding::{CommandInfo, Resources, SessionStore, Settings, expand_input, list_commands};
 
 use crate::auth::{KeyResolver, KeySource};
 use crate::error::CliError;
@@ -66,6 +66,8 @@ pub(crate) struct Shared {
     /// Where new sessions go; `None` keeps sessions in memory.
     store: Option<SessionStore>,
     system_prompt: String,
+    /// Skills and prompt templates (`/skill:name`, `/template`).
+    resources: Resources,
     subscribers: Mutex<Vec<Subscriber>>,
     state: Mutex<AppState>,
     /// The MCP servers whose ready tools join every run.
@@ -121,6 +123,8 @@ pub struct AppParts {
     pub store: Option<SessionStore>,
     /// The system prompt.
     pub system_prompt: String,
+    /// Skills and prompt templates.
+    pub resources: Resources,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
 }
@@ -144,6 +148,7 @@ impl AppSession {
             cwd: parts.cwd,
             store: parts.store,
             system_prompt: parts.system_prompt,
+            resources: parts.resources,
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
             mcp: parts.mcp,
@@ -268,11 +273,13 @@ impl AppSession {
     }
 
     /// Starts a run with a prompt after [`AppSession::prepare_prompt`].
+    /// `/skill:name` and `/template` commands are expanded first.
     pub fn start_prompt(
         &self,
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<RunHandle, CliError> {
+        let text = self.expand(text);
         let input = if images.is_empty() {
             PromptInput::Text(text)
         } else {
@@ -303,14 +310,38 @@ impl AppSession {
         Ok(())
     }
 
-    /// Queues a steering message (delivered after the running tool call or turn).
+    /// Queues a steering message (delivered after the running tool call or
+    /// turn); commands are expanded as for a prompt.
     pub fn steer(&self, text: String, images: Vec<ImageContent>) {
+        let text = self.expand(text);
         self.inner.agent.steer(user_message(text, images));
     }
 
-    /// Queues a follow-up message (delivered when the run would end).
+    /// Queues a follow-up message (delivered when the run would end);
+    /// commands are expanded as for a prompt.
     pub fn follow_up(&self, text: String, images: Vec<ImageContent>) {
+        let text = self.expand(text);
         self.inner.agent.follow_up(user_message(text, images));
+    }
+
+    /// The skills and prompt templates of this session.
+    pub fn resources(&self) -> &Resources {
+        &self.inner.resources
+    }
+
+    /// The `/` commands of the skills and templates (pi's `get_commands`).
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        list_commands(&self.inner.resources)
+    }
+
+    /// Expands `/skill:name args` and `/template args`; a skill that cannot be
+    /// read is logged and the text sent as typed.
+    fn expand(&self, text: String) -> String {
+        let expanded = expand_input(&text, &self.inner.resources);
+        if let Some(w) = &expanded.warning {
+            tracing::warn!("{w}");
+        }
+        expanded.text
     }
 
     /// Aborts the run (and a manual compaction), then waits until idle.

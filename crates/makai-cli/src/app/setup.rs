@@ -11,7 +11,8 @@ use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::SharedSession;
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
-    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
+    AgentCatalog, Resources, Session, SessionStore, Settings, build_system_prompt,
+    discover_context_files,
 };
 
 use super::{AppParts, AppSession};
@@ -235,7 +236,25 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
     let files = discover_context_files(&cwd, home.as_deref());
+    let mut resources = Resources::discover(&cwd, home.as_deref());
+    if args.no_skills {
+        resources.skills.clear();
+    }
+    if args.no_prompt_templates {
+        resources.templates.clear();
+    }
+    if args.verbose {
+        for w in &resources.warnings {
+            eprintln!("makai: resources: {w}");
+        }
+    }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
+    if !args.no_tools
+        && let Some(section) = resources.skills_prompt_section()
+    {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(&section);
+    }
     for extra in &args.append_system_prompt {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
@@ -284,6 +303,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         cwd,
         store,
         system_prompt,
+        resources,
         mcp,
     });
     if let Some(name) = &args.name {

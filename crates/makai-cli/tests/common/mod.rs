@@ -97,6 +97,11 @@ impl Env {
         std::fs::write(self.home.path().join("settings.json"), v.to_string()).unwrap();
     }
 
+    /// pi's agent folder for this test (`~/.pi/agent` of a pi user).
+    pub fn pi_dir(&self) -> PathBuf {
+        self.home.path().join("pi-agent")
+    }
+
     pub fn work(&self) -> &Path {
         self.work.path()
     }
@@ -126,7 +131,9 @@ impl Env {
             .env("MAKAI_NO_BROWSER", "1")
             // Without a key makai would install and start its local model.
             .env("MAKAI_AUTO_LOCAL", "0")
-            .env("MAKAI_AUTO_TITLE", "0");
+            .env("MAKAI_AUTO_TITLE", "0")
+            // pi's folders (skills, prompts, models.json) of this test only.
+            .env("PI_CODING_AGENT_DIR", self.pi_dir());
         for k in KEY_VARS {
             c.env_remove(k);
         }

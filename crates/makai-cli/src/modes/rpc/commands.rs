@@ -265,7 +265,7 @@ impl Handler {
                 None
             }
             RpcCommand::GetCommands => Some(ResponseData::Commands {
-                commands: Vec::new(),
+                commands: app.commands().into_iter().map(rpc_command_info).collect(),
             }),
             // Handled by `handle` (they answer later).
             RpcCommand::Prompt(_) | RpcCommand::Compact(_) | RpcCommand::Bash(_) => {
@@ -332,5 +332,24 @@ fn response(id: Option<Value>, command: &str, outcome: Outcome) -> RpcResponse {
     match outcome {
         Ok(data) => RpcResponse::success(id, command, data),
         Err(e) => RpcResponse::failure(id, command, e.to_string()),
+    }
+}
+
+/// A skill or template command as `get_commands` lists it.
+fn rpc_command_info(c: makai_coding::CommandInfo) -> makai_rpc::CommandInfo {
+    makai_rpc::CommandInfo {
+        name: c.name,
+        description: Some(c.description).filter(|d| !d.is_empty()),
+        source: match c.source {
+            makai_coding::resources::CommandSource::Skill => "skill",
+            _ => "prompt",
+        }
+        .to_string(),
+        source_info: makai_rpc::CommandSourceInfo {
+            path: c.source_info.path,
+            source: c.source_info.source,
+            scope: c.source_info.scope,
+            origin: c.source_info.origin,
+        },
     }
 }
