@@ -176,7 +176,7 @@ fn pi_session_continues_in_makai_and_back_in_pi() {
     let file_arg = file.display().to_string();
 
     // 2. makai continues pi's session.
-    let mut argv = s(&[
+    let argv = s(&[
         "--provider",
         "mock",
         "--base-url",
