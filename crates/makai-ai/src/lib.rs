@@ -32,6 +32,7 @@ mod event_stream;
 mod http;
 mod message;
 mod model;
+pub mod models_json;
 mod options;
 pub mod partial_json;
 mod provider;

@@ -185,7 +185,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     };
     let ctx = session.context();
 
-    let probe_keys = KeyResolver::new(home.clone(), None, None);
+    let probe_keys = KeyResolver::new(home.clone(), None, None)
+        .with_configured_keys(registry.provider_keys().clone());
     let request = ModelRequest {
         model: args.model.clone(),
         provider: args.provider.clone(),
@@ -206,7 +207,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         home.clone(),
         Some(model.provider.clone()),
         args.api_key.clone(),
-    );
+    )
+    .with_configured_keys(registry.provider_keys().clone());
 
     let session_thinking = (!ctx.messages.is_empty()).then(|| ctx.thinking()).flatten();
     let thinking = args
