@@ -11,11 +11,10 @@ use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::SharedSession;
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
-    AgentCatalog, Resources, Session, SessionStore, Settings, build_system_prompt,
-    discover_context_files,
+    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
 };
 
-use super::{AppParts, AppSession};
+use super::{AppParts, AppSession, ResourceOptions};
 use crate::auth::KeyResolver;
 use crate::cli::Args;
 use crate::error::CliError;
@@ -238,25 +237,18 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
     let files = discover_context_files(&cwd, home.as_deref());
-    let mut resources = Resources::discover(&cwd, home.as_deref());
-    if args.no_skills {
-        resources.skills.clear();
-    }
-    if args.no_prompt_templates {
-        resources.templates.clear();
-    }
+    let resource_options = ResourceOptions {
+        skills: !args.no_skills,
+        templates: !args.no_prompt_templates,
+        skills_in_prompt: !args.no_tools,
+    };
+    let resources = resource_options.discover(&cwd);
     if args.verbose {
         for w in &resources.warnings {
             eprintln!("makai: resources: {w}");
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
-    if !args.no_tools
-        && let Some(section) = resources.skills_prompt_section()
-    {
-        system_prompt.push_str("\n\n");
-        system_prompt.push_str(&section);
-    }
     for extra in &args.append_system_prompt {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
@@ -306,6 +298,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         store,
         system_prompt,
         resources,
+        resource_options,
         mcp,
     });
     if let Some(name) = &args.name {
