@@ -84,6 +84,8 @@ const HOTKEYS: &[(&str, &str)] = &[
     ("Ctrl+A / Ctrl+E", "Line start / end"),
     ("Ctrl+W, Alt+Backspace", "Delete the word before the cursor"),
     ("Ctrl+U / Ctrl+K", "Delete to line start / end"),
+    ("Alt+D", "Delete the word after the cursor"),
+    ("Ctrl+Y", "Put back the text deleted last"),
     ("Alt+B / Alt+F, Ctrl+Left/Right", "Word left / right"),
 ];
 

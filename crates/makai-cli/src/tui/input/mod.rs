@@ -123,6 +123,8 @@ fn editing_key(ctx: &mut Ctx<'_>, key: KeyEvent, ctrl: bool, alt: bool) {
         KeyCode::Char('w') if ctrl => e.delete_word_back(),
         KeyCode::Char('u') if ctrl => e.kill_to_start(),
         KeyCode::Char('k') if ctrl => e.kill_to_end(),
+        KeyCode::Char('y') if ctrl => e.yank(),
+        KeyCode::Char('d') if alt => e.delete_word_forward(),
         KeyCode::Char('b') if alt => e.word_left(),
         KeyCode::Char('f') if alt => e.word_right(),
         KeyCode::Char(_) if ctrl => return,
