@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs pi's RPC client (npm package @mariozechner/pi-coding-agent) into a
-# cache folder, for the makai-cli test that drives `makai --mode rpc` with it.
+# Installs pi (npm package @mariozechner/pi-coding-agent) into a cache folder,
+# for the makai-cli tests that drive `makai --mode rpc` with pi's RPC client
+# (tests/pi_client.rs) and share one session file with pi's own CLI
+# (tests/pi_session.rs).
 #
 #   scripts/setup-pi-client.sh [DIR]
 #

@@ -34,6 +34,7 @@ mod framing;
 mod http;
 mod message;
 mod model;
+pub mod models_json;
 mod options;
 pub mod partial_json;
 mod provider;

@@ -217,7 +217,9 @@ pub struct Model {
     pub api: Api,
     /// The provider name (`anthropic`, `openai`, `google`, `ollama`, ...).
     pub provider: String,
-    /// Base URL, e.g. `https://api.anthropic.com/v1`.
+    /// Base URL as pi and each provider's SDK write it: `https://api.anthropic.com`
+    /// (the client adds `/v1/messages`), `https://api.openai.com/v1`,
+    /// `https://generativelanguage.googleapis.com/v1beta`.
     pub base_url: String,
     /// True when the model can reason ("thinking").
     #[serde(default)]

@@ -63,6 +63,12 @@ pub struct Args {
     /// Append text to the system prompt (may be repeated).
     #[arg(long = "append-system-prompt", value_name = "TEXT")]
     pub append_system_prompt: Vec<String>,
+    /// Skip skill discovery (makai's, pi's and `.agents/skills` folders).
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+    /// Skip prompt template discovery (`/name` commands).
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
     /// Continue the most recent session of this directory.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "session", "no_session"])]
     pub continue_: bool,

@@ -1,4 +1,5 @@
-//! Choosing the model: the catalog (built-in plus `<makai home>/models.json`),
+//! Choosing the model: the catalog (built-in, then pi's
+//! `~/.pi/agent/models.json` when present, then `<makai home>/models.json`),
 //! `--model provider/id[:thinking]`, `--provider`, ad-hoc `--base-url`/`--api`
 //! endpoints, and the friendly message for a user without any key.
 
@@ -13,9 +14,18 @@ use crate::error::CliError;
 /// Providers offered first when nothing was chosen, in this order.
 const PREFERRED_PROVIDERS: [&str; 3] = ["anthropic", "openai", "google"];
 
-/// The catalog: built-in models plus `<home>/models.json`.
+/// The catalog: built-in models, pi's `models.json` (a broken one is skipped
+/// with a warning: it belongs to another program), then `<home>/models.json`
+/// (a broken one is an error), so makai's own file wins.
 pub fn load_registry(home: Option<&Path>) -> Result<ModelRegistry, CliError> {
     let mut registry = ModelRegistry::builtin();
+    if let Some(pi) = makai_coding::resources::pi_agent_dir() {
+        let path = pi.join("models.json");
+        if let Err(e) = registry.load_file(&path) {
+            tracing::warn!("{e}");
+            eprintln!("makai: pi's models.json skipped: {e}");
+        }
+    }
     if let Some(home) = home {
         registry
             .load_file(&home.join("models.json"))

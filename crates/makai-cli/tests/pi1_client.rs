@@ -101,13 +101,9 @@ fn pi_1_5_2_rpc_client_drives_every_method() {
     let mock = Mock::start(
         Scenario::new()
             .push(ScriptedResponse::text("Hello, pi client").usage(Usage::new(21, 4)))
-            // Slow enough (about 4 s) that the queue commands land while it streams.
-            .push(
-                ScriptedResponse::text(
-                    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen",
-                )
-                .delay(250),
-            )
+            // Slow enough (about 10 s) that the queue commands land while it
+            // streams, even on a loaded machine.
+            .push(ScriptedResponse::text("count ".repeat(50)).delay(200))
             .push(ScriptedResponse::text("steered answer"))
             .push(ScriptedResponse::text("a b c d e f g h i j k l m n o p").delay(200))
             .push(ScriptedResponse::text("SUMMARY of the counts")),
@@ -151,7 +147,8 @@ fn pi_1_5_2_rpc_client_drives_every_method() {
     assert_eq!(r["followed"], "queued");
     assert_eq!(
         r["cleared"],
-        json!({"steering": ["dropped steer"], "followUp": ["dropped follow-up"]})
+        json!({"steering": ["dropped steer"], "followUp": ["dropped follow-up"]}),
+        "{r:#}"
     );
     assert!(
         r["busy"].as_str().unwrap().contains("streamingBehavior"),

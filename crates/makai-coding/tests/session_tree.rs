@@ -95,7 +95,7 @@ fn unknown_ids_are_typed_errors() {
     let before = s.entries().len();
     assert!(
         s.append_compaction(CompactionRecord {
-            first_kept_entry_id: "nope".into(),
+            first_kept_entry_id: Some("nope".into()),
             ..Default::default()
         })
         .is_err()
@@ -188,7 +188,7 @@ fn resumed_session_rebuilds_the_same_context_after_compaction() {
     assert_eq!(keep_from, ids[2]);
     s.append_compaction(CompactionRecord {
         summary: "The user said one; the model said r1.".into(),
-        first_kept_entry_id: keep_from,
+        first_kept_entry_id: Some(keep_from),
         tokens_before: 9000,
         tokens_after: Some(1200),
         ..Default::default()
@@ -217,7 +217,7 @@ fn compaction_that_keeps_the_first_message_rebuilds_it_before_the_summary() {
     let first = ctx.messages[0].clone();
     s.append_compaction(CompactionRecord {
         summary: "Middle turns, summarized.".into(),
-        first_kept_entry_id: ids[2].clone(),
+        first_kept_entry_id: Some(ids[2].clone()),
         tokens_before: 5000,
         retained_head: Some(vec![first.clone()]),
         ..Default::default()

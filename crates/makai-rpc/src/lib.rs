@@ -34,8 +34,8 @@ pub use command::{
 };
 pub use event::{EventRecord, ExtensionUiRequest, JsonEvent, SessionEvent};
 pub use response::{
-    BashResult, CommandInfo, CommandSourceInfo, ContextUsage, ForkMessage, InputDisposition,
-    ResponseData, RpcResponse, RpcState, SessionStats, TokenTotals, TreeNode,
+    BashResult, ContextUsage, ForkMessage, InputDisposition, ResponseData, RpcResponse, RpcState,
+    SessionStats, TokenTotals, TreeNode,
 };
 
 /// `text` for an error message: whole when short, else its first `max`

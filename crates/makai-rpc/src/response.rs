@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use makai_agent::{AgentMessage, CompactionInfo, QueueMode};
 use makai_ai::{Model, ThinkingLevel};
+use makai_coding::CommandInfo;
 use makai_coding::session::SessionEntry;
 
 use crate::command::RecordError;
@@ -147,35 +148,6 @@ pub struct TreeNode {
     /// Its label, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-}
-
-/// Where a command of `get_commands` comes from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CommandSourceInfo {
-    /// Absolute path of the resource.
-    pub path: String,
-    /// How it was discovered (`local`, `auto`, `cli`).
-    pub source: String,
-    /// `user`, `project` or `temporary`.
-    pub scope: String,
-    /// `top-level` or `package`.
-    pub origin: String,
-}
-
-/// One entry of `get_commands`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CommandInfo {
-    /// The name to invoke with `/name`.
-    pub name: String,
-    /// What it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// `prompt` (a template) or `skill`.
-    pub source: String,
-    /// Where it was loaded from.
-    pub source_info: CommandSourceInfo,
 }
 
 /// The `data` of a successful response.

@@ -77,15 +77,9 @@ fn map_api(api: &str, base_url: &str) -> (&'static str, String) {
                 base_url.trim_end_matches('/').trim_end_matches("/v1")
             ),
         ),
-        // pi's base URLs are the Anthropic SDK's (it adds `/v1/messages`);
-        // makai's include the version (it adds `/messages`).
-        "anthropic-messages" => (
-            "anthropic-messages",
-            format!(
-                "{}/v1",
-                base_url.trim_end_matches('/').trim_end_matches("/v1")
-            ),
-        ),
+        // pi's base URLs are the Anthropic SDK's; makai adds `/v1/messages`
+        // as the SDK does.
+        "anthropic-messages" => ("anthropic-messages", base_url.to_string()),
         "openai-completions" => ("openai-completions", base_url.to_string()),
         "openai-responses" => ("openai-responses", base_url.to_string()),
         "google-generative-ai" => ("google-generative-ai", base_url.to_string()),
@@ -309,7 +303,7 @@ pub fn generate(dir: &Path) -> Result<Generated, String> {
         left_out.len()
     ));
     report.push_str(
-        "Anthropic-Messages base URLs get `/v1` (pi's are the Anthropic SDK's, which adds it).\n",
+        "Anthropic-Messages base URLs are pi's (the Anthropic SDK's): makai adds `/v1/messages` as the SDK does.\n",
     );
     report.push_str("Mistral's entries (pi's `mistral-conversations` client) are called through\n");
     report.push_str(

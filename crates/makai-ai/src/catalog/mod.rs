@@ -1,7 +1,7 @@
 //! The model catalog: the built-in entries (pi's catalog, generated), plus custom
 //! models for any OpenAI-compatible (or other) endpoint from a `models.json` file.
 //!
-//! `models.json` follows pi's shape:
+//! `models.json` follows pi's format (see [`crate::models_json`]):
 //!
 //! ```json
 //! {
@@ -22,10 +22,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use serde::Deserialize;
-
 use crate::error::ProviderError;
-use crate::model::{Api, CompatFlags, Modality, Model, ModelCost};
+use crate::model::{Api, Model};
+use crate::models_json::{self, ConfigValue};
 
 /// The generated catalog (see `docs/catalog.md`).
 const BUILTIN: &str = include_str!("builtin.json");
@@ -68,6 +67,8 @@ pub fn builtin_models() -> &'static [Model] {
 #[derive(Clone, Debug, Default)]
 pub struct ModelRegistry {
     models: Vec<Model>,
+    /// `apiKey` of `models.json` providers, by provider.
+    keys: BTreeMap<String, ConfigValue>,
 }
 
 impl ModelRegistry {
@@ -75,6 +76,7 @@ impl ModelRegistry {
     pub fn builtin() -> Self {
         ModelRegistry {
             models: builtin_models().to_vec(),
+            keys: BTreeMap::new(),
         }
     }
 
@@ -95,8 +97,10 @@ impl ModelRegistry {
         self.models.push(model);
     }
 
-    /// Adds the models of a `models.json` file. A missing file is not an error
-    /// (returns 0); a file that cannot be parsed is, naming the file and the problem.
+    /// Applies a `models.json` file in pi's format (see [`crate::models_json`]):
+    /// adds its models and changes existing ones. A missing file is not an error
+    /// (returns 0); a file that cannot be parsed is, naming the file and the
+    /// problem. Returns the number of models added or replaced.
     pub fn load_file(&mut self, path: &Path) -> Result<usize, ProviderError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -108,15 +112,24 @@ impl ModelRegistry {
                 });
             }
         };
-        let models = parse_models_json(&text).map_err(|message| ProviderError::Catalog {
-            path: path.display().to_string(),
-            message,
-        })?;
-        let n = models.len();
-        for m in models {
-            self.add(m);
-        }
-        Ok(n)
+        let applied = models_json::parse(&text)
+            .and_then(|file| models_json::apply(file, &mut self.models))
+            .map_err(|message| ProviderError::Catalog {
+                path: path.display().to_string(),
+                message,
+            })?;
+        self.keys.extend(applied.keys);
+        Ok(applied.added)
+    }
+
+    /// The `apiKey` a `models.json` file configured for `provider`.
+    pub fn provider_key(&self, provider: &str) -> Option<&ConfigValue> {
+        self.keys.get(provider)
+    }
+
+    /// Every `apiKey` configured by `models.json` files, by provider.
+    pub fn provider_keys(&self) -> &BTreeMap<String, ConfigValue> {
+        &self.keys
     }
 
     /// Finds a model by `provider/id`, by id alone (first match), or by a
@@ -148,86 +161,12 @@ impl ModelRegistry {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelsFile {
-    #[serde(default)]
-    providers: BTreeMap<String, ProviderSection>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ProviderSection {
-    base_url: Option<String>,
-    api: Option<Api>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    #[serde(default)]
-    models: Vec<ModelSection>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelSection {
-    id: String,
-    name: Option<String>,
-    api: Option<Api>,
-    base_url: Option<String>,
-    #[serde(default)]
-    reasoning: bool,
-    input: Option<Vec<Modality>>,
-    cost: Option<ModelCost>,
-    context_window: Option<u64>,
-    max_tokens: Option<u64>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    compat: Option<CompatFlags>,
-}
-
-/// Parses the text of a `models.json` file.
+/// Parses the text of a `models.json` file into the models it defines (a
+/// provider section without `models` defines none; see [`crate::models_json`]).
 pub fn parse_models_json(text: &str) -> Result<Vec<Model>, String> {
-    let file: ModelsFile =
-        serde_json::from_str(text).map_err(|e| format!("invalid models.json: {e}"))?;
-    let mut out = Vec::new();
-    for (provider, section) in file.providers {
-        for m in section.models {
-            let api = m.api.or(section.api).ok_or_else(|| {
-                format!("model '{}' of provider '{provider}' has no \"api\" (set it on the model or the provider)", m.id)
-            })?;
-            let base_url = m
-                .base_url
-                .clone()
-                .or_else(|| section.base_url.clone())
-                .ok_or_else(|| {
-                    format!(
-                        "model '{}' of provider '{provider}' has no \"baseUrl\"",
-                        m.id
-                    )
-                })?;
-            let mut model = Model::custom(api, provider.clone(), m.id.clone(), base_url);
-            if let Some(name) = m.name {
-                model.name = name;
-            }
-            model.reasoning = m.reasoning;
-            if let Some(input) = m.input {
-                model.input = input;
-            }
-            if let Some(cost) = m.cost {
-                model.cost = cost;
-            }
-            if let Some(c) = m.context_window {
-                model.context_window = c;
-            }
-            if let Some(t) = m.max_tokens {
-                model.max_tokens = t;
-            }
-            model.headers = section.headers.clone();
-            model.headers.extend(m.headers);
-            model.compat = m.compat;
-            out.push(model);
-        }
-    }
-    Ok(out)
+    let mut models = Vec::new();
+    models_json::apply(models_json::parse(text)?, &mut models)?;
+    Ok(models)
 }
 
 #[cfg(test)]

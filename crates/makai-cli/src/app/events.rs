@@ -185,7 +185,8 @@ impl Shared {
 
     /// Records a compaction (automatic or manual) as a `compaction` entry: the
     /// first message kept verbatim after the summary names the entry the
-    /// compaction keeps from. Returns that entry's id, `None` when nothing was
+    /// compaction keeps from; with nothing kept, the entry names itself (pi's
+    /// retain-none compaction). Returns that id, `None` when nothing was
     /// recorded (no summary, or the kept messages are not in the session).
     fn record_compaction(
         &self,
@@ -201,11 +202,17 @@ impl Shared {
         // The strategy may keep the conversation's first messages before the summary:
         // they are stored in the entry so a resumed session rebuilds the same context.
         let head = messages[..summary_at].to_vec();
-        let first_kept = messages[start..].iter().find_map(|m| {
-            let i = ctx.messages.iter().position(|s| s == m)?;
-            ctx.entry_ids.get(i).cloned()
-        });
-        let first_kept_entry_id = first_kept?;
+        // Nothing kept after the summary: a retain-none compaction (pi stores
+        // the entry's own id as its first kept entry).
+        let first_kept = if start == messages.len() {
+            None
+        } else {
+            let found = messages[start..].iter().find_map(|m| {
+                let i = ctx.messages.iter().position(|s| s == m)?;
+                ctx.entry_ids.get(i).cloned()
+            });
+            Some(found?)
+        };
         let summary = if info.summary.is_empty() {
             "Earlier messages were removed to save context.".to_string()
         } else {
@@ -213,14 +220,19 @@ impl Shared {
         };
         let record = CompactionRecord {
             summary,
-            first_kept_entry_id: first_kept_entry_id.clone(),
+            first_kept_entry_id: first_kept.clone(),
             tokens_before: info.tokens_before,
             tokens_after: Some(info.estimated_tokens_after),
             usage: info.usage,
             details: Some(info.details.clone()),
             retained_head: (!head.is_empty()).then_some(head),
+            system_message: None,
         };
-        self.record(|s| s.append_compaction(record))
-            .then_some(first_kept_entry_id)
+        let mut entry_id = None;
+        let recorded = self.record(|s| s.append_compaction(record).map(|id| entry_id = Some(id)));
+        if !recorded {
+            return None;
+        }
+        first_kept.or(entry_id)
     }
 }

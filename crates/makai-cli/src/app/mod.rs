@@ -16,6 +16,7 @@ mod compact;
 mod events;
 mod mcp;
 mod model;
+mod resources;
 mod sessions;
 pub mod setup;
 pub mod stats;
@@ -29,13 +30,14 @@ use makai_agent::{Agent, ContextConfig, PromptInput, QueueMode, RunHandle};
 use makai_ai::catalog::ModelRegistry;
 use makai_ai::{ImageContent, RetryPolicy};
 use makai_coding::session::SharedSession;
-use makai_coding::{SessionStore, Settings};
+use makai_coding::{Resources, SessionStore, Settings};
 
 use crate::auth::{KeyResolver, KeySource};
 use crate::error::CliError;
 pub use bash::BashResult;
 pub use events::OutEvent;
 pub use model::{clamp_thinking, thinking_levels_for};
+pub use resources::ResourceOptions;
 pub use stats::{ContextUsage, SessionStats};
 
 /// The first line of the system prompt Anthropic requires with Claude Pro/Max tokens.
@@ -54,6 +56,8 @@ pub(crate) struct AppState {
     bash_cancel: Option<makai_agent::CancellationToken>,
     pending_bash: Vec<makai_agent::AgentMessage>,
     persist_warned: bool,
+    /// `/scoped-models`: patterns limiting the Ctrl+P cycle (empty: every model).
+    scoped_models: Vec<String>,
 }
 
 pub(crate) struct Shared {
@@ -66,6 +70,10 @@ pub(crate) struct Shared {
     /// Where new sessions go; `None` keeps sessions in memory.
     store: Option<SessionStore>,
     system_prompt: String,
+    /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
+    resources: Mutex<Arc<Resources>>,
+    /// Which resources are loaded and whether skills go into the system prompt.
+    resource_options: ResourceOptions,
     subscribers: Mutex<Vec<Subscriber>>,
     state: Mutex<AppState>,
     /// The MCP servers whose ready tools join every run.
@@ -121,6 +129,10 @@ pub struct AppParts {
     pub store: Option<SessionStore>,
     /// The system prompt.
     pub system_prompt: String,
+    /// Skills and prompt templates.
+    pub resources: Resources,
+    /// Which resources are loaded and whether skills go into the system prompt.
+    pub resource_options: ResourceOptions,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
 }
@@ -144,6 +156,8 @@ impl AppSession {
             cwd: parts.cwd,
             store: parts.store,
             system_prompt: parts.system_prompt,
+            resources: Mutex::new(Arc::new(parts.resources)),
+            resource_options: parts.resource_options,
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
             mcp: parts.mcp,
@@ -268,11 +282,13 @@ impl AppSession {
     }
 
     /// Starts a run with a prompt after [`AppSession::prepare_prompt`].
+    /// `/skill:name` and `/template` commands are expanded first.
     pub fn start_prompt(
         &self,
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<RunHandle, CliError> {
+        let text = self.expand(text);
         let input = if images.is_empty() {
             PromptInput::Text(text)
         } else {
@@ -294,22 +310,27 @@ impl AppSession {
         }
         let oauth =
             source == Some(KeySource::OAuth) && model.api == makai_ai::Api::AnthropicMessages;
+        let base = self.system_prompt_with_skills();
         let prompt = if oauth {
-            format!("{CLAUDE_CODE_IDENTITY}\n\n{}", self.inner.system_prompt)
+            format!("{CLAUDE_CODE_IDENTITY}\n\n{base}")
         } else {
-            self.inner.system_prompt.clone()
+            base
         };
         self.inner.agent.set_system_prompt(prompt);
         Ok(())
     }
 
-    /// Queues a steering message (delivered after the running tool call or turn).
+    /// Queues a steering message (delivered after the running tool call or
+    /// turn); commands are expanded as for a prompt.
     pub fn steer(&self, text: String, images: Vec<ImageContent>) {
+        let text = self.expand(text);
         self.inner.agent.steer(user_message(text, images));
     }
 
-    /// Queues a follow-up message (delivered when the run would end).
+    /// Queues a follow-up message (delivered when the run would end);
+    /// commands are expanded as for a prompt.
     pub fn follow_up(&self, text: String, images: Vec<ImageContent>) {
+        let text = self.expand(text);
         self.inner.agent.follow_up(user_message(text, images));
     }
 
@@ -392,6 +413,19 @@ impl AppSession {
     pub fn set_auto_retry(&self, enabled: bool) {
         lock(&self.inner.state).auto_retry = enabled;
         self.configure_agent();
+    }
+
+    /// Whether failed model calls are retried automatically.
+    pub fn auto_retry(&self) -> bool {
+        lock(&self.inner.state).auto_retry
+    }
+
+    /// How steering and follow-up messages are delivered (steering, follow-up).
+    pub fn queue_modes(&self) -> (QueueMode, QueueMode) {
+        (
+            self.inner.agent.steering_mode(),
+            self.inner.agent.follow_up_mode(),
+        )
     }
 
     /// Stops a retry in progress: the run ends (as aborted) instead of retrying.

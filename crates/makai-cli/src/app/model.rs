@@ -88,9 +88,27 @@ impl AppSession {
         self.configure_agent();
     }
 
-    /// Switches to the next available model; `None` when there is only one.
+    /// Limits the models [`AppSession::cycle_model`] goes through to those
+    /// matching any pattern (`provider/id`, `id`, `*` wildcards, or a
+    /// case-insensitive part of the id); an empty list lifts the limit.
+    pub fn set_scoped_models(&self, patterns: Vec<String>) {
+        super::lock(&self.inner.state).scoped_models = patterns;
+    }
+
+    /// The `/scoped-models` patterns.
+    pub fn scoped_models(&self) -> Vec<String> {
+        super::lock(&self.inner.state).scoped_models.clone()
+    }
+
+    /// Switches to the next available model (within the scoped models, when
+    /// set); `None` when there is no other.
     pub async fn cycle_model(&self) -> Option<(Model, ThinkingLevel)> {
-        let models = self.available_models().await;
+        let scope = self.scoped_models();
+        let mut models = self.available_models().await;
+        if !scope.is_empty() {
+            let current = self.model();
+            models.retain(|m| same_model(m, &current) || scope.iter().any(|p| model_matches(m, p)));
+        }
         if models.len() <= 1 {
             return None;
         }
@@ -173,4 +191,65 @@ pub fn thinking_levels_for(model: &Model) -> Vec<ThinkingLevel> {
         levels.push(ThinkingLevel::Xhigh);
     }
     levels
+}
+
+/// True when `pattern` names the model: `provider/id` or `id` exactly, a
+/// `*` wildcard pattern over either, or a case-insensitive part of the id.
+pub fn model_matches(m: &Model, pattern: &str) -> bool {
+    let full = format!("{}/{}", m.provider, m.id);
+    let p = pattern.trim();
+    if p.contains('*') {
+        return [full.as_str(), m.id.as_str()]
+            .iter()
+            .any(|name| wildcard(&p.to_ascii_lowercase(), &name.to_ascii_lowercase()));
+    }
+    full == p || m.id == p || m.id.to_ascii_lowercase().contains(&p.to_ascii_lowercase())
+}
+
+/// `*` matches any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let Some((first, rest)) = parts.split_first() else {
+        return true;
+    };
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    for (i, part) in rest.iter().enumerate() {
+        if i + 1 == rest.len() {
+            return remaining.ends_with(part);
+        }
+        match remaining.find(part) {
+            Some(at) => remaining = &remaining[at + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.is_empty()
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::*;
+
+    #[test]
+    fn scoped_model_patterns_match_like_pi_model_patterns() {
+        let m = Model::custom(
+            makai_ai::Api::AnthropicMessages,
+            "anthropic",
+            "claude-sonnet-4-5",
+            "https://api.anthropic.com",
+        );
+        for yes in [
+            "anthropic/*",
+            "*sonnet*",
+            "claude-sonnet-4-5",
+            "anthropic/claude-sonnet-4-5",
+            "Sonnet",
+        ] {
+            assert!(model_matches(&m, yes), "{yes}");
+        }
+        for no in ["openai/*", "*opus*", "gpt", "anthropic/claude"] {
+            assert!(!model_matches(&m, no), "{no}");
+        }
+    }
 }

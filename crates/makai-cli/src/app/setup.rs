@@ -15,7 +15,7 @@ use makai_coding::{
     AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
 };
 
-use super::{AppParts, AppSession};
+use super::{AppParts, AppSession, ResourceOptions};
 use crate::auth::KeyResolver;
 use crate::cli::Args;
 use crate::error::CliError;
@@ -240,7 +240,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     let ctx = session.context();
 
-    let probe_keys = KeyResolver::new(home.clone(), None, None);
+    let probe_keys = KeyResolver::new(home.clone(), None, None)
+        .with_configured_keys(registry.provider_keys().clone());
     let request = ModelRequest {
         model: args.model.clone(),
         provider: args.provider.clone(),
@@ -261,7 +262,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         home.clone(),
         Some(model.provider.clone()),
         args.api_key.clone(),
-    );
+    )
+    .with_configured_keys(registry.provider_keys().clone());
 
     let session_thinking = (!ctx.messages.is_empty()).then(|| ctx.thinking()).flatten();
     let thinking = args
@@ -291,6 +293,17 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
     let files = discover_context_files(&cwd, home.as_deref());
+    let resource_options = ResourceOptions {
+        skills: !args.no_skills,
+        templates: !args.no_prompt_templates,
+        skills_in_prompt: !args.no_tools,
+    };
+    let resources = resource_options.discover(&cwd);
+    if args.verbose {
+        for w in &resources.warnings {
+            eprintln!("makai: resources: {w}");
+        }
+    }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
     for extra in &args.append_system_prompt {
         system_prompt.push_str("\n\n");
@@ -340,6 +353,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         cwd,
         store,
         system_prompt,
+        resources,
+        resource_options,
         mcp,
     });
     if let Some(name) = &args.name {

@@ -58,7 +58,8 @@ impl AppSession {
                     .count();
             }
         }
-        let u = total_usage(&messages);
+        let mut u = total_usage(&messages);
+        u.add(&self.session().lock().side_usage());
         s.tokens = TokenTotals {
             input: u.input,
             output: u.output,

@@ -39,6 +39,8 @@ pub struct KeyResolver {
 struct ResolverInner {
     auth_file: Option<PathBuf>,
     explicit: Option<(String, ApiKey)>,
+    /// `apiKey`s of `models.json` providers, resolved per request.
+    configured: std::collections::BTreeMap<String, makai_ai::models_json::ConfigValue>,
     store: Mutex<Option<AuthStore>>,
     oauth: OAuthConfig,
     codex: CodexConfig,
@@ -85,6 +87,8 @@ pub enum KeySource {
     AuthFile,
     /// An OAuth login in auth.json.
     OAuth,
+    /// The provider's `apiKey` in `models.json`.
+    ModelsJson,
     /// The provider's environment variable.
     Environment,
 }
@@ -104,6 +108,7 @@ impl KeyResolver {
             inner: Arc::new(ResolverInner {
                 auth_file: home.map(|h| AuthStore::file_in(&h)),
                 explicit,
+                configured: Default::default(),
                 store: Mutex::new(None),
                 oauth: OAuthConfig::anthropic_from_env(),
                 codex: CodexConfig::from_env(),
@@ -135,6 +140,9 @@ impl KeyResolver {
                 Some(Credential::OAuth { .. }) => return Ok(Some(KeySource::OAuth)),
                 None => {}
             }
+        }
+        if self.inner.configured.contains_key(provider) {
+            return Ok(Some(KeySource::ModelsJson));
         }
         if provider == "github-copilot" {
             let set = std::env::var("COPILOT_GITHUB_TOKEN").is_ok_and(|v| !v.trim().is_empty());
@@ -177,6 +185,19 @@ impl KeyResolver {
         };
         *cached = Some(fresh);
         Ok(Some(key))
+    }
+
+    /// Adds the `apiKey`s of `models.json` providers (tried after auth.json and
+    /// before the environment, as in pi). Call before cloning the resolver.
+    pub fn with_configured_keys(
+        mut self,
+        keys: std::collections::BTreeMap<String, makai_ai::models_json::ConfigValue>,
+    ) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.configured = keys,
+            None => tracing::warn!("models.json keys added to a shared key resolver; ignored"),
+        }
+        self
     }
 
     /// The key for `provider` and where it came from, refreshing an expired
@@ -227,6 +248,16 @@ impl KeyResolver {
                     }
                     None => {}
                 }
+            }
+        }
+        if let Some(value) = self.inner.configured.get(provider) {
+            let key = value.resolve_key().await.map_err(|e| {
+                CliError::config(format!(
+                    "apiKey of provider '{provider}' in models.json: {e}"
+                ))
+            })?;
+            if let Some(key) = key {
+                return Ok(Some((key, KeySource::ModelsJson)));
             }
         }
         if provider == "github-copilot" {

@@ -2,6 +2,7 @@
 
 use makai_ai::ThinkingLevel;
 
+use super::config_commands;
 use super::event_loop::{Ctx, UiMsg};
 use super::pickers;
 use super::transcript::Level;
@@ -30,6 +31,20 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("name", "Name the session (without a name: show it)"),
     ("cost", "Show the tokens used and their cost"),
     ("export", "Save the session as an HTML file (optional path)"),
+    ("import", "Open a .jsonl session file (makai's or pi's)"),
+    ("copy", "Copy the last assistant message"),
+    (
+        "settings",
+        "Switch auto-compaction, auto-retry, queue modes, display",
+    ),
+    (
+        "scoped-models",
+        "Limit the models Ctrl+P cycles through (patterns)",
+    ),
+    ("login", "Show stored credentials, or /login PROVIDER KEY"),
+    ("logout", "Remove stored credentials (/logout PROVIDER)"),
+    ("mcp", "Show the MCP servers and their tools"),
+    ("reload", "Find skills and prompt templates again"),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("help", "Show the commands"),
     ("quit", "Leave makai"),
@@ -56,16 +71,27 @@ const HOTKEYS: &[(&str, &str)] = &[
     ("Ctrl+O", "Expand or collapse tool output"),
     ("Shift+Tab", "Next thinking level"),
     ("Ctrl+L", "Choose the model"),
-    ("Ctrl+P", "Next available model"),
+    ("Ctrl+P", "Next available model (see /scoped-models)"),
+    (
+        "Ctrl+X",
+        "Copy the last assistant message (in /tree: the selected one)",
+    ),
     ("@", "Complete a file path (Tab or Enter inserts)"),
-    ("/", "Commands (Tab or Enter completes)"),
+    (
+        "/",
+        "Commands, prompt templates and /skill:name (Tab or Enter completes)",
+    ),
     ("Ctrl+A / Ctrl+E", "Line start / end"),
     ("Ctrl+W, Alt+Backspace", "Delete the word before the cursor"),
     ("Ctrl+U / Ctrl+K", "Delete to line start / end"),
+    ("Alt+D", "Delete the word after the cursor"),
+    ("Ctrl+Y", "Put back the text deleted last"),
     ("Alt+B / Alt+F, Ctrl+Left/Right", "Word left / right"),
 ];
 
-/// True when `text` starts with a known command (`/name` or `/name args`).
+/// True when `text` starts with a built-in command (`/name` or `/name args`)
+/// or looks like a mistyped one. Prompt templates and `/skill:name` are
+/// checked first by the caller (they go to the model, expanded).
 pub fn is_command(text: &str) -> bool {
     let name = text[1..].split_whitespace().next().unwrap_or("");
     COMMANDS.iter().any(|(n, _)| *n == name) || name == "exit"
@@ -165,6 +191,14 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
             }
         },
         "cost" => cost(ctx),
+        "import" => config_commands::import(ctx, arg),
+        "copy" => config_commands::copy_last(ctx),
+        "settings" => config_commands::open_settings(ctx),
+        "scoped-models" => config_commands::scoped_models(ctx, arg),
+        "login" => config_commands::login(ctx, arg),
+        "logout" => config_commands::logout(ctx, arg),
+        "mcp" => config_commands::mcp(ctx),
+        "reload" => config_commands::reload(ctx),
         "export" => match crate::export_html::export(ctx.app, arg) {
             Ok(path) => ctx
                 .st

@@ -15,7 +15,9 @@
 //! - [`terminal`]: entering and restoring the terminal (also on panic).
 
 pub mod app_state;
+pub mod clipboard;
 pub mod commands;
+pub mod config_commands;
 pub mod event_loop;
 pub mod input;
 pub mod markdown;

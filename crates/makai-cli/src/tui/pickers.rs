@@ -216,6 +216,10 @@ fn entry_text(e: &SessionEntry) -> Option<String> {
         SessionEntry::BranchSummary(b) => format!("[branch summary: {}]", one_line(&b.summary)),
         SessionEntry::ModelChange(m) => format!("[model: {}/{}]", m.provider, m.model_id),
         SessionEntry::ThinkingLevelChange(t) => format!("[thinking: {}]", t.thinking_level),
+        SessionEntry::ContextEdit(e) => match e.replacement {
+            None => format!("[context edit: {} left out]", e.target_id),
+            Some(_) => format!("[context edit: {} replaced]", e.target_id),
+        },
         _ => return None,
     })
 }
@@ -325,6 +329,32 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
             }
         }),
         SelectorKind::Tree => go_to_entry(ctx, value),
+        SelectorKind::Settings => super::config_commands::toggle_setting(ctx, &value),
+    }
+}
+
+/// Ctrl+X in `/tree` or `/fork`: copies the text of the highlighted entry.
+pub fn copy_selected(ctx: &mut Ctx<'_>) {
+    let Some(id) = ctx.st.selector.as_ref().and_then(|sel| {
+        sel.visible()
+            .get(sel.selected)
+            .map(|&i| sel.items[i].value.clone())
+    }) else {
+        return;
+    };
+    let text = ctx
+        .app
+        .session()
+        .lock()
+        .get(&id)
+        .and_then(|e| e.message().map(AgentMessage::text));
+    match text {
+        Some(text) if !text.is_empty() => {
+            super::config_commands::copy_text(ctx, &text, "the selected message")
+        }
+        _ => ctx
+            .st
+            .set_status(Level::Warning, "The selected entry has no text to copy"),
     }
 }
 

@@ -17,6 +17,8 @@ pub enum SelectorKind {
     Tree,
     /// Fork before the user message entry.
     Fork,
+    /// Flip one of the `/settings` switches.
+    Settings,
 }
 
 /// One row of a selector.

@@ -1,6 +1,8 @@
 //! Helpers for tests that run the built `makai` binary against the scripted server.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod tmux;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
@@ -99,6 +101,11 @@ impl Env {
         std::fs::write(self.home.path().join("settings.json"), v.to_string()).unwrap();
     }
 
+    /// pi's agent folder for this test (`~/.pi/agent` of a pi user).
+    pub fn pi_dir(&self) -> PathBuf {
+        self.home.path().join("pi-agent")
+    }
+
     pub fn work(&self) -> &Path {
         self.work.path()
     }
@@ -128,7 +135,9 @@ impl Env {
             .env("MAKAI_NO_BROWSER", "1")
             // Without a key makai would install and start its local model.
             .env("MAKAI_AUTO_LOCAL", "0")
-            .env("MAKAI_AUTO_TITLE", "0");
+            .env("MAKAI_AUTO_TITLE", "0")
+            // pi's folders (skills, prompts, models.json) of this test only.
+            .env("PI_CODING_AGENT_DIR", self.pi_dir());
         for k in KEY_VARS {
             c.env_remove(k);
         }

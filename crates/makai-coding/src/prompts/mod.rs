@@ -1,8 +1,9 @@
 //! Prompt texts and the rules for putting outside text into prompts.
 //!
 //! Untrusted input rule: text that comes from tools, files or the user is never
-//! spliced into a system prompt (the only exception is the user's own
-//! `AGENTS.md` context files, see [`crate::context_files`]). When a prompt
+//! spliced into a system prompt (the only exceptions are the user's own
+//! `AGENTS.md` context files, see [`crate::context_files`], and the names and
+//! descriptions of the skills the user installed, see [`crate::resources`]). When a prompt
 //! template inserts such text into a *user* message, [`wrap_untrusted`] puts it
 //! in an `<untrusted_input>` block whose closing tag cannot be forged from inside.
 

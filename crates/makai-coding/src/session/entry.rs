@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 use makai_agent::{AgentMessage, MessageContent};
 use makai_ai::tagged::{TagDispatch, deserialize_tagged, rest_with_tag};
 
+use super::context_edit::ContextEditEntry;
+
 /// The format version this crate writes.
 pub const SESSION_VERSION: u32 = 3;
 
@@ -127,10 +129,12 @@ pub struct ThinkingLevelChangeEntry {
 
 /// Earlier history was summarised (`type: "compaction"`).
 ///
-/// The model's context at a leaf below this entry is: the summary, then the
-/// entries from `firstKeptEntryId` up to this entry, then the entries after it
-/// (or, when `retainedTail` is present, the summary, the retained messages and
-/// the entries after it).
+/// The model's context at a leaf below this entry is: the system checkpoint
+/// (`systemMessage`, when present), the summary, then the non-system entries
+/// from `firstKeptEntryId` up to this entry, then the entries after it (or,
+/// when `retainedTail` is present, the summary, the retained messages and the
+/// entries after it). A retain-none compaction names itself as
+/// `firstKeptEntryId`, so nothing before it is kept.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEntry {
@@ -142,7 +146,9 @@ pub struct CompactionEntry {
     pub timestamp: String,
     /// The summary of what was compacted.
     pub summary: String,
-    /// The first entry kept verbatim after the summary.
+    /// The first entry kept verbatim after the summary; this entry's own id
+    /// for a retain-none compaction. Required by pi; absent only in files
+    /// written by old makai versions (read as retain-none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_kept_entry_id: Option<String>,
     /// Context size before compaction.
@@ -168,6 +174,42 @@ pub struct CompactionEntry {
     /// True when an extension wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
+    /// pi 1.x: the system prompt and tool checkpoint at the compaction boundary
+    /// (a `role: "system"` message); it leads the compacted context and system
+    /// messages among the kept entries are dropped in its favour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<Box<AgentMessage>>,
+}
+
+impl CompactionEntry {
+    /// True when the compaction keeps no entry from before it (pi's
+    /// retain-none compaction: `firstKeptEntryId` is the entry's own id).
+    pub fn retains_none(&self) -> bool {
+        self.first_kept_entry_id
+            .as_deref()
+            .is_none_or(|first| first == self.id)
+    }
+}
+
+/// Model usage that is not an assistant message, such as cache warming
+/// (`type: "usage"`). Counted in session totals, never part of the context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageEntry {
+    /// Entry id.
+    pub id: String,
+    /// Parent entry id.
+    pub parent_id: Option<String>,
+    /// When (ISO 8601).
+    pub timestamp: String,
+    /// What the usage was for (`cache_warm`, ...); any value is normal usage.
+    pub kind: String,
+    /// Provider name.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// Tokens and cost.
+    pub usage: Usage,
 }
 
 /// The summary of a branch the user left (`type: "branch_summary"`).
@@ -346,6 +388,10 @@ pub enum SessionEntry {
     Label(LabelEntry),
     /// `session_info`
     SessionInfo(SessionInfoEntry),
+    /// `usage`
+    Usage(UsageEntry),
+    /// `context_edit`
+    ContextEdit(ContextEditEntry),
     /// Any other type, kept verbatim.
     #[serde(untagged)]
     Unknown(UnknownEntry),
@@ -364,6 +410,8 @@ enum KnownEntry {
     CustomMessage(CustomMessageEntry),
     Label(LabelEntry),
     SessionInfo(SessionInfoEntry),
+    Usage(UsageEntry),
+    ContextEdit(ContextEditEntry),
 }
 
 impl From<KnownEntry> for SessionEntry {
@@ -378,6 +426,8 @@ impl From<KnownEntry> for SessionEntry {
             KnownEntry::CustomMessage(e) => SessionEntry::CustomMessage(e),
             KnownEntry::Label(e) => SessionEntry::Label(e),
             KnownEntry::SessionInfo(e) => SessionEntry::SessionInfo(e),
+            KnownEntry::Usage(e) => SessionEntry::Usage(e),
+            KnownEntry::ContextEdit(e) => SessionEntry::ContextEdit(e),
         }
     }
 }
@@ -415,6 +465,12 @@ impl TagDispatch for SessionEntry {
             "session_info" => SessionEntry::SessionInfo(SessionInfoEntry::deserialize(
                 MapAccessDeserializer::new(rest),
             )?),
+            "usage" => {
+                SessionEntry::Usage(UsageEntry::deserialize(MapAccessDeserializer::new(rest))?)
+            }
+            "context_edit" => SessionEntry::ContextEdit(ContextEditEntry::deserialize(
+                MapAccessDeserializer::new(rest),
+            )?),
             other => {
                 let raw = rest_with_tag("type", other, rest)?;
                 SessionEntry::Unknown(UnknownEntry::from_object(raw).ok_or_else(|| {
@@ -450,7 +506,7 @@ impl<'de> Deserialize<'de> for SessionEntry {
 }
 
 /// The `type` names of the entries this version understands.
-pub const KNOWN_ENTRY_TYPES: [&str; 9] = [
+pub const KNOWN_ENTRY_TYPES: [&str; 11] = [
     "message",
     "thinking_level_change",
     "model_change",
@@ -460,6 +516,8 @@ pub const KNOWN_ENTRY_TYPES: [&str; 9] = [
     "custom_message",
     "label",
     "session_info",
+    "usage",
+    "context_edit",
 ];
 
 macro_rules! each_entry {
@@ -474,6 +532,8 @@ macro_rules! each_entry {
             SessionEntry::CustomMessage($e) => $body,
             SessionEntry::Label($e) => $body,
             SessionEntry::SessionInfo($e) => $body,
+            SessionEntry::Usage($e) => $body,
+            SessionEntry::ContextEdit($e) => $body,
             SessionEntry::Unknown($e) => $body,
         }
     };
@@ -507,6 +567,8 @@ impl SessionEntry {
             SessionEntry::CustomMessage(_) => "custom_message",
             SessionEntry::Label(_) => "label",
             SessionEntry::SessionInfo(_) => "session_info",
+            SessionEntry::Usage(_) => "usage",
+            SessionEntry::ContextEdit(_) => "context_edit",
             SessionEntry::Unknown(e) => &e.kind,
         }
     }
@@ -517,68 +579,5 @@ impl SessionEntry {
             SessionEntry::Message(m) => Some(&m.message),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn unknown_type_is_kept_verbatim() {
-        let raw = json!({"type": "future", "id": "abcd1234", "parentId": null, "timestamp": "t", "x": [1]});
-        let e: SessionEntry = serde_json::from_value(raw.clone()).unwrap();
-        assert_eq!(e.kind(), "future");
-        assert_eq!(e.id(), "abcd1234");
-        assert_eq!(serde_json::to_value(&e).unwrap(), raw);
-    }
-
-    #[test]
-    fn known_type_with_missing_field_is_an_error() {
-        // The file loader turns this into a warning naming the line.
-        let raw = r#"{"type": "label", "id": "a", "parentId": null, "timestamp": "t"}"#;
-        let err = serde_json::from_str::<SessionEntry>(raw).unwrap_err();
-        assert!(err.to_string().contains("targetId"), "{err}");
-        let late_tag = r#"{"id": "a", "parentId": null, "timestamp": "t", "type": "label"}"#;
-        assert!(serde_json::from_str::<SessionEntry>(late_tag).is_err());
-    }
-
-    #[test]
-    fn tag_anywhere_reads_the_same() {
-        let first = r#"{"type":"model_change","id":"a","parentId":"p","timestamp":"t","provider":"x","modelId":"y"}"#;
-        let last = r#"{"id":"a","parentId":"p","timestamp":"t","provider":"x","modelId":"y","type":"model_change"}"#;
-        let a: SessionEntry = serde_json::from_str(first).unwrap();
-        let b: SessionEntry = serde_json::from_str(last).unwrap();
-        assert_eq!(a, b);
-        let u1: SessionEntry =
-            serde_json::from_str(r#"{"type":"zz","id":"a","parentId":null,"timestamp":"t","k":1}"#)
-                .unwrap();
-        let u2: SessionEntry =
-            serde_json::from_str(r#"{"id":"a","k":1,"parentId":null,"timestamp":"t","type":"zz"}"#)
-                .unwrap();
-        assert_eq!(u1, u2);
-        assert_eq!(
-            serde_json::to_string(&u1).unwrap(),
-            r#"{"type":"zz","id":"a","parentId":null,"timestamp":"t","k":1}"#
-        );
-    }
-
-    #[test]
-    fn header_rejects_other_types() {
-        let raw = json!({"type": "message", "id": "a", "timestamp": "t", "cwd": "/"});
-        assert!(serde_json::from_value::<SessionHeader>(raw).is_err());
-    }
-
-    #[test]
-    fn root_parent_is_written_as_null() {
-        let e = super::super::new_entry::NewEntry::ThinkingLevelChange("high".into()).into_entry(
-            "a".into(),
-            None,
-            "t".into(),
-        );
-        let v = serde_json::to_value(&e).unwrap();
-        assert_eq!(v["parentId"], Value::Null);
-        assert_eq!(v["type"], "thinking_level_change");
     }
 }

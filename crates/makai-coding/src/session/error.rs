@@ -83,6 +83,17 @@ pub enum SessionError {
         /// The session id.
         session: String,
     },
+    /// A context edit aimed at an entry that adds no message to the context.
+    #[error(
+        "entry '{id}' is a {kind} entry; a context edit can only target a message or \
+         custom_message entry"
+    )]
+    NotEditable {
+        /// The target id.
+        id: String,
+        /// Its entry type.
+        kind: String,
+    },
     /// No session matched an id or path.
     #[error("no session matches '{query}' (searched {})", display_paths(.searched))]
     NotFound {

@@ -4,9 +4,10 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use makai_ai::ThinkingLevel;
+use makai_ai::{ThinkingLevel, Usage};
 use serde_json::Value;
 
+use super::context_edit::ContentReplacement;
 use super::damage::{Damage, check_appended};
 use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
 use super::error::{LoadWarning, SessionError};
@@ -263,17 +264,61 @@ impl Session {
         self.append(NewEntry::ThinkingLevelChange(level.as_str().to_string()))
     }
 
-    /// Records a compaction. `first_kept_entry_id` must be on the current path.
+    /// Records a compaction. `first_kept_entry_id` must be on the current path;
+    /// `None` records a retain-none compaction.
     pub fn append_compaction(&mut self, record: CompactionRecord) -> Result<String, SessionError> {
-        let on_path = self
-            .tree
-            .current_path()
-            .iter()
-            .any(|e| e.id() == record.first_kept_entry_id);
-        if !on_path {
-            return Err(self.tree.not_found(&record.first_kept_entry_id));
+        if let Some(first) = &record.first_kept_entry_id
+            && !self.tree.current_path().iter().any(|e| e.id() == first)
+        {
+            return Err(self.tree.not_found(first));
         }
         self.append(NewEntry::Compaction(record))
+    }
+
+    /// Records model usage that is not an assistant message (`kind` such as
+    /// `cache_warm`); it counts in the session's totals only.
+    pub fn append_usage(
+        &mut self,
+        kind: impl Into<String>,
+        provider: impl Into<String>,
+        model: impl Into<String>,
+        usage: Usage,
+    ) -> Result<String, SessionError> {
+        self.append(NewEntry::Usage {
+            kind: kind.into(),
+            provider: provider.into(),
+            model: model.into(),
+            usage,
+        })
+    }
+
+    /// Omits (`replacement: None`) or replaces the content of an earlier
+    /// message in future model context, without changing the entry itself.
+    ///
+    /// Errors: the target is not on the current path, or is not a message or
+    /// custom-message entry.
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<ContentReplacement>,
+    ) -> Result<String, SessionError> {
+        let path = self.tree.current_path();
+        let Some(target) = path.iter().find(|e| e.id() == target_id) else {
+            return Err(self.tree.not_found(target_id));
+        };
+        if !matches!(
+            target,
+            SessionEntry::Message(_) | SessionEntry::CustomMessage(_)
+        ) {
+            return Err(SessionError::NotEditable {
+                id: target_id.to_string(),
+                kind: target.kind().to_string(),
+            });
+        }
+        self.append(NewEntry::ContextEdit {
+            target_id: target_id.to_string(),
+            replacement,
+        })
     }
 
     /// Stores extension state (not part of the model's context).

@@ -25,6 +25,8 @@
 //! # let _ = messages; Ok(()) }
 //! ```
 
+mod context;
+mod context_edit;
 pub mod damage;
 mod entry;
 mod error;
@@ -38,6 +40,8 @@ mod store;
 pub mod title;
 mod tree;
 
+pub use context::{ModelRef, SessionContext};
+pub use context_edit::{ContentReplacement, ContextEditEntry, ReplacementBlock};
 pub use damage::{
     BrokenLink, Damage, DamagedLine, EntryCheck, LineProblem, LinkProblem, check_appended,
     check_entries,
@@ -45,7 +49,7 @@ pub use damage::{
 pub use entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderTag,
     KNOWN_ENTRY_TYPES, LabelEntry, MessageEntry, ModelChangeEntry, SESSION_VERSION, SessionEntry,
-    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, now_iso,
+    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UnknownEntry, UsageEntry, now_iso,
 };
 pub use error::{LoadWarning, SessionError};
 pub use file::{
@@ -57,4 +61,4 @@ pub use repair::{RepairPlan, RepairReport, plan_repair, repair_session_file};
 
 pub use new_entry::{CompactionRecord, NewEntry};
 pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
-pub use tree::{ModelRef, SessionContext, SessionTree, TreeNode, TreeView};
+pub use tree::{SessionTree, TreeNode, TreeView};

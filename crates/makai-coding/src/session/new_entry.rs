@@ -4,9 +4,10 @@
 use makai_ai::Usage;
 use serde_json::Value;
 
+use super::context_edit::{ContentReplacement, ContextEditEntry};
 use super::entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry,
-    ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
+    ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
 };
 use makai_agent::{AgentMessage, MessageContent};
 
@@ -69,6 +70,25 @@ pub enum NewEntry {
         /// The name.
         name: String,
     },
+    /// Model usage outside assistant messages (e.g. cache warming).
+    Usage {
+        /// What it was for (`cache_warm`, ...).
+        kind: String,
+        /// Provider name.
+        provider: String,
+        /// Model id.
+        model: String,
+        /// Tokens and cost.
+        usage: Usage,
+    },
+    /// Omits (`None`) or replaces the content of one earlier message in
+    /// future model context.
+    ContextEdit {
+        /// The edited entry.
+        target_id: String,
+        /// The new content; `None` omits the message.
+        replacement: Option<ContentReplacement>,
+    },
 }
 
 /// What the agent layer's compaction reports; becomes a `compaction` entry.
@@ -76,8 +96,9 @@ pub enum NewEntry {
 pub struct CompactionRecord {
     /// The summary of the compacted history.
     pub summary: String,
-    /// The first entry kept verbatim (see [`crate::session::SessionContext::entry_ids`]).
-    pub first_kept_entry_id: String,
+    /// The first entry kept verbatim (see [`crate::session::SessionContext::entry_ids`]);
+    /// `None` keeps nothing (pi's retain-none compaction: the entry names itself).
+    pub first_kept_entry_id: Option<String>,
     /// Context tokens before compaction.
     pub tokens_before: u64,
     /// Context tokens after compaction.
@@ -89,6 +110,9 @@ pub struct CompactionRecord {
     /// Messages kept from the start of the conversation, before the summary
     /// (makai extension, see [`crate::session::CompactionEntry::retained_head`]).
     pub retained_head: Option<Vec<AgentMessage>>,
+    /// The system prompt and tool checkpoint at the boundary (pi 1.x, a
+    /// `role: "system"` message).
+    pub system_message: Option<Box<AgentMessage>>,
 }
 
 impl NewEntry {
@@ -124,11 +148,11 @@ impl NewEntry {
                 })
             }
             NewEntry::Compaction(c) => SessionEntry::Compaction(CompactionEntry {
+                first_kept_entry_id: Some(c.first_kept_entry_id.unwrap_or_else(|| id.clone())),
                 id,
                 parent_id,
                 timestamp,
                 summary: c.summary,
-                first_kept_entry_id: Some(c.first_kept_entry_id),
                 tokens_before: c.tokens_before,
                 tokens_after: c.tokens_after,
                 usage: c.usage,
@@ -136,6 +160,7 @@ impl NewEntry {
                 retained_head: c.retained_head,
                 details: c.details,
                 from_hook: None,
+                system_message: c.system_message,
             }),
             NewEntry::BranchSummary {
                 from_id,
@@ -185,6 +210,30 @@ impl NewEntry {
                 parent_id,
                 timestamp,
                 name: Some(name.trim().to_string()),
+            }),
+            NewEntry::Usage {
+                kind,
+                provider,
+                model,
+                usage,
+            } => SessionEntry::Usage(UsageEntry {
+                id,
+                parent_id,
+                timestamp,
+                kind,
+                provider,
+                model,
+                usage,
+            }),
+            NewEntry::ContextEdit {
+                target_id,
+                replacement,
+            } => SessionEntry::ContextEdit(ContextEditEntry {
+                id,
+                parent_id,
+                timestamp,
+                target_id,
+                replacement,
             }),
         }
     }

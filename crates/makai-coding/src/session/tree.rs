@@ -1,52 +1,13 @@
-//! The in-memory session tree: entries by id, parent links, the current leaf,
-//! labels, and the context the model sees at the leaf.
+//! The in-memory session tree: entries by id, parent links, the current leaf
+//! and labels. The context the model sees at a leaf is built in
+//! [`super::context`].
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use makai_ai::{Message, ThinkingLevel, Timestamp};
+use makai_ai::Usage;
 
-use super::entry::{CompactionEntry, SessionEntry, SessionHeader};
+use super::entry::{SessionEntry, SessionHeader};
 use super::error::{LoadWarning, SessionError};
-use makai_agent::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
-
-/// A model named by provider and id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelRef {
-    /// Provider name.
-    pub provider: String,
-    /// Model id.
-    pub model_id: String,
-}
-
-/// What the model sees at a leaf, plus the settings in force there.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SessionContext {
-    /// The messages, root to leaf, with compaction applied.
-    pub messages: Vec<AgentMessage>,
-    /// For each message, the id of the entry it came from (a compaction entry for
-    /// its summary and retained messages). Use these ids as `firstKeptEntryId`.
-    pub entry_ids: Vec<String>,
-    /// The thinking level in force (`off` when never set).
-    pub thinking_level: String,
-    /// The model in force: the last model change or assistant message on the path.
-    pub model: Option<ModelRef>,
-}
-
-impl SessionContext {
-    /// The messages as the model receives them (see [`AgentMessage::to_llm`]).
-    pub fn llm_messages(&self) -> Vec<Message> {
-        self.messages
-            .iter()
-            .filter_map(AgentMessage::to_llm)
-            .collect()
-    }
-
-    /// The thinking level parsed, or `None` when the stored name is unknown.
-    pub fn thinking(&self) -> Option<ThinkingLevel> {
-        self.thinking_level.parse().ok()
-    }
-}
 
 /// One node of [`TreeView`].
 #[derive(Clone, Debug)]
@@ -207,6 +168,25 @@ impl SessionTree {
         })?
     }
 
+    /// Usage recorded outside assistant messages, over the whole file: `usage`
+    /// entries and the summarising calls of compactions and branch summaries.
+    /// pi counts it in the session's token and cost totals.
+    pub fn side_usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for e in &self.entries {
+            let usage = match e {
+                SessionEntry::Usage(u) => Some(&u.usage),
+                SessionEntry::Compaction(c) => c.usage.as_ref(),
+                SessionEntry::BranchSummary(b) => b.usage.as_ref(),
+                _ => None,
+            };
+            if let Some(u) = usage {
+                total.add(u);
+            }
+        }
+        total
+    }
+
     /// The entries from the root to `id` (inclusive); empty when `id` is unknown.
     pub fn path_to(&self, id: &str) -> Vec<&SessionEntry> {
         let mut path = Vec::new();
@@ -230,115 +210,6 @@ impl SessionTree {
             Some(id) => self.path_to(id),
             None => Vec::new(),
         }
-    }
-
-    /// The messages the agent sees at the current leaf, as LLM messages.
-    pub fn path_to_leaf(&self) -> Vec<Message> {
-        match &self.leaf {
-            Some(id) => self
-                .context_parts(id)
-                .items
-                .iter()
-                .filter_map(|(m, _)| m.to_llm())
-                .collect(),
-            None => Vec::new(),
-        }
-    }
-
-    /// The context at the current leaf.
-    pub fn context(&self) -> SessionContext {
-        match &self.leaf {
-            Some(id) => self.context_at(id),
-            None => SessionContext {
-                thinking_level: "off".into(),
-                ..Default::default()
-            },
-        }
-    }
-
-    /// The context at any entry, applying the last compaction on its path.
-    pub fn context_at(&self, leaf_id: &str) -> SessionContext {
-        let parts = self.context_parts(leaf_id);
-        let mut ctx = SessionContext {
-            messages: Vec::with_capacity(parts.items.len()),
-            entry_ids: Vec::with_capacity(parts.items.len()),
-            thinking_level: parts.thinking_level,
-            model: parts.model,
-        };
-        for (m, id) in parts.items {
-            ctx.messages.push(m.into_owned());
-            ctx.entry_ids.push(id.to_string());
-        }
-        ctx
-    }
-
-    /// The context as borrowed messages (synthesised ones owned).
-    fn context_parts(&self, leaf_id: &str) -> ContextParts<'_> {
-        let path = self.path_to(leaf_id);
-        let mut parts = ContextParts {
-            items: Vec::with_capacity(path.len()),
-            thinking_level: "off".into(),
-            model: None,
-        };
-        let mut compaction: Option<(usize, &CompactionEntry)> = None;
-        for (i, entry) in path.iter().enumerate() {
-            match entry {
-                SessionEntry::ThinkingLevelChange(t) => {
-                    parts.thinking_level = t.thinking_level.clone()
-                }
-                SessionEntry::ModelChange(m) => {
-                    parts.model = Some(ModelRef {
-                        provider: m.provider.clone(),
-                        model_id: m.model_id.clone(),
-                    })
-                }
-                SessionEntry::Message(m) => {
-                    if let Some(a) = m.message.as_assistant() {
-                        parts.model = Some(ModelRef {
-                            provider: a.provider.clone(),
-                            model_id: a.model.clone(),
-                        });
-                    }
-                }
-                SessionEntry::Compaction(c) => compaction = Some((i, c)),
-                _ => {}
-            }
-        }
-        let Some((at, c)) = compaction else {
-            for entry in &path {
-                push_context_message(&mut parts.items, entry);
-            }
-            return parts;
-        };
-        if let Some(head) = &c.retained_head {
-            for m in head {
-                parts.items.push((Cow::Borrowed(m), &c.id));
-            }
-        }
-        parts.items.push((
-            Cow::Owned(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                summary: c.summary.clone(),
-                tokens_before: c.tokens_before,
-                timestamp: iso_to_ms(&c.timestamp),
-            })),
-            &c.id,
-        ));
-        if let Some(tail) = &c.retained_tail {
-            for m in tail {
-                parts.items.push((Cow::Borrowed(m), &c.id));
-            }
-        } else if let Some(first_kept) = &c.first_kept_entry_id {
-            let start = path[..at].iter().position(|e| e.id() == first_kept);
-            if let Some(start) = start {
-                for entry in &path[start..at] {
-                    push_context_message(&mut parts.items, entry);
-                }
-            }
-        }
-        for entry in &path[at + 1..] {
-            push_context_message(&mut parts.items, entry);
-        }
-        parts
     }
 
     /// The tree for UIs; children sorted oldest first.
@@ -431,42 +302,4 @@ impl SessionTree {
         }
         uuid::Uuid::new_v4().to_string()
     }
-}
-
-struct ContextParts<'a> {
-    items: Vec<(Cow<'a, AgentMessage>, &'a str)>,
-    thinking_level: String,
-    model: Option<ModelRef>,
-}
-
-fn push_context_message<'a>(
-    items: &mut Vec<(Cow<'a, AgentMessage>, &'a str)>,
-    entry: &'a SessionEntry,
-) {
-    let message = match entry {
-        SessionEntry::Message(m) => Cow::Borrowed(&m.message),
-        SessionEntry::CustomMessage(c) => Cow::Owned(AgentMessage::Custom(CustomMessage {
-            custom_type: c.custom_type.clone(),
-            content: c.content.clone(),
-            display: c.display,
-            details: c.details.clone(),
-            timestamp: iso_to_ms(&c.timestamp),
-        })),
-        SessionEntry::BranchSummary(b) if !b.summary.is_empty() => {
-            Cow::Owned(AgentMessage::BranchSummary(BranchSummaryMessage {
-                summary: b.summary.clone(),
-                from_id: Some(b.from_id.clone()),
-                timestamp: iso_to_ms(&b.timestamp),
-            }))
-        }
-        _ => return,
-    };
-    items.push((message, entry.id()));
-}
-
-/// Parses an ISO 8601 timestamp to Unix ms (0 when unreadable).
-pub(crate) fn iso_to_ms(iso: &str) -> Timestamp {
-    chrono::DateTime::parse_from_rfc3339(iso)
-        .map(|t| t.timestamp_millis())
-        .unwrap_or(0)
 }

@@ -1,4 +1,4 @@
-//! Anthropic Messages (`POST {base_url}/messages`, streamed as server-sent events).
+//! Anthropic Messages (`POST {base_url}/v1/messages`, streamed as server-sent events).
 //!
 //! - [`request`] builds the URL, headers and JSON body (system blocks, tools,
 //!   thinking, prompt-cache breakpoints);

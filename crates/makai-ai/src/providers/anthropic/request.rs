@@ -67,7 +67,7 @@ pub(super) fn build(
     api_key: Option<&ApiKey>,
 ) -> Result<WireRequest, ProviderError> {
     Ok(WireRequest {
-        url: format!("{}/messages", model.base_url.trim_end_matches('/')),
+        url: endpoint(&model.base_url),
         headers: headers(model, options, api_key),
         body: body(model, context, options, false)?,
     })
@@ -147,6 +147,22 @@ pub(crate) fn body(
     };
 
     encode(&body)
+}
+
+/// The Messages endpoint. The base URL is written as the Anthropic SDKs, pi
+/// and `ANTHROPIC_BASE_URL` write it, the host without `/v1`
+/// (`https://api.anthropic.com`, a gateway's `https://proxy.example/anthropic`),
+/// and `/v1/messages` is appended; a base already ending in `/v1` (or in
+/// `/v1/messages`) is taken as it is.
+pub(crate) fn endpoint(base_url: &str) -> String {
+    let base = base_url.trim().trim_end_matches('/');
+    if base.ends_with("/messages") {
+        base.to_string()
+    } else if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    }
 }
 
 /// `{type: "ephemeral"}` (with `ttl: "1h"` for long retention), or `None` when caching is off.

@@ -128,6 +128,18 @@ enum ToolResponse {
     Error(String),
 }
 
+/// pi writes Gemini's base URL with its API version
+/// (`https://generativelanguage.googleapis.com/v1beta`); Google's SDKs take the
+/// host alone and add the version. A base URL without a path gets `/v1beta`.
+fn versioned(base: &str) -> std::borrow::Cow<'_, str> {
+    let after_scheme = base.split_once("://").map_or(base, |(_, rest)| rest);
+    if after_scheme.contains('/') {
+        base.into()
+    } else {
+        format!("{base}/v1beta").into()
+    }
+}
+
 /// Builds the request.
 pub(crate) fn build(
     model: &Model,
@@ -144,7 +156,10 @@ pub(crate) fn build(
         )));
     }
     let id = model.id.strip_prefix("models/").unwrap_or(&model.id);
-    let url = format!("{base}/models/{id}:streamGenerateContent?alt=sse");
+    let url = format!(
+        "{}/models/{id}:streamGenerateContent?alt=sse",
+        versioned(base)
+    );
 
     let tools = !context.tools.is_empty();
     let mut config = Map::new();

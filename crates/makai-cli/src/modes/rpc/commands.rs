@@ -265,7 +265,7 @@ impl Handler {
                 None
             }
             RpcCommand::GetCommands => Some(ResponseData::Commands {
-                commands: Vec::new(),
+                commands: app.commands(),
             }),
             // Handled by `handle` (they answer later).
             RpcCommand::Prompt(_) | RpcCommand::Compact(_) | RpcCommand::Bash(_) => {

@@ -215,10 +215,19 @@ pub fn path_candidates(cwd: &Path, query: &str, index: &mut FileIndex) -> Vec<Co
 }
 
 /// Candidates for a `/command` being typed (`typed` without the slash).
-pub fn command_candidates(typed: &str, commands: &[(&str, &str)]) -> Vec<CompletionItem> {
+pub fn command_candidates<N: AsRef<str>, D: AsRef<str>>(
+    typed: &str,
+    commands: &[(N, D)],
+) -> Vec<CompletionItem> {
     commands
         .iter()
-        .filter(|(name, _)| name.starts_with(typed))
+        .map(|(n, d)| (n.as_ref(), d.as_ref()))
+        .filter(|(name, _)| {
+            name.starts_with(typed)
+                || name
+                    .strip_prefix("skill:")
+                    .is_some_and(|s| s.starts_with(typed))
+        })
         .map(|(name, help)| CompletionItem {
             insert: format!("/{name}"),
             label: format!("/{name}"),

@@ -17,6 +17,8 @@ pub struct Editor {
     hist_pos: Option<usize>,
     /// The text being written before browsing started.
     draft: String,
+    /// The text the last kill command removed (Ctrl+Y puts it back).
+    killed: String,
 }
 
 impl Default for Editor {
@@ -28,6 +30,7 @@ impl Default for Editor {
             history: Vec::new(),
             hist_pos: None,
             draft: String::new(),
+            killed: String::new(),
         }
     }
 }
@@ -244,13 +247,29 @@ impl Editor {
         }
         let start = self.word_start();
         let (a, b) = (byte_at(self.line(), start), byte_at(self.line(), self.col));
+        self.killed = self.lines[self.row][a..b].to_string();
         self.lines[self.row].replace_range(a..b, "");
         self.col = start;
+    }
+
+    /// Deletes the word after the cursor (Alt+D); at a line end, joins the next line.
+    pub fn delete_word_forward(&mut self) {
+        let from = self.col;
+        if from >= char_len(self.line()) {
+            self.delete();
+            return;
+        }
+        self.word_right();
+        let (a, b) = (byte_at(self.line(), from), byte_at(self.line(), self.col));
+        self.killed = self.lines[self.row][a..b].to_string();
+        self.lines[self.row].replace_range(a..b, "");
+        self.col = from;
     }
 
     /// Deletes from the line start to the cursor.
     pub fn kill_to_start(&mut self) {
         let b = byte_at(self.line(), self.col);
+        self.killed = self.lines[self.row][..b].to_string();
         self.lines[self.row].replace_range(..b, "");
         self.col = 0;
     }
@@ -258,7 +277,14 @@ impl Editor {
     /// Deletes from the cursor to the line end.
     pub fn kill_to_end(&mut self) {
         let a = byte_at(self.line(), self.col);
+        self.killed = self.lines[self.row][a..].to_string();
         self.lines[self.row].truncate(a);
+    }
+
+    /// Inserts the text the last kill command removed (Ctrl+Y).
+    pub fn yank(&mut self) {
+        let text = self.killed.clone();
+        self.insert_str(&text);
     }
 
     /// The current line up to the cursor.
@@ -382,6 +408,26 @@ mod tests {
         let mut e = Editor::default();
         e.insert_str(s);
         e
+    }
+
+    #[test]
+    fn kills_can_be_yanked_back_and_alt_d_deletes_the_next_word() {
+        let mut e = Editor::default();
+        e.insert_str("one two three");
+        e.home();
+        e.delete_word_forward();
+        assert_eq!(e.text(), " two three");
+        e.end();
+        e.delete_word_back();
+        assert_eq!(e.text(), " two ");
+        e.home();
+        e.yank();
+        assert_eq!(e.text(), "three two ");
+        e.kill_to_end();
+        assert_eq!(e.text(), "three");
+        e.home();
+        e.yank();
+        assert_eq!(e.text(), " two three");
     }
 
     #[test]

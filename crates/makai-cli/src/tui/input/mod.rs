@@ -37,6 +37,11 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
         return;
     }
     ctx.st.dirty = true;
+    let ctrl_x = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('x');
+    if ctrl_x && ctx.st.selector.is_some() {
+        pickers::copy_selected(ctx);
+        return;
+    }
     if let Some(sel) = &mut ctx.st.selector {
         match sel.key(key) {
             SelectOutcome::Open => {}
@@ -76,6 +81,7 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
         KeyCode::Char('o') if ctrl => ctx.st.expand_tools = !ctx.st.expand_tools,
         KeyCode::Char('l') if ctrl => pickers::open_models(ctx, None),
         KeyCode::Char('p') if ctrl => cycle_model(ctx),
+        KeyCode::Char('x') if ctrl => super::config_commands::copy_last(ctx),
         KeyCode::BackTab => commands::cycle_thinking(ctx),
         KeyCode::Up if alt => dequeue(ctx),
         KeyCode::PageUp => {
@@ -117,6 +123,8 @@ fn editing_key(ctx: &mut Ctx<'_>, key: KeyEvent, ctrl: bool, alt: bool) {
         KeyCode::Char('w') if ctrl => e.delete_word_back(),
         KeyCode::Char('u') if ctrl => e.kill_to_start(),
         KeyCode::Char('k') if ctrl => e.kill_to_end(),
+        KeyCode::Char('y') if ctrl => e.yank(),
+        KeyCode::Char('d') if alt => e.delete_word_forward(),
         KeyCode::Char('b') if alt => e.word_left(),
         KeyCode::Char('f') if alt => e.word_right(),
         KeyCode::Char(_) if ctrl => return,
@@ -219,7 +227,7 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     if text.trim().is_empty() {
         return;
     }
-    if text.starts_with('/') && commands::is_command(&text) {
+    if text.starts_with('/') && !is_resource_command(ctx, &text) && commands::is_command(&text) {
         ctx.st.editor.push_history(&text);
         ctx.st.editor.clear();
         ctx.st.completion = None;
@@ -267,6 +275,35 @@ fn cycle_model(ctx: &mut Ctx<'_>) {
     });
 }
 
+/// True when `text` calls a prompt template or a skill (and no built-in
+/// command of the same name): it goes to the model, expanded.
+fn is_resource_command(ctx: &Ctx<'_>, text: &str) -> bool {
+    let name = text[1..].split_whitespace().next().unwrap_or("");
+    if commands::COMMANDS.iter().any(|(n, _)| *n == name) {
+        return false;
+    }
+    let resources = ctx.app.resources();
+    match name.strip_prefix("skill:") {
+        Some(skill) => resources.skill(skill).is_some(),
+        None => resources.template(name).is_some(),
+    }
+}
+
+/// The `/` commands for completion: built-ins, then templates and skills.
+fn all_commands(ctx: &Ctx<'_>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = commands::COMMANDS
+        .iter()
+        .map(|(n, d)| (n.to_string(), d.to_string()))
+        .collect();
+    for c in ctx.app.commands() {
+        if !out.iter().any(|(n, _)| *n == c.name) {
+            let hint = c.argument_hint.map(|h| format!("{h} ")).unwrap_or_default();
+            out.push((c.name, format!("{hint}{}", c.description)));
+        }
+    }
+    out
+}
+
 /// Keys for an open completion popup; true when the key was used.
 fn completion_key(ctx: &mut Ctx<'_>, key: KeyEvent) -> bool {
     let Some(c) = &mut ctx.st.completion else {
@@ -278,10 +315,19 @@ fn completion_key(ctx: &mut Ctx<'_>, key: KeyEvent) -> bool {
         KeyCode::Esc => ctx.st.completion = None,
         KeyCode::Tab => accept_completion(ctx),
         KeyCode::Enter if key.modifiers.is_empty() => {
-            let is_command = c.kind == CompletionKind::Command;
+            let builtin = c.kind == CompletionKind::Command
+                && c.current().is_some_and(|item| {
+                    commands::COMMANDS
+                        .iter()
+                        .any(|(n, _)| item.insert.strip_prefix('/') == Some(*n))
+                });
+            let resource = c.kind == CompletionKind::Command && !builtin;
             accept_completion(ctx);
-            if is_command {
+            if builtin {
                 submit(ctx, Queue::Steer);
+            } else if resource {
+                // A template or skill takes arguments: leave room to type them.
+                ctx.st.editor.insert_char(' ');
             }
         }
         _ => return false,
@@ -316,7 +362,8 @@ fn update_completion(ctx: &mut Ctx<'_>) {
     let text = e.text();
     let single = e.lines().len() == 1;
     let completion = if single && text.starts_with('/') && !text.contains(char::is_whitespace) {
-        let items = command_candidates(&text[1..], commands::COMMANDS);
+        let commands = all_commands(ctx);
+        let items = command_candidates(&text[1..], &commands);
         let exact = items.len() == 1 && items[0].insert == text;
         (!items.is_empty() && !exact).then_some(complete::Completion {
             kind: CompletionKind::Command,

@@ -1,0 +1,78 @@
+//! Skills and prompt templates of a session: expanding `/skill:name` and
+//! `/template` input, listing them as commands, the skills section of the
+//! system prompt, and `/reload`.
+
+use std::sync::Arc;
+
+use makai_coding::{CommandInfo, Resources, expand_input, list_commands};
+
+use super::{AppSession, lock};
+
+/// Which resources a session loads (`--no-skills`, `--no-prompt-templates`)
+/// and whether the skills are listed in the system prompt (not without tools:
+/// the model could not read them).
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceOptions {
+    /// Load skills.
+    pub skills: bool,
+    /// Load prompt templates.
+    pub templates: bool,
+    /// List the skills in the system prompt.
+    pub skills_in_prompt: bool,
+}
+
+impl ResourceOptions {
+    /// Discovers the resources for `cwd` as these options allow.
+    pub fn discover(&self, cwd: &std::path::Path) -> Resources {
+        let mut r = Resources::discover(cwd, makai_coding::makai_home().as_deref());
+        if !self.skills {
+            r.skills.clear();
+        }
+        if !self.templates {
+            r.templates.clear();
+        }
+        r
+    }
+}
+
+impl AppSession {
+    /// The skills and prompt templates of this session.
+    pub fn resources(&self) -> Arc<Resources> {
+        lock(&self.inner.resources).clone()
+    }
+
+    /// The `/` commands of the skills and templates (pi's `get_commands`).
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        list_commands(&self.resources())
+    }
+
+    /// Finds the skills and templates again (`/reload`); the next run's
+    /// system prompt lists the new skills. Returns the new resources.
+    pub fn reload_resources(&self) -> Arc<Resources> {
+        let fresh = Arc::new(self.inner.resource_options.discover(&self.inner.cwd));
+        *lock(&self.inner.resources) = fresh.clone();
+        fresh
+    }
+
+    /// The system prompt with the skills section, as the next run gets it.
+    pub(crate) fn system_prompt_with_skills(&self) -> String {
+        let mut prompt = self.inner.system_prompt.clone();
+        if self.inner.resource_options.skills_in_prompt
+            && let Some(section) = self.resources().skills_prompt_section()
+        {
+            prompt.push_str("\n\n");
+            prompt.push_str(&section);
+        }
+        prompt
+    }
+
+    /// Expands `/skill:name args` and `/template args`; a skill that cannot be
+    /// read is logged and the text sent as typed.
+    pub(crate) fn expand(&self, text: String) -> String {
+        let expanded = expand_input(&text, &self.resources());
+        if let Some(w) = &expanded.warning {
+            tracing::warn!("{w}");
+        }
+        expanded.text
+    }
+}

@@ -1,0 +1,280 @@
+//! The slash commands pi users know for configuration and resources:
+//! `/settings`, `/login`, `/logout`, `/scoped-models`, `/copy`, `/import`,
+//! `/mcp` and `/reload`.
+
+use makai_agent::QueueMode;
+
+use super::clipboard;
+use super::event_loop::{Ctx, UiMsg};
+use super::selectors::{SelectItem, Selector, SelectorKind};
+use super::transcript::Level;
+use crate::auth::{AuthStore, Credential};
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+fn mode_name(m: QueueMode) -> &'static str {
+    match m {
+        QueueMode::All => "all",
+        _ => "one-at-a-time",
+    }
+}
+
+/// `/settings`: the switches of this session; choosing one flips it.
+pub fn open_settings(ctx: &mut Ctx<'_>) {
+    let (steering, follow_up) = ctx.app.queue_modes();
+    let rows = [
+        (
+            "autoCompaction",
+            "Auto-compaction",
+            on_off(ctx.app.auto_compaction()),
+        ),
+        ("autoRetry", "Auto-retry", on_off(ctx.app.auto_retry())),
+        ("steeringMode", "Steering mode", mode_name(steering)),
+        ("followUpMode", "Follow-up mode", mode_name(follow_up)),
+        (
+            "showThinking",
+            "Show thinking",
+            on_off(ctx.st.show_thinking),
+        ),
+        (
+            "expandTools",
+            "Expand tool output",
+            on_off(ctx.st.expand_tools),
+        ),
+    ];
+    let items = rows
+        .iter()
+        .map(|(key, label, value)| SelectItem::new(format!("{label}: {value}"), "", *key))
+        .collect();
+    ctx.st.selector = Some(Selector::new(
+        "Settings (Enter switches, Esc closes)",
+        SelectorKind::Settings,
+        items,
+    ));
+}
+
+/// Flips one setting and shows the list again with the same row selected.
+pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
+    let flip = |m: QueueMode| match m {
+        QueueMode::All => QueueMode::OneAtATime,
+        _ => QueueMode::All,
+    };
+    let (steering, follow_up) = ctx.app.queue_modes();
+    match key {
+        "autoCompaction" => ctx.app.set_auto_compaction(!ctx.app.auto_compaction()),
+        "autoRetry" => ctx.app.set_auto_retry(!ctx.app.auto_retry()),
+        "steeringMode" => ctx.app.set_steering_mode(flip(steering)),
+        "followUpMode" => ctx.app.set_follow_up_mode(flip(follow_up)),
+        "showThinking" => ctx.st.show_thinking = !ctx.st.show_thinking,
+        "expandTools" => ctx.st.expand_tools = !ctx.st.expand_tools,
+        _ => {}
+    }
+    open_settings(ctx);
+    if let Some(sel) = &mut ctx.st.selector {
+        sel.selected = sel.items.iter().position(|i| i.value == key).unwrap_or(0);
+    }
+}
+
+fn auth_store() -> Result<AuthStore, String> {
+    let home = makai_coding::makai_home()
+        .ok_or("no home folder for auth.json; set MAKAI_HOME to a folder")?;
+    AuthStore::load(AuthStore::file_in(&home)).map_err(|e| e.to_string())
+}
+
+/// `/login [provider] [key]`: without a provider, who has credentials; with
+/// a provider and a key, stores the key in auth.json.
+pub fn login(ctx: &mut Ctx<'_>, arg: Option<&str>) {
+    let mut words = arg.unwrap_or("").split_whitespace();
+    let (provider, key) = (words.next(), words.next());
+    let result = (|| -> Result<String, String> {
+        let mut store = auth_store()?;
+        match (provider, key) {
+            (None, _) => {
+                let now = makai_ai::now_ms();
+                let mut lines: Vec<String> = store
+                    .iter()
+                    .map(|(p, c)| format!("  {p}: {}", c.describe(now)))
+                    .collect();
+                if lines.is_empty() {
+                    lines.push("  (no stored credentials)".into());
+                }
+                Ok(format!(
+                    "Stored credentials ({}):\n{}\n/login PROVIDER KEY stores an API key; \
+                     a Claude Pro/Max login runs in a shell: makai auth login anthropic",
+                    store.path().display(),
+                    lines.join("\n")
+                ))
+            }
+            (Some(p), None) => Err(format!(
+                "/login {p} needs the API key after the provider (/login {p} KEY){}",
+                if p == "anthropic" {
+                    "; for a Claude Pro/Max login run `makai auth login anthropic` in a shell"
+                } else {
+                    ""
+                }
+            )),
+            (Some(p), Some(k)) => {
+                store.set(p, Credential::ApiKey { key: k.to_string() });
+                store.save().map_err(|e| e.to_string())?;
+                Ok(format!(
+                    "API key for {p} saved to {}.",
+                    store.path().display()
+                ))
+            }
+        }
+    })();
+    match result {
+        Ok(text) => ctx.st.notice(Level::Info, text),
+        Err(e) => ctx.st.notice(Level::Error, e),
+    }
+}
+
+/// `/logout [provider]`: removes stored credentials (all without a provider).
+pub fn logout(ctx: &mut Ctx<'_>, arg: Option<&str>) {
+    let result = (|| -> Result<String, String> {
+        let mut store = auth_store()?;
+        let text = match arg {
+            Some(p) => {
+                if !store.remove(p) {
+                    return Err(format!("No stored credentials for {p}."));
+                }
+                format!("Removed the credentials of {p}.")
+            }
+            None => {
+                store.clear();
+                "Removed every stored credential.".to_string()
+            }
+        };
+        store.save().map_err(|e| e.to_string())?;
+        Ok(text)
+    })();
+    match result {
+        Ok(text) => ctx.st.notice(Level::Info, text),
+        Err(e) => ctx.st.notice(Level::Error, e),
+    }
+}
+
+/// `/scoped-models [patterns]`: sets (comma or space separated patterns;
+/// `all` clears) or shows the models Ctrl+P cycles through.
+pub fn scoped_models(ctx: &mut Ctx<'_>, arg: Option<&str>) {
+    match arg {
+        Some("all") => {
+            ctx.app.set_scoped_models(Vec::new());
+            ctx.st
+                .notice(Level::Info, "Ctrl+P cycles through every available model.");
+        }
+        Some(list) => {
+            let patterns: Vec<String> = list
+                .split([',', ' '])
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect();
+            ctx.st.notice(
+                Level::Info,
+                format!("Ctrl+P cycles through: {}", patterns.join(", ")),
+            );
+            ctx.app.set_scoped_models(patterns);
+        }
+        None => {
+            let scope = ctx.app.scoped_models();
+            let text = if scope.is_empty() {
+                "Ctrl+P cycles through every available model. /scoped-models PATTERNS limits it \
+                 (e.g. /scoped-models anthropic/*,gpt-5)."
+                    .to_string()
+            } else {
+                format!(
+                    "Ctrl+P cycles through: {} (/scoped-models all lifts the limit)",
+                    scope.join(", ")
+                )
+            };
+            ctx.st.notice(Level::Info, text);
+        }
+    }
+}
+
+/// `/copy` and Ctrl+X: copies the last assistant message.
+pub fn copy_last(ctx: &mut Ctx<'_>) {
+    match ctx.app.last_assistant_text() {
+        Some(text) => copy_text(ctx, &text, "the last assistant message"),
+        None => ctx
+            .st
+            .set_status(Level::Warning, "There is no assistant message to copy yet"),
+    }
+}
+
+/// Copies `text` and says so on the status line.
+pub fn copy_text(ctx: &mut Ctx<'_>, text: &str, what: &str) {
+    match clipboard::copy(text) {
+        Ok(how) => ctx
+            .st
+            .set_status(Level::Info, format!("Copied {what} ({how})")),
+        Err(e) => ctx.st.set_status(Level::Error, format!("Copy failed: {e}")),
+    }
+}
+
+/// `/import <path>`: opens a session file written by makai or pi, keeping its
+/// id and working directory.
+pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
+    let Some(path) = arg else {
+        ctx.st.notice(
+            Level::Error,
+            "/import needs the path of a .jsonl session file",
+        );
+        return;
+    };
+    let path = ctx.app.cwd().join(path).display().to_string();
+    let app = ctx.app.clone();
+    ctx.spawn(async move {
+        match app.switch_session(&path).await {
+            Ok(()) => vec![UiMsg::Reload {
+                editor: None,
+                notice: Some(format!(
+                    "Imported session {} from {path}.",
+                    app.session_id()
+                )),
+            }],
+            Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
+        }
+    });
+}
+
+/// `/mcp`: the MCP servers and their state.
+pub fn mcp(ctx: &mut Ctx<'_>) {
+    let statuses = ctx.app.mcp().map(|m| m.status()).unwrap_or_default();
+    if statuses.is_empty() {
+        ctx.st.notice(
+            Level::Info,
+            "No MCP servers are configured (add one with `makai mcp add`).",
+        );
+        return;
+    }
+    let lines: Vec<String> = statuses
+        .iter()
+        .map(|s| {
+            let tools = if s.tools.is_empty() {
+                String::new()
+            } else {
+                format!(" · tools: {}", s.tools.join(", "))
+            };
+            format!("  {}: {} ({}){tools}", s.name, s.state, s.target)
+        })
+        .collect();
+    ctx.st
+        .notice(Level::Info, format!("MCP servers:\n{}", lines.join("\n")));
+}
+
+/// `/reload`: finds skills and prompt templates again.
+pub fn reload(ctx: &mut Ctx<'_>) {
+    let r = ctx.app.reload_resources();
+    let mut text = format!(
+        "Reloaded: {} skills, {} prompt templates.",
+        r.skills.len(),
+        r.templates.len()
+    );
+    for w in &r.warnings {
+        text.push_str(&format!("\n  {w}"));
+    }
+    ctx.st.notice(Level::Info, text);
+}

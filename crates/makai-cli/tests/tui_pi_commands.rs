@@ -1,0 +1,174 @@
+//! pi's slash commands and keys in the interactive UI, driven under tmux:
+//! prompt templates and skills on `/`, Ctrl+X and `/copy` (OSC 52 into a tmux
+//! buffer), `/settings`, `/scoped-models`, `/login` and `/logout`, `/reload`,
+//! `/import`, `/mcp`. Skipped (with a message) when tmux is not installed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::tmux::{Pane, WAIT, editor_text, tmux_available};
+use common::{Env, Mock, request_text};
+use makai_mockllm::{Scenario, ScriptedResponse};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The tmux paste buffer (what OSC 52 copied), once it holds `want`.
+fn wait_buffer(pane: &Pane, want: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let out = pane.tmux(&["show-buffer"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains(want) {
+            return text;
+        }
+        if start.elapsed() > WAIT {
+            panic!(
+                "the tmux buffer never held {want:?} (it has {text:?}); {}",
+                pane.diagnostics()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn templates_and_skills_complete_on_slash_expand_and_ctrl_x_copies_the_answer() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("Reviewed: looks fine"))
+            .push(ScriptedResponse::text("Skill used")),
+    );
+    let env = Env::new();
+    write(
+        &env.pi_dir().join("prompts/review.md"),
+        "---\ndescription: Review the changes\nargument-hint: \"[focus]\"\n---\nReview the code, focus on $1.\n",
+    );
+    write(
+        &env.work().join(".pi/skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n",
+    );
+    let pane = Pane::start(&env, &mock.args());
+    pane.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+    pane.wait_text("Ask anything");
+    pane.type_text("/rev");
+    let screen = pane.wait_text("Review the changes");
+    assert!(screen.contains("/review"), "{screen}");
+    assert!(
+        screen.contains("[focus]"),
+        "the argument hint is shown:\n{screen}"
+    );
+    // Enter completes a template and leaves room for its arguments.
+    pane.keys(&["Enter"]);
+    pane.wait_for("the completed template", |s| editor_text(s) == "/review");
+    pane.type_text("errors");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Reviewed: looks fine");
+    // Skills complete by their bare name too.
+    pane.type_text("/dep");
+    pane.wait_text("Deploy the service");
+    pane.keys(&["Tab"]);
+    pane.wait_for("the completed skill", |s| editor_text(s) == "/skill:deploy");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Skill used");
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        request_text(&reqs[0]).contains("Review the code, focus on errors."),
+        "{}",
+        request_text(&reqs[0])
+    );
+    assert!(request_text(&reqs[1]).contains("Run make deploy."));
+    assert!(request_text(&reqs[1]).contains("available_skills"));
+
+    pane.keys(&["C-x"]);
+    wait_buffer(&pane, "Skill used");
+    pane.wait_text("Copied the last assistant message");
+    // In /tree, Ctrl+X copies the highlighted entry.
+    pane.type_text("/tree");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Reviewed: looks fine");
+    pane.type_text("Reviewed");
+    pane.keys(&["C-x"]);
+    wait_buffer(&pane, "Reviewed: looks fine");
+    pane.keys(&["Escape"]);
+    // A key sent right after Escape would read as Alt+key: wait for the close.
+    pane.wait_for("the tree to close", |s| !s.contains("Session tree"));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn settings_scoped_models_login_logout_reload_import_and_mcp() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    let run = |line: &str| {
+        pane.type_text(line);
+        pane.keys(&["Enter"]);
+    };
+
+    run("/settings");
+    pane.wait_text("Auto-compaction: on");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Auto-compaction: off");
+    pane.keys(&["Down", "Down", "Enter"]);
+    pane.wait_text("Steering mode: all");
+    pane.keys(&["Escape"]);
+
+    run("/scoped-models mock*,anthropic/*");
+    pane.wait_text("Ctrl+P cycles through: mock*, anthropic/*");
+
+    run("/login");
+    pane.wait_text("(no stored credentials)");
+    run("/login openai sk-test-123");
+    pane.wait_text("API key for openai saved");
+    let auth = std::fs::read_to_string(env.home.path().join("auth.json")).unwrap();
+    assert!(auth.contains("sk-test-123"), "{auth}");
+    run("/logout openai");
+    pane.wait_text("Removed the credentials of openai.");
+    let auth = std::fs::read_to_string(env.home.path().join("auth.json")).unwrap();
+    assert!(!auth.contains("sk-test-123"), "{auth}");
+
+    write(
+        &env.home.path().join("prompts/later.md"),
+        "---\ndescription: Added while running\n---\nLater.\n",
+    );
+    run("/reload");
+    pane.wait_text("Reloaded: 0 skills, 1 prompt templates.");
+    pane.type_text("/lat");
+    pane.wait_text("Added while running");
+    pane.keys(&["BSpace", "BSpace", "BSpace", "BSpace"]);
+    pane.wait_for("an empty editor", |s| {
+        editor_text(s).starts_with("Ask anything")
+    });
+
+    let session = env.work().join("old.jsonl");
+    std::fs::write(
+        &session,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"0194bbbb-0000-7000-8000-00000000abcd\",\"timestamp\":\"2026-11-10T10:00:00.000Z\",\"cwd\":\"/elsewhere\"}\n\
+         {\"type\":\"message\",\"id\":\"aa000001\",\"parentId\":null,\"timestamp\":\"2026-11-10T10:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"an imported question\",\"timestamp\":1}}\n",
+    )
+    .unwrap();
+    run("/import old.jsonl");
+    pane.wait_text("Imported session 0194bbbb-0000-7000-8000-00000000abcd");
+    pane.wait_text("an imported question");
+
+    run("/mcp");
+    pane.wait_text("No MCP servers are configured");
+    run("/hotkeys");
+    pane.wait_text("Ctrl+X");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
