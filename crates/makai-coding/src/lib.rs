@@ -2,6 +2,7 @@
 pub mod agent_spec;
 pub mod context_files;
 pub mod prompts;
+pub mod sandbox_settings;
 pub mod session;
 pub mod settings;
 pub mod tools;

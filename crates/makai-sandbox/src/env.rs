@@ -67,8 +67,15 @@ mod tests {
             ("PATH".into(), "/bin".into()),
             ("API_KEY_NOTE".into(), "x".into()),
         ]);
-        let names: Vec<_> = kept.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        let names: Vec<_> = kept
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
         assert_eq!(names, ["PATH", "API_KEY_NOTE"]);
-        assert!(EnvFilter::new(&["[".to_string()]).unwrap_err().contains("'['"));
+        assert!(
+            EnvFilter::new(&["[".to_string()])
+                .unwrap_err()
+                .contains("'['")
+        );
     }
 }

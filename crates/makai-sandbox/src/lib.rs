@@ -42,3 +42,19 @@ pub use support::KernelSupport;
 /// The lowest Landlock ABI that enforces every file right of the policies
 /// (truncating files is only controlled from ABI 3, Linux 6.2).
 pub const MIN_LANDLOCK_ABI: u8 = 3;
+
+/// Hardens makai itself against its confined children: on Linux the process
+/// is marked not dumpable, so its `/proc/PID` files (the environment with
+/// provider keys among them) belong to root and a child running as the same
+/// non-root user cannot open them. Not a sandbox of makai: it only changes
+/// who may inspect it (no core dumps; debuggers need root). Does nothing elsewhere.
+pub fn protect_self() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        tracing::warn!(
+            error = %std::io::Error::last_os_error(),
+            "could not mark makai not dumpable"
+        );
+    }
+}

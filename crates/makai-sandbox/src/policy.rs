@@ -164,7 +164,12 @@ mod tests {
                 Some(format!("\"{}\"", p.as_str()))
             );
         }
-        assert!("none".parse::<Policy>().unwrap_err().contains("workspace-write"));
+        assert!(
+            "none"
+                .parse::<Policy>()
+                .unwrap_err()
+                .contains("workspace-write")
+        );
     }
 
     #[test]

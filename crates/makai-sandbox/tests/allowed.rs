@@ -13,7 +13,10 @@ async fn toolchains_files_pipes_and_subshells_work() {
         ("cargo --version", "cargo "),
         ("python3 -c 'print(6 * 7)'", "42"),
         ("echo hello > f.txt && cat f.txt", "hello"),
-        ("mkdir -p d/e && echo x > d/e/g && mv d/e/g d/h && ls d", "h"),
+        (
+            "mkdir -p d/e && echo x > d/e/g && mv d/e/g d/h && ls d",
+            "h",
+        ),
         ("printf 'b\\na\\n' | sort | head -1", "a"),
         ("(cd d && echo sub $(echo shell))", "sub shell"),
         ("echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"", "tmp"),
@@ -53,5 +56,9 @@ fn this_kernel_enforces_every_policy() {
     assert!(support.seccomp, "{support}");
     let sb = sandbox(Policy::WorkspaceWrite);
     assert!(sb.weaker().is_empty());
-    assert!(sb.describe().starts_with("workspace-write (Landlock ABI"), "{}", sb.describe());
+    assert!(
+        sb.describe().starts_with("workspace-write (Landlock ABI"),
+        "{}",
+        sb.describe()
+    );
 }

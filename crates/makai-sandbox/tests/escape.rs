@@ -47,7 +47,10 @@ async fn write_outside_the_working_directory_is_refused() {
         .collect();
     left.sort();
     assert_eq!(left, ["keep"], "nothing was created outside");
-    assert_eq!(std::fs::read_to_string(ws.outside.join("keep")).unwrap(), "kept");
+    assert_eq!(
+        std::fs::read_to_string(ws.outside.join("keep")).unwrap(),
+        "kept"
+    );
 }
 
 #[tokio::test]
@@ -125,7 +128,10 @@ async fn network_is_off_loopback_included() {
 #[tokio::test]
 async fn ptrace_and_other_processes_are_out_of_reach() {
     let ws = workspace();
-    let mut victim = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut victim = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let pid = victim.id();
     let sb = sandbox(Policy::WorkspaceWrite);
     let script = format!(
@@ -160,12 +166,7 @@ async fn leaving_the_process_group_is_refused() {
     let ran = run(&sb, &ws.cwd, "setsid --wait sleep 30").await;
     assert_ne!(ran.code, Some(0), "{}", ran.output);
     assert!(refused(&ran.output), "{}", ran.output);
-    let ran = run(
-        &sb,
-        &ws.cwd,
-        "python3 -c 'import os; os.setpgid(0, 0)'",
-    )
-    .await;
+    let ran = run(&sb, &ws.cwd, "python3 -c 'import os; os.setpgid(0, 0)'").await;
     assert_ne!(ran.code, Some(0), "{}", ran.output);
 }
 
@@ -178,8 +179,16 @@ async fn read_only_writes_only_its_private_temp_dir() {
     assert_ne!(ran.code, Some(0), "{}", ran.output);
     assert!(ran.output.starts_with("hello"), "{}", ran.output);
     assert!(refused(&ran.output), "{}", ran.output);
-    assert_eq!(std::fs::read_to_string(ws.cwd.join("a.txt")).unwrap(), "hello");
-    let ran = run(&sb, &ws.cwd, "echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"").await;
+    assert_eq!(
+        std::fs::read_to_string(ws.cwd.join("a.txt")).unwrap(),
+        "hello"
+    );
+    let ran = run(
+        &sb,
+        &ws.cwd,
+        "echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"",
+    )
+    .await;
     assert_eq!(ran.code, Some(0), "{}", ran.output);
     assert_eq!(ran.output.trim(), "tmp");
 }
@@ -191,6 +200,11 @@ async fn denied_environment_variables_do_not_reach_commands() {
         SandboxConfig::new(Policy::WorkspaceWrite).with_deny_env(["HOM*".to_string()]),
     )
     .unwrap();
-    let ran = run(&sb, &ws.cwd, "echo \"home=${HOME:-unset} path=${PATH:+set}\"").await;
+    let ran = run(
+        &sb,
+        &ws.cwd,
+        "echo \"home=${HOME:-unset} path=${PATH:+set}\"",
+    )
+    .await;
     assert_eq!(ran.output.trim(), "home=unset path=set");
 }

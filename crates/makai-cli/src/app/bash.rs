@@ -67,7 +67,7 @@ impl AppSession {
                 }
             })),
         };
-        let env = ToolEnv::new(self.cwd().to_path_buf());
+        let env = ToolEnv::new(self.cwd().to_path_buf()).with_sandbox(self.sandbox().clone());
         let settings = self.settings();
         let full = match &settings.shell_command_prefix {
             Some(p) if !p.trim().is_empty() => format!("{p}\n{command}"),

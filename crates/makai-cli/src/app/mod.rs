@@ -76,6 +76,8 @@ pub(crate) struct Shared {
     settled: tokio::sync::watch::Sender<bool>,
     /// The model the session started with.
     start_model: makai_ai::Model,
+    /// The sandbox of user shell commands (RPC `bash`, the TUI's `!`).
+    sandbox: makai_coding::tools::SandboxChoice,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -123,6 +125,8 @@ pub struct AppParts {
     pub system_prompt: String,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
+    /// The sandbox of shell commands.
+    pub sandbox: makai_coding::tools::SandboxChoice,
 }
 
 impl AppSession {
@@ -150,6 +154,7 @@ impl AppSession {
             base_tools,
             settled: tokio::sync::watch::Sender::new(true),
             start_model: start.model,
+            sandbox: parts.sandbox,
         });
         let app = AppSession { inner: shared };
         app.load_session_messages();
@@ -180,6 +185,11 @@ impl AppSession {
     /// The settings in force.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The sandbox of shell commands (or why none can be enforced).
+    pub fn sandbox(&self) -> &makai_coding::tools::SandboxChoice {
+        &self.inner.sandbox
     }
 
     /// A new subscriber: every event from now on, in order.

@@ -273,6 +273,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .unwrap_or(ThinkingLevel::Off);
     let thinking = super::clamp_thinking(&model, thinking);
 
+    let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
     let tools = if args.no_tools {
         Vec::new()
     } else {
@@ -282,7 +283,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
         let env = ToolEnv::new(cwd.clone())
             .with_policy(policy)
-            .with_dry_run(args.dry_run);
+            .with_dry_run(args.dry_run)
+            .with_sandbox(sandbox.clone());
         let names = args.tools.clone().unwrap_or_else(|| spec.tools.join(","));
         tools_by_names(env, &names).map_err(|e| CliError::Usage(format!("--tools {names}: {e}")))?
     };
@@ -341,6 +343,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         store,
         system_prompt,
         mcp,
+        sandbox,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;

@@ -51,7 +51,14 @@ pub struct ToolEnv {
     pub line_numbers: bool,
     /// Where `bash` saves the full output of a truncated run (default: the system temp folder).
     pub temp_dir: Option<PathBuf>,
+    /// The sandbox `bash` runs its commands in (`None`: no sandbox, the
+    /// library default; makai's front ends always set one).
+    pub sandbox: Option<SandboxChoice>,
 }
+
+/// The sandbox commands run under, or why the chosen one cannot be enforced
+/// on this system (every command is then refused with that error).
+pub type SandboxChoice = Result<Arc<makai_sandbox::Sandbox>, Arc<makai_sandbox::SandboxError>>;
 
 impl ToolEnv {
     /// An environment confined to `cwd`, not dry-run, with line numbers.
@@ -62,7 +69,14 @@ impl ToolEnv {
             dry_run: false,
             line_numbers: true,
             temp_dir: None,
+            sandbox: None,
         }
+    }
+
+    /// Sets the sandbox of `bash` commands.
+    pub fn with_sandbox(mut self, sandbox: SandboxChoice) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// Sets the path policy.

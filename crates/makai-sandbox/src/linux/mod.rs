@@ -80,7 +80,13 @@ pub struct Plan<'a> {
 }
 
 /// Device files every command may read and write.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
 
 fn landlock_rights(abi: ABI, grant: Grant, is_dir: bool) -> BitFlags<AccessFs> {
     let rights = match grant {

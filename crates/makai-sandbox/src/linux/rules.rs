@@ -122,9 +122,15 @@ mod tests {
         );
         assert_eq!(grant_of(&rules, &root), Some(Grant::List));
         assert_eq!(grant_of(&rules, &root.join("home")), Some(Grant::List));
-        assert_eq!(grant_of(&rules, &root.join("home/.config")), Some(Grant::List));
+        assert_eq!(
+            grant_of(&rules, &root.join("home/.config")),
+            Some(Grant::List)
+        );
         assert_eq!(grant_of(&rules, &root.join("usr")), Some(Grant::Read));
-        assert_eq!(grant_of(&rules, &root.join("home/.bashrc")), Some(Grant::Read));
+        assert_eq!(
+            grant_of(&rules, &root.join("home/.bashrc")),
+            Some(Grant::Read)
+        );
         assert_eq!(
             grant_of(&rules, &root.join("home/.config/other")),
             Some(Grant::Read)

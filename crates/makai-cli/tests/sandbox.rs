@@ -1,0 +1,92 @@
+//! The sandbox through the built binary: the RPC `bash` command and the
+//! model's `bash` tool run confined; `--sandbox full-access` lifts it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::{Value, json};
+
+fn bash(rpc: &mut Rpc, command: &str) -> Value {
+    let id = rpc.send(json!({"type": "bash", "command": command}));
+    let r = rpc.response(&id);
+    assert_eq!(r["success"], true, "{r}");
+    r["data"].clone()
+}
+
+#[test]
+fn rpc_bash_runs_under_workspace_write_by_default() {
+    let env = Env::new();
+    std::fs::write(env.home.path().join("auth.json"), r#"{"k":"AUTH-SECRET"}"#).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let mock = Mock::start(Scenario::new());
+    let mut rpc = Rpc::start(&env, &mock.args());
+    let r = bash(&mut rpc, &format!("echo x > {}", target.display()));
+    assert_ne!(r["exitCode"], 0, "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("Permission denied"),
+        "{r}"
+    );
+    assert!(!target.exists());
+    let auth = env.home.path().join("auth.json");
+    let r = bash(&mut rpc, &format!("cat {}", auth.display()));
+    assert!(
+        !r["output"].as_str().unwrap().contains("AUTH-SECRET"),
+        "{r}"
+    );
+    let r = bash(&mut rpc, "echo inside > made && cat made");
+    assert_eq!(r["output"], "inside", "{r}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn full_access_flag_lifts_the_sandbox() {
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("allowed");
+    let mock = Mock::start(Scenario::new());
+    let mut args = mock.args();
+    args.extend(s(&["--sandbox", "full-access"]));
+    let mut rpc = Rpc::start(&env, &args);
+    let r = bash(
+        &mut rpc,
+        &format!("echo x > {} && echo ok", target.display()),
+    );
+    assert_eq!(r["output"], "ok", "{r}");
+    assert!(target.exists());
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn model_bash_tool_result_says_the_sandbox_refused() {
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "bash",
+                &json!({"command": format!("echo x > {}", target.display())}).to_string(),
+            ))
+            .push(ScriptedResponse::text("done")),
+    );
+    let mut args = mock.args();
+    args.extend(s(&["--sandbox", "read-only", "-p", "go"]));
+    let out = env.run(&args, "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!target.exists());
+    let second = request_text(&mock.requests()[1]);
+    assert!(second.contains("Permission denied"), "{second}");
+    mock.server.assert_request_invariants();
+}
+
+#[test]
+fn unknown_policy_is_a_usage_error() {
+    let env = Env::new();
+    let out = env.run(&s(&["--sandbox", "open", "-p", "x"]), "");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("workspace-write"), "{}", stderr(&out));
+}
