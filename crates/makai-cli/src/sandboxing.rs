@@ -7,16 +7,21 @@ use std::sync::Arc;
 
 use makai_coding::Settings;
 use makai_coding::tools::SandboxChoice;
-use makai_sandbox::{Policy, Sandbox};
+use makai_sandbox::{Policy, Sandbox, SandboxConfig};
 
-/// The sandbox for commands and MCP servers of this run.
-pub fn choose(settings: &Settings, flag: Option<Policy>, verbose: bool) -> SandboxChoice {
-    let config = settings.sandbox.config(
+/// The sandbox config of this run: `--sandbox` over the settings, with the
+/// built-in denied paths of the user's and makai's home folders.
+pub fn config(settings: &Settings, flag: Option<Policy>) -> SandboxConfig {
+    settings.sandbox.config(
         flag,
         dirs::home_dir().as_deref(),
         makai_coding::makai_home().as_deref(),
-    );
-    match Sandbox::new(config) {
+    )
+}
+
+/// The sandbox for commands and MCP servers of this run.
+pub fn choose(settings: &Settings, flag: Option<Policy>, verbose: bool) -> SandboxChoice {
+    match Sandbox::new(config(settings, flag)) {
         Ok(sb) => {
             if sb.policy() != Policy::FullAccess {
                 makai_sandbox::protect_self();

@@ -69,7 +69,7 @@ fn model_bash_tool_result_says_the_sandbox_refused() {
             .push(ScriptedResponse::tool_call(
                 "c1",
                 "bash",
-                &json!({"command": format!("echo x > {}", target.display())}).to_string(),
+                json!({"command": format!("echo x > {}", target.display())}).to_string(),
             ))
             .push(ScriptedResponse::text("done")),
     );

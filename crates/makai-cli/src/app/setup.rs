@@ -331,7 +331,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let mcp = if args.no_tools {
         None
     } else {
-        super::mcp::start_servers(&cwd, home.as_deref())
+        super::mcp::start_servers(
+            &cwd,
+            home.as_deref(),
+            crate::sandboxing::config(&settings, args.sandbox),
+        )
     };
     let app = AppSession::new(AppParts {
         agent,
