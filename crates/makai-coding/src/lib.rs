@@ -1,5 +1,6 @@
 //! makai-coding (being written).
 pub mod agent_spec;
+pub mod approvals;
 pub mod context_files;
 pub mod prompts;
 pub mod sandbox_settings;

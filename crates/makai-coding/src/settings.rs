@@ -23,6 +23,7 @@ use makai_ai::ThinkingLevel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::approvals::ApprovalSettings;
 use crate::sandbox_settings::SandboxSettings;
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -168,6 +169,9 @@ pub struct Settings {
     /// The sandbox of commands and MCP servers.
     #[serde(skip_serializing_if = "is_default")]
     pub sandbox: SandboxSettings,
+    /// Which tool calls need the user's approval.
+    #[serde(skip_serializing_if = "is_default")]
+    pub approvals: ApprovalSettings,
     /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,

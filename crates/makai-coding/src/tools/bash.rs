@@ -98,13 +98,22 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
             "Working directory does not exist: {cwd_shown}. Cannot execute bash commands."
         )));
     }
+    super::bash_escalate::run(env, &args, timeout, ctx).await
+}
 
+/// Runs the command once under `confinement` (`None`: as makai's own child).
+pub(crate) async fn run_command(
+    env: &ToolEnv,
+    args: &BashArgs,
+    timeout: Option<f64>,
+    ctx: &CallCtx,
+    confinement: Option<makai_sandbox::Confinement>,
+) -> Result<ToolOutput, ToolError> {
     let (reader, writer) = std::io::pipe()
         .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
     let writer2 = writer
         .try_clone()
         .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
-    let confinement = confine(env)?;
     let mut cmd = match &confinement {
         Some(c) => c.command("bash"),
         None => tokio::process::Command::new("bash"),
@@ -267,19 +276,6 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
         details,
         is_error,
     })
-}
-
-/// The confinement of one command, `None` without a sandbox. A sandbox the
-/// kernel cannot enforce refuses the command with its error.
-fn confine(env: &ToolEnv) -> Result<Option<makai_sandbox::Confinement>, ToolError> {
-    match &env.sandbox {
-        None => Ok(None),
-        Some(Err(e)) => Err(ToolError::Failed(format!("The command was not run: {e}."))),
-        Some(Ok(sb)) => sb
-            .confine(&env.cwd)
-            .map(Some)
-            .map_err(|e| ToolError::Failed(format!("The command was not run: {e}."))),
-    }
 }
 
 /// Error text that suggests the sandbox refused something (a write outside

@@ -10,6 +10,7 @@
 mod adapter;
 pub mod args;
 pub mod bash;
+mod bash_escalate;
 mod bash_output;
 pub mod edit;
 mod edit_apply;
@@ -54,6 +55,8 @@ pub struct ToolEnv {
     /// The sandbox `bash` runs its commands in (`None`: no sandbox, the
     /// library default; makai's front ends always set one).
     pub sandbox: Option<SandboxChoice>,
+    /// Who may let `bash` leave the sandbox, and when (`None`: never).
+    pub escalation: Option<crate::approvals::Escalation>,
 }
 
 /// The sandbox commands run under, or why the chosen one cannot be enforced
@@ -70,7 +73,14 @@ impl ToolEnv {
             line_numbers: true,
             temp_dir: None,
             sandbox: None,
+            escalation: None,
         }
+    }
+
+    /// Lets `bash` leave the sandbox with the approver's consent.
+    pub fn with_escalation(mut self, escalation: crate::approvals::Escalation) -> Self {
+        self.escalation = Some(escalation);
+        self
     }
 
     /// Sets the sandbox of `bash` commands.
