@@ -11,6 +11,7 @@
 //! Modes read one ordered stream of [`OutEvent`]s from [`AppSession::subscribe`]:
 //! the agent's events plus session-level ones (manual compaction, bash output).
 
+pub mod approvals;
 mod bash;
 mod compact;
 mod events;
@@ -78,6 +79,8 @@ pub(crate) struct Shared {
     start_model: makai_ai::Model,
     /// The sandbox of user shell commands (RPC `bash`, the TUI's `!`).
     sandbox: makai_coding::tools::SandboxChoice,
+    /// Approval rules, pre-approvals and the mode's prompt.
+    approvals: Arc<approvals::Approvals>,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -127,6 +130,8 @@ pub struct AppParts {
     pub mcp: Option<makai_mcp::McpManager>,
     /// The sandbox of shell commands.
     pub sandbox: makai_coding::tools::SandboxChoice,
+    /// The approvals (already installed as the agent's hooks).
+    pub approvals: Arc<approvals::Approvals>,
 }
 
 impl AppSession {
@@ -155,6 +160,13 @@ impl AppSession {
             settled: tokio::sync::watch::Sender::new(true),
             start_model: start.model,
             sandbox: parts.sandbox,
+            approvals: parts.approvals,
+        });
+        let weak = Arc::downgrade(&shared);
+        shared.approvals.set_recorder(move |data| {
+            if let Some(shared) = weak.upgrade() {
+                shared.record(|s| s.append_custom(approvals::ENTRY_TYPE, Some(data)));
+            }
         });
         let app = AppSession { inner: shared };
         app.load_session_messages();
@@ -185,6 +197,11 @@ impl AppSession {
     /// The settings in force.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The approvals (modes set their prompt here).
+    pub fn approvals(&self) -> &Arc<approvals::Approvals> {
+        &self.inner.approvals
     }
 
     /// The sandbox of shell commands (or why none can be enforced).

@@ -274,6 +274,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let thinking = super::clamp_thinking(&model, thinking);
 
     let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
+    let approvals = Arc::new(super::approvals::Approvals::new(
+        settings.approvals.clone(),
+        super::approvals::PreApproved::parse(&args.approve),
+    ));
     let tools = if args.no_tools {
         Vec::new()
     } else {
@@ -284,7 +288,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         let env = ToolEnv::new(cwd.clone())
             .with_policy(policy)
             .with_dry_run(args.dry_run)
-            .with_sandbox(sandbox.clone());
+            .with_sandbox(sandbox.clone())
+            .with_escalation(makai_coding::approvals::Escalation {
+                approver: approvals.clone(),
+                settings: settings.approvals.clone(),
+            });
         let names = args.tools.clone().unwrap_or_else(|| spec.tools.join(","));
         tools_by_names(env, &names).map_err(|e| CliError::Usage(format!("--tools {names}: {e}")))?
     };
@@ -320,6 +328,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .thinking_budgets(budgets)
         .session_id(session.id().to_string())
         .steering(args.steering.unwrap_or(settings.steering_delivery))
+        .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())))
         .build();
     let agent = Agent::new(config)
         .with_system_prompt(system_prompt.clone())
@@ -348,6 +357,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         system_prompt,
         mcp,
         sandbox,
+        approvals,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
