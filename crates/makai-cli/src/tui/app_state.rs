@@ -101,6 +101,10 @@ pub struct UiState {
     pub pending_prompts: VecDeque<Prompt>,
     /// Rendered lines of the conversation, per item.
     pub cache: RenderCache,
+    /// Approval questions waiting for an answer (the first one is open).
+    pub questions: VecDeque<super::approval::Question>,
+    /// A denied question whose reason is being typed in the editor.
+    pub awaiting_reason: Option<super::approval::Question>,
 }
 
 impl UiState {

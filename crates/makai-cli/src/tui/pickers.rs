@@ -325,6 +325,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
             }
         }),
         SelectorKind::Tree => go_to_entry(ctx, value),
+        SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
     }
 }
 

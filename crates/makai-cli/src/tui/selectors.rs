@@ -17,6 +17,8 @@ pub enum SelectorKind {
     Tree,
     /// Fork before the user message entry.
     Fork,
+    /// Answer an approval question.
+    Approval,
 }
 
 /// One row of a selector.

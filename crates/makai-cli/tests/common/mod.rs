@@ -11,6 +11,8 @@ pub mod node;
 pub mod pi_codes;
 
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
+
+pub mod tmux;
 use serde_json::{Value, json};
 
 /// Provider key variables removed from every child environment.

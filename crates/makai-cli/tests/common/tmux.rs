@@ -1,0 +1,217 @@
+//! Driving the interactive UI in a tmux pane: the built `makai` runs in a
+//! pane (120x40) against the scripted server; keys go in with `send-keys`
+//! and the screen is read back with `capture-pane`.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{Env, KEY_VARS};
+
+/// How long a screen may take to show what a test waits for.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+pub fn tmux_available() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "SKIPPED: tmux is not installed, so the terminal UI cannot be driven \
+             (install it with `apt-get install tmux`)"
+        );
+    }
+    ok
+}
+
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A tmux server of its own (a private socket) with one pane running makai.
+pub struct Pane {
+    socket: String,
+    /// makai's stderr (kept out of the screen).
+    stderr: std::path::PathBuf,
+    /// Where the shell writes makai's exit code.
+    exit_file: std::path::PathBuf,
+}
+
+impl Pane {
+    pub fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Starts `makai args...` in the work folder with the test's home.
+    pub fn start(env: &Env, args: &[String]) -> Pane {
+        let socket = format!(
+            "makai-tui-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut cmd = format!("cd {} && env", quote(&env.work().display().to_string()));
+        for k in KEY_VARS.iter().chain(["MAKAI_SESSION_DIR"].iter()) {
+            cmd.push_str(&format!(" -u {k}"));
+        }
+        cmd.push_str(&format!(
+            " MAKAI_HOME={} MAKAI_NO_BROWSER=1 MAKAI_AUTO_TITLE=0 TERM=xterm-256color {}",
+            quote(&env.home.path().display().to_string()),
+            quote(env!("CARGO_BIN_EXE_makai"))
+        ));
+        for a in args {
+            cmd.push(' ');
+            cmd.push_str(&quote(a));
+        }
+        let stderr = env.home.path().join("stderr.txt");
+        cmd.push_str(&format!(" 2>{}", quote(&stderr.display().to_string())));
+        // The shell waits for makai and writes its exit code (tmux may not
+        // have reaped the process when the test asks).
+        let exit_file = env.home.path().join("exit-code.txt");
+        cmd.push_str(&format!(
+            "; echo $? > {}",
+            quote(&exit_file.display().to_string())
+        ));
+        let pane = Pane {
+            socket,
+            stderr,
+            exit_file,
+        };
+        let out = pane.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "t",
+            &cmd,
+            ";",
+            "set-option",
+            "-t",
+            "t",
+            "remain-on-exit",
+            "on",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pane
+    }
+
+    /// Sends keys by tmux name (`Enter`, `Escape`, `C-c`, `M-Enter`, ...).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        let out = self.tmux(&args);
+        assert!(
+            out.status.success(),
+            "send-keys failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Types text literally.
+    pub fn type_text(&self, text: &str) {
+        let out = self.tmux(&["send-keys", "-t", "t", "-l", text]);
+        assert!(out.status.success());
+    }
+
+    /// The visible screen.
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
+    }
+
+    /// The exit code once makai has ended.
+    pub fn exit_status(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(&self.exit_file).ok()?;
+        text.trim().parse().ok()
+    }
+
+    /// The screen and makai's stderr, for failure messages.
+    pub fn diagnostics(&self) -> String {
+        let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        format!("the screen was:\n{}\nstderr:\n{stderr}", self.screen())
+    }
+
+    /// Polls the screen until `pred` holds; panics with the last screen after [`WAIT`].
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > WAIT {
+                panic!("timed out waiting for {what}; {}", self.diagnostics());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn wait_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Ctrl+C twice, then waits for the process to end; returns its exit code.
+    pub fn quit_with_ctrl_c(&self) -> i32 {
+        self.keys(&["C-c"]);
+        self.wait_text("Press Ctrl+C again to exit");
+        self.keys(&["C-c"]);
+        let start = Instant::now();
+        loop {
+            if let Some(code) = self.exit_status() {
+                return code;
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "makai did not exit after Ctrl+C twice; {}",
+                    self.diagnostics()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let path = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let _ = self.tmux(&["kill-server"]);
+        let path = String::from_utf8_lossy(&path.stdout).trim().to_string();
+        if path.contains(&self.socket) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The editor's text: the rows between its two horizontal borders.
+pub fn editor_text(screen: &str) -> String {
+    let rows: Vec<&str> = screen.lines().collect();
+    let borders: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.starts_with("────────"))
+        .map(|(i, _)| i)
+        .collect();
+    match borders.as_slice() {
+        [.., a, b] => rows[a + 1..*b]
+            .iter()
+            .map(|r| r.trim())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
