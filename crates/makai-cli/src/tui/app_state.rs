@@ -116,6 +116,14 @@ impl UiState {
             ..Default::default()
         };
         st.reload(app);
+        // Said on stderr too, but the full-screen UI hides that.
+        match app.sandbox() {
+            Err(e) => st.notice(Level::Error, format!("Shell commands are refused: {e}")),
+            Ok(sb) if !sb.weaker().is_empty() => {
+                st.notice(Level::Warning, format!("Sandbox: {}", sb.describe()))
+            }
+            Ok(_) => {}
+        }
         st
     }
 
