@@ -59,6 +59,12 @@ fn rpc_client_approves_a_tool_through_select() {
         std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
         "written"
     );
+    let appended = rpc
+        .seen
+        .iter()
+        .find(|v| v["type"] == "entry_appended")
+        .expect("the decision is announced");
+    assert_eq!(appended["entry"]["customType"], "approval", "{appended}");
     assert!(
         !rpc.seen
             .iter()

@@ -164,8 +164,20 @@ impl AppSession {
         });
         let weak = Arc::downgrade(&shared);
         shared.approvals.set_recorder(move |data| {
-            if let Some(shared) = weak.upgrade() {
-                shared.record(|s| s.append_custom(approvals::ENTRY_TYPE, Some(data)));
+            let Some(shared) = weak.upgrade() else {
+                return;
+            };
+            let mut entry = None;
+            shared.record(|s| {
+                let id = s.append_custom(approvals::ENTRY_TYPE, Some(data))?;
+                entry = s.get(&id).cloned();
+                Ok(())
+            });
+            // Clients see the decision as it is recorded.
+            if let Some(entry) = entry {
+                shared.emit(OutEvent::Session(makai_rpc::SessionEvent::EntryAppended {
+                    entry: Box::new(entry),
+                }));
             }
         });
         let app = AppSession { inner: shared };

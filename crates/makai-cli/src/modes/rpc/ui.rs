@@ -99,22 +99,25 @@ fn decision(a: &ExtensionUiResponse) -> ApprovalDecision {
 /// The dialog for a question.
 fn request(id: &str, r: &ApprovalRequest, timeout: Duration) -> ExtensionUiRequest {
     let message = format!("{}\n\n{}", r.subject, r.reason);
-    let (method, options) = match r.kind {
+    // pi's `select` has a title and no message: the question goes in the title.
+    let (method, title, message, options) = match r.kind {
         ApprovalKind::Tool => (
             "select",
+            format!("{}\n{message}", r.title()),
+            None,
             Some(vec![
                 APPROVE_ONCE.into(),
                 APPROVE_SESSION.into(),
                 DENY.into(),
             ]),
         ),
-        ApprovalKind::Escalation => ("confirm", None),
+        ApprovalKind::Escalation => ("confirm", r.title(), Some(message), None),
     };
     ExtensionUiRequest {
         id: id.to_string(),
         method: method.to_string(),
-        title: Some(r.title()),
-        message: Some(message),
+        title: Some(title),
+        message,
         options,
         timeout: Some(timeout.as_millis() as u64),
         notify_type: None,
