@@ -8,11 +8,23 @@ use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::{Value, json};
 
+/// Runs an RPC `bash` command; a question to run it outside the sandbox
+/// (asked when the sandbox refused it) is answered no.
 fn bash(rpc: &mut Rpc, command: &str) -> Value {
     let id = rpc.send(json!({"type": "bash", "command": command}));
-    let r = rpc.response(&id);
-    assert_eq!(r["success"], true, "{r}");
-    r["data"].clone()
+    loop {
+        let v = rpc.next();
+        if v["type"] == "extension_ui_request" {
+            assert_eq!(v["method"], "confirm", "{v}");
+            rpc.send_raw(
+                &json!({"type": "extension_ui_response", "id": v["id"], "confirmed": false})
+                    .to_string(),
+            );
+        } else if v["type"] == "response" && v["id"] == id.as_str() {
+            assert_eq!(v["success"], true, "{v}");
+            return v["data"].clone();
+        }
+    }
 }
 
 #[test]
