@@ -102,3 +102,37 @@ fn unknown_policy_is_a_usage_error() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("workspace-write"), "{}", stderr(&out));
 }
+
+#[test]
+fn provider_keys_leave_makais_proc_environ_but_still_work() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new());
+    let secret = "sk-HIDDEN-4242";
+    let mut rpc = Rpc::start_with(&env, &mock.args(), &[("OPENAI_API_KEY", secret)]);
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert!(state.is_object());
+    let pid = rpc.child.id();
+    let block = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let block = String::from_utf8_lossy(&block);
+    assert!(
+        block.contains("OPENAI_API_KEY=**************"),
+        "the name stays"
+    );
+    assert!(!block.contains(secret), "the value is gone from /proc");
+    let r = bash(
+        &mut rpc,
+        "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c HIDDEN; true",
+    );
+    assert_eq!(r["output"].as_str().unwrap().trim(), "0", "{r}");
+    // makai itself still has the key: OpenAI's models are available.
+    let models = rpc.ok(json!({"type": "get_available_models"}));
+    assert!(
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["provider"] == "openai"),
+        "{models}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}

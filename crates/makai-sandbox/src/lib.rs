@@ -31,12 +31,14 @@ mod linux;
 mod macos;
 mod policy;
 mod sandbox;
+mod scrub;
 mod support;
 
 pub use env::EnvFilter;
 pub use error::SandboxError;
 pub use policy::{DEFAULT_DENY_ENV, Policy, SandboxConfig};
 pub use sandbox::{Confinement, Sandbox, probe};
+pub use scrub::hide_own_environment;
 pub use support::KernelSupport;
 
 /// The lowest Landlock ABI that enforces every file right of the policies
