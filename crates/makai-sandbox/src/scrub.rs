@@ -7,8 +7,6 @@
 //! again (the C library copies it to the heap, where `std::env` keeps finding
 //! it) and the original bytes are overwritten with `*`.
 
-use std::ffi::OsString;
-
 use crate::EnvFilter;
 
 /// Overwrites, in the environment block makai started with, the values of
@@ -23,6 +21,7 @@ use crate::EnvFilter;
 pub unsafe fn hide_own_environment(filter: &EnvFilter) -> usize {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        use std::ffi::OsString;
         use std::os::unix::ffi::OsStringExt;
         // (where the value's bytes are, how many, name, value)
         let mut found: Vec<(*mut u8, usize, OsString, OsString)> = Vec::new();
