@@ -87,3 +87,20 @@ async fn a_server_entry_can_choose_its_own_policy() {
     assert!(format!("{:?}", out.content).contains("PRIVATE-KEY"));
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_confined_server_that_fails_to_start_names_the_sandbox() {
+    let f = fixture();
+    let mut opts = fast_options(&f.work);
+    opts.sandbox = Some(f.config.clone());
+    let server = McpServerConfig::stdio("sh", ["-c", "echo cannot write the cache >&2; exit 3"]);
+    let m = McpManager::start([("s".to_string(), server)], opts);
+    let state = m
+        .wait_ready("s", Duration::from_secs(30))
+        .await
+        .expect_err("the server exits at once");
+    let text = state.to_string();
+    assert!(text.contains("workspace-write sandbox"), "{text}");
+    assert!(text.contains("writableRoots"), "{text}");
+    m.shutdown().await;
+}

@@ -49,6 +49,18 @@ fn confine(
     sandbox.confine(dir).map(Some).map_err(not_started)
 }
 
+/// What to add to a start-up failure of a confined server: the sandbox may
+/// be why (package caches outside the workspace, downloads on first start).
+fn sandbox_hint(confinement: Option<&makai_sandbox::Confinement>) -> String {
+    match confinement {
+        Some(c) if c.is_confined() => format!(
+            " (it runs in the {} sandbox; if it needs to write outside the working directory or use the network, give its entry \"sandbox\": {{\"network\": true, \"writableRoots\": [...]}}, see docs/sandbox.md)",
+            c.policy()
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Receives progress notifications of one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
@@ -209,7 +221,11 @@ impl Connection {
             Some(Err(e)) => {
                 settle(&stderr_done).await;
                 return Err(with_tail(
-                    format!("the MCP handshake failed: {}", tidy_error(&e.to_string())),
+                    format!(
+                        "the MCP handshake failed: {}{}",
+                        tidy_error(&e.to_string()),
+                        sandbox_hint(confinement.as_ref())
+                    ),
                     &stderr_tail,
                 ));
             }
@@ -217,8 +233,9 @@ impl Connection {
                 settle(&stderr_done).await;
                 return Err(with_tail(
                     format!(
-                        "it did not finish starting within {}s (raise \"startupTimeout\" in its settings if it is just slow)",
-                        limit.as_secs_f64()
+                        "it did not finish starting within {}s (raise \"startupTimeout\" in its settings if it is just slow){}",
+                        limit.as_secs_f64(),
+                        sandbox_hint(confinement.as_ref())
                     ),
                     &stderr_tail,
                 ));
