@@ -136,3 +136,27 @@ fn provider_keys_leave_makais_proc_environ_but_still_work() {
     );
     assert_eq!(rpc.finish(), 0);
 }
+
+#[test]
+fn a_sandbox_that_cannot_be_set_up_is_said_once_and_refuses_commands() {
+    let env = Env::new();
+    env.settings(json!({"sandbox": {"denyEnv": ["["]}}));
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "touch made"}).to_string(),
+            ))
+            .push(ScriptedResponse::text("done")),
+    );
+    let mut args = mock.args();
+    args.extend(s(&["-p", "go"]));
+    let out = env.run(&args, "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("environment pattern '['").count(), 1, "{err}");
+    assert!(!env.work().join("made").exists());
+    let second = request_text(&mock.requests()[1]);
+    assert!(second.contains("The command was not run"), "{second}");
+}
