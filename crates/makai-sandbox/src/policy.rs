@@ -61,15 +61,13 @@ impl FromStr for Policy {
 /// provider keys and the usual names of credentials.
 pub const DEFAULT_DENY_ENV: &[&str] = &[
     "*_API_KEY",
-    "*_API_TOKEN",
     "*_ACCESS_KEY",
     "*_ACCESS_KEY_ID",
     "*_SECRET",
     "*_SECRET_KEY",
     "*_SECRET_ACCESS_KEY",
-    "*_SESSION_TOKEN",
-    "*_AUTH_TOKEN",
-    "*_OAUTH_TOKEN",
+    "*_TOKEN",
+    "*_TOKEN_*",
     "*_PASSWORD",
 ];
 
