@@ -119,6 +119,15 @@ pub struct Args {
     /// (pi 1.x: delivered once every call of the batch ran).
     #[arg(long, value_name = "WHEN", value_parser = parse_steering)]
     pub steering: Option<makai_agent::SteeringBehavior>,
+    /// Sandbox of shell commands and MCP servers: read-only, workspace-write
+    /// (the default) or full-access (no sandbox). See docs/sandbox.md.
+    #[arg(long, value_name = "POLICY")]
+    pub sandbox: Option<makai_sandbox::Policy>,
+    /// Pre-approve questions nobody can answer in print and JSON modes: tool
+    /// names whose rule is `ask`, `escalate` (bash commands outside the
+    /// sandbox) or `all`. Comma-separated; may be repeated.
+    #[arg(long, value_name = "LIST")]
+    pub approve: Vec<String>,
     /// Use the built-in local model (installed and started on first use under
     /// `~/.makai/local-model/`; no key needed). Also the default when no key is configured.
     #[arg(long, conflicts_with_all = ["base_url", "api", "model", "provider"])]

@@ -11,6 +11,7 @@
 //! - [`mcp_cmd`]: `makai mcp list|add|remove|serve`.
 //! - [`signals`]: the stop signals (Ctrl-C, SIGTERM, SIGHUP).
 //! - [`sessions_cmd`]: `makai sessions check|repair FILE`.
+//! - [`sandboxing`]: the sandbox of a run (`--sandbox`, settings).
 
 pub mod app;
 pub mod attachments;
@@ -22,6 +23,7 @@ pub mod local;
 pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
+pub mod sandboxing;
 pub mod serve;
 pub mod sessions_cmd;
 pub mod signals;

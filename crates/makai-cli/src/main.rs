@@ -1,6 +1,18 @@
 //! The `makai` binary.
 
 fn main() {
+    // Before any thread starts: provider keys leave the environment block
+    // that /proc/PID/environ shows (std::env still has them). See docs/sandbox.md.
+    let patterns: Vec<String> = makai_sandbox::DEFAULT_DENY_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if let Ok(filter) = makai_sandbox::EnvFilter::new(&patterns) {
+        // SAFETY: first thing in main; no other thread exists yet.
+        unsafe {
+            makai_sandbox::hide_own_environment(&filter);
+        }
+    }
     let code = makai_cli::main_with_args(std::env::args_os());
     std::process::exit(code);
 }

@@ -292,9 +292,11 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
             for root in &loaded.settings.allowed_paths {
                 policy = policy.with_allowed_root(root.clone());
             }
+            let sandbox = crate::sandboxing::choose(&loaded.settings, None, false);
             let env = makai_coding::tools::ToolEnv::new(cwd)
                 .with_policy(policy)
-                .with_dry_run(dry_run);
+                .with_dry_run(dry_run)
+                .with_sandbox(sandbox);
             makai_mcp::serve_builtin_tools_stdio(env)
                 .await
                 .map_err(|e| CliError::failed(e.to_string()))?;

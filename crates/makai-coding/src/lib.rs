@@ -1,8 +1,10 @@
 //! makai-coding (being written).
 pub mod agent_spec;
+pub mod approvals;
 pub mod context_files;
 pub mod prompts;
 pub mod resources;
+pub mod sandbox_settings;
 pub mod session;
 pub mod settings;
 pub mod tools;

@@ -5,8 +5,9 @@
 //! (`{"compaction": {"reserveTokens": 8192}}` in the project keeps the user's
 //! `compaction.enabled`), anything else is replaced.
 //!
-//! Security-sensitive keys — `allowedPaths`, `shellPath` and
-//! `shellCommandPrefix` — widen what tools may touch or run. A project file
+//! Security-sensitive keys — `allowedPaths`, `shellPath`,
+//! `shellCommandPrefix`, `sandbox` and `approvals` — widen what tools may
+//! touch or run. A project file
 //! comes with the repository, so these keys are taken from it only when the
 //! user settings say `"trustProjectSettings": true`; otherwise they are
 //! ignored with a warning.
@@ -22,11 +23,24 @@ use makai_ai::ThinkingLevel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::approvals::ApprovalSettings;
+use crate::sandbox_settings::SandboxSettings;
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 /// Environment variable overriding the makai home folder (default `~/.makai`).
 pub const HOME_ENV: &str = "MAKAI_HOME";
 
 /// Keys a project settings file may only set when the user trusts it.
-pub const PROJECT_RESTRICTED_KEYS: [&str; 3] = ["allowedPaths", "shellPath", "shellCommandPrefix"];
+pub const PROJECT_RESTRICTED_KEYS: [&str; 5] = [
+    "allowedPaths",
+    "shellPath",
+    "shellCommandPrefix",
+    "sandbox",
+    "approvals",
+];
 
 /// The makai home folder: `$MAKAI_HOME` when set and non-empty, else `~/.makai`.
 pub fn makai_home() -> Option<PathBuf> {
@@ -152,6 +166,12 @@ pub struct Settings {
     /// Agent spec used when none is named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_agent: Option<String>,
+    /// The sandbox of commands and MCP servers.
+    #[serde(skip_serializing_if = "is_default")]
+    pub sandbox: SandboxSettings,
+    /// Which tool calls need the user's approval.
+    #[serde(skip_serializing_if = "is_default")]
+    pub approvals: ApprovalSettings,
     /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,
@@ -328,7 +348,7 @@ pub fn deep_merge(base: &mut Value, over: Value) {
     }
 }
 
-/// Makes `allowedPaths` and `sessionDir` absolute.
+/// Makes `allowedPaths`, `sessionDir` and the sandbox's paths absolute.
 fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
     let Value::Object(map) = v else { return };
     if let Some(Value::Array(paths)) = map.get_mut("allowedPaths") {
@@ -340,6 +360,17 @@ fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
     }
     if let Some(Value::String(s)) = map.get_mut("sessionDir") {
         *s = expand_path(s, base, user_home).display().to_string();
+    }
+    if let Some(Value::Object(sandbox)) = map.get_mut("sandbox") {
+        for key in ["writableRoots", "denyRead"] {
+            if let Some(Value::Array(paths)) = sandbox.get_mut(key) {
+                for p in paths.iter_mut() {
+                    if let Value::String(s) = p {
+                        *s = expand_path(s, base, user_home).display().to_string();
+                    }
+                }
+            }
+        }
     }
 }
 

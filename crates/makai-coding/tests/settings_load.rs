@@ -123,6 +123,28 @@ fn allowed_paths_resolve_and_project_cannot_widen_them_untrusted() {
 }
 
 #[test]
+fn project_cannot_weaken_the_sandbox_untrusted() {
+    let d = dirs(
+        Some(r#"{"sandbox": {"writableRoots": ["~/cache"], "denyRead": ["secrets"]}}"#),
+        Some(r#"{"sandbox": {"policy": "full-access", "network": true}}"#),
+    );
+    let l = load(&d);
+    let home = dirs_home();
+    assert_eq!(
+        l.settings.sandbox.policy, None,
+        "the project's policy is ignored"
+    );
+    assert!(!l.settings.sandbox.network);
+    assert_eq!(l.settings.sandbox.writable_roots, [home.join("cache")]);
+    assert_eq!(l.settings.sandbox.deny_read, [home.join("secrets")]);
+    assert!(
+        l.warnings.iter().any(|w| w.contains("\"sandbox\"")),
+        "{:?}",
+        l.warnings
+    );
+}
+
+#[test]
 fn trusted_project_may_set_restricted_keys_relative_to_the_project() {
     let d = dirs(
         Some(r#"{"trustProjectSettings": true}"#),

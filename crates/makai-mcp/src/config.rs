@@ -22,6 +22,12 @@
 //! transport) is refused with an explanation. Unknown fields are ignored, so
 //! files shared with other MCP clients load.
 //!
+//! `sandbox` gives a stdio server its own sandbox instead of the one of the
+//! settings (see `docs/sandbox.md`): a policy name (`"sandbox": "read-only"`)
+//! or an object `{"policy": ..., "network": true, "writableRoots": [...]}`
+//! whose fields replace (policy, network) or extend (writable roots) the
+//! settings' sandbox for this server only.
+//!
 //! `${VAR}` and `${VAR:-default}` in `command`, `args`, `env` values, `url`
 //! and `headers` values are replaced by the variable's value from makai's environment when
 //! the server starts: that is how a config passes one chosen secret to a
@@ -31,6 +37,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use makai_sandbox::{Policy, SandboxConfig};
 use serde_json::{Map, Value};
 
 /// Default longest time one tool call may take.
@@ -62,6 +69,83 @@ pub enum ServerTransport {
     },
 }
 
+/// A server's own sandbox settings (`"sandbox"` in its entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerSandbox {
+    /// Replaces the policy of the settings' sandbox.
+    pub policy: Option<Policy>,
+    /// Replaces whether the network is allowed.
+    pub network: Option<bool>,
+    /// Writable folders added for this server.
+    pub writable_roots: Vec<PathBuf>,
+}
+
+impl ServerSandbox {
+    /// `base` with this server's changes.
+    pub fn apply(&self, base: &SandboxConfig) -> SandboxConfig {
+        let mut c = base.clone();
+        if let Some(p) = self.policy {
+            c.policy = p;
+        }
+        if let Some(n) = self.network {
+            c.network = n;
+        }
+        c.writable_roots.extend(self.writable_roots.iter().cloned());
+        c
+    }
+
+    fn from_json(v: &Value) -> Result<Self, String> {
+        let policy = |s: &str| s.parse::<Policy>().map_err(|e| format!("\"sandbox\": {e}"));
+        match v {
+            Value::String(s) => Ok(ServerSandbox {
+                policy: Some(policy(s)?),
+                ..Default::default()
+            }),
+            Value::Object(obj) => Ok(ServerSandbox {
+                policy: opt_string(obj, "policy")?.as_deref().map(policy).transpose()?,
+                network: match obj.get("network") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(_) => return Err("\"sandbox.network\" must be true or false".into()),
+                },
+                writable_roots: string_list(obj, "writableRoots")?
+                    .into_iter()
+                    .map(PathBuf::from)
+                    .collect(),
+            }),
+            _ => Err(
+                "\"sandbox\" must be a policy name (read-only, workspace-write, full-access) or an object"
+                    .into(),
+            ),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        if self.network.is_none()
+            && self.writable_roots.is_empty()
+            && let Some(p) = self.policy
+        {
+            return Value::from(p.as_str());
+        }
+        let mut obj = Map::new();
+        if let Some(p) = self.policy {
+            obj.insert("policy".into(), Value::from(p.as_str()));
+        }
+        if let Some(n) = self.network {
+            obj.insert("network".into(), Value::Bool(n));
+        }
+        if !self.writable_roots.is_empty() {
+            let roots: Vec<Value> = self
+                .writable_roots
+                .iter()
+                .map(|p| Value::from(p.display().to_string()))
+                .collect();
+            obj.insert("writableRoots".into(), Value::Array(roots));
+        }
+        Value::Object(obj)
+    }
+}
+
 /// One configured server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McpServerConfig {
@@ -73,6 +157,8 @@ pub struct McpServerConfig {
     pub timeout: Option<Duration>,
     /// Longest start-up may take (default [`DEFAULT_STARTUP_TIMEOUT`]).
     pub startup_timeout: Option<Duration>,
+    /// The server's own sandbox settings (stdio servers only).
+    pub sandbox: Option<ServerSandbox>,
 }
 
 /// A server entry that cannot be used.
@@ -101,6 +187,7 @@ impl McpServerConfig {
             enabled: true,
             timeout: None,
             startup_timeout: None,
+            sandbox: None,
         }
     }
 
@@ -114,6 +201,7 @@ impl McpServerConfig {
             enabled: true,
             timeout: None,
             startup_timeout: None,
+            sandbox: None,
         }
     }
 
@@ -138,6 +226,12 @@ impl McpServerConfig {
         if let ServerTransport::Http { headers, .. } = &mut self.transport {
             headers.insert(name.into(), value.into());
         }
+        self
+    }
+
+    /// Gives the server its own sandbox settings.
+    pub fn with_sandbox(mut self, sandbox: ServerSandbox) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 
@@ -261,6 +355,10 @@ impl McpServerConfig {
             enabled,
             timeout: seconds(obj, "timeout").map_err(&err)?,
             startup_timeout: seconds(obj, "startupTimeout").map_err(&err)?,
+            sandbox: match obj.get("sandbox") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(ServerSandbox::from_json(v).map_err(&err)?),
+            },
         })
     }
 
@@ -300,6 +398,9 @@ impl McpServerConfig {
         }
         if let Some(t) = self.startup_timeout {
             obj.insert("startupTimeout".into(), seconds_json(t));
+        }
+        if let Some(sb) = &self.sandbox {
+            obj.insert("sandbox".into(), sb.to_json());
         }
         Value::Object(obj)
     }
@@ -389,6 +490,14 @@ mod tests {
         assert_eq!(s.target(), "npx -y pkg");
         let again = McpServerConfig::from_json("a", &s.to_json()).unwrap();
         assert_eq!(again, s);
+        for sb in [
+            json!("read-only"),
+            json!({"policy": "full-access", "network": true, "writableRoots": ["/w"]}),
+        ] {
+            let c =
+                McpServerConfig::from_json("s", &json!({"command": "x", "sandbox": sb})).unwrap();
+            assert_eq!(c.to_json()["sandbox"], sb);
+        }
         let h = McpServerConfig::from_json(
             "b",
             &json!({"type": "http", "url": "https://x.invalid/mcp", "headers": {"Authorization": "Bearer t"}, "disabled": true}),
@@ -411,6 +520,14 @@ mod tests {
             (json!({"command": "x", "args": "a b"}), "array of strings"),
             (json!({"command": "x", "timeout": -1}), "positive"),
             (json!({"command": "x", "enabled": "yes"}), "true or false"),
+            (
+                json!({"command": "x", "sandbox": "open"}),
+                "workspace-write",
+            ),
+            (
+                json!({"command": "x", "sandbox": {"network": 1}}),
+                "true or false",
+            ),
             (json!("npx"), "not a JSON object"),
         ] {
             let e = McpServerConfig::from_json("s", &v).unwrap_err();

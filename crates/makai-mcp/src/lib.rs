@@ -51,7 +51,7 @@ mod tool;
 pub use admin::{
     add_server, format_report, list_report, remove_server, settings_file_for, validate_server_name,
 };
-pub use config::{McpServerConfig, ServerConfigError, ServerTransport};
+pub use config::{McpServerConfig, ServerConfigError, ServerSandbox, ServerTransport};
 pub use load::{
     ConfigScope, LoadedMcpConfig, McpConfigError, ServerEntry, load_mcp_config,
     load_mcp_config_files,

@@ -33,6 +33,9 @@ pub struct McpOptions {
     pub stable_after: Duration,
     /// Where `${VAR}` references and the safe environment set are read from.
     pub parent_env: EnvLookup,
+    /// The sandbox stdio servers run in (a server's `sandbox` entry changes
+    /// it for that server); `None`: no sandbox unless a server asks for one.
+    pub sandbox: Option<makai_sandbox::SandboxConfig>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -58,6 +61,7 @@ impl McpOptions {
             max_restarts: 5,
             stable_after: Duration::from_secs(60),
             parent_env: Arc::new(crate::env::process_env),
+            sandbox: None,
         }
     }
 
@@ -222,6 +226,7 @@ pub(crate) async fn supervise(shared: Arc<ServerShared>, opts: Arc<McpOptions>) 
                 &shared.config,
                 &opts.workdir,
                 &*opts.parent_env,
+                opts.sandbox.as_ref(),
                 shared.list_changed.clone(),
             )
             .await?;

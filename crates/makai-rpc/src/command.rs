@@ -408,6 +408,11 @@ impl RpcCommand {
 fn fields_of<T: DeserializeOwned>(mut fields: Map<String, Value>) -> Result<T, String> {
     fields.remove("type");
     fields.remove("id");
+    fields_of_keeping_id(fields)
+}
+
+/// [`fields_of`] for records whose `id` is one of their fields.
+fn fields_of_keeping_id<T: DeserializeOwned>(fields: Map<String, Value>) -> Result<T, String> {
     serde_path_to_error::deserialize::<_, T>(Value::Object(fields)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -506,7 +511,10 @@ impl Record {
             });
         };
         if kind == "extension_ui_response" {
-            return fields_of(fields)
+            // The id is the answer's own field (the dialog it answers), so it stays.
+            let mut fields = fields;
+            fields.remove("type");
+            return fields_of_keeping_id(fields)
                 .map(Record::UiResponse)
                 .map_err(|message| RecordError {
                     id,

@@ -67,7 +67,9 @@ impl AppSession {
                 }
             })),
         };
-        let env = ToolEnv::new(self.cwd().to_path_buf());
+        let env = ToolEnv::new(self.cwd().to_path_buf())
+            .with_sandbox(self.sandbox().clone())
+            .with_escalation(self.escalation());
         let settings = self.settings();
         let full = match &settings.shell_command_prefix {
             Some(p) if !p.trim().is_empty() => format!("{p}\n{command}"),
@@ -103,6 +105,14 @@ impl AppSession {
         }
         self.record_bash(command, &result, exclude_from_context);
         Ok(result)
+    }
+
+    /// How shell commands may leave the sandbox: with this session's approvals.
+    pub(crate) fn escalation(&self) -> makai_coding::approvals::Escalation {
+        makai_coding::approvals::Escalation {
+            approver: self.approvals().clone(),
+            settings: self.approvals().settings().clone(),
+        }
     }
 
     /// Cancels the running shell command, if any.

@@ -38,12 +38,14 @@ impl AppSession {
     }
 }
 
-/// Starts the MCP servers of the settings files in the background; `None`
+/// Starts the MCP servers of the settings files in the background, stdio
+/// servers under `sandbox` (or their own entry's); `None`
 /// when none is configured. Problems with the settings are reported on
 /// stderr and never stop the run.
 pub(crate) fn start_servers(
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
+    sandbox: makai_sandbox::SandboxConfig,
 ) -> Option<makai_mcp::McpManager> {
     let loaded = match makai_mcp::load_mcp_config(cwd, home) {
         Ok(l) => l,
@@ -59,8 +61,7 @@ pub(crate) fn start_servers(
         return None;
     }
     let servers = loaded.servers.into_iter().map(|e| (e.name, e.config));
-    Some(makai_mcp::McpManager::start(
-        servers,
-        makai_mcp::McpOptions::new(cwd),
-    ))
+    let mut options = makai_mcp::McpOptions::new(cwd);
+    options.sandbox = Some(sandbox);
+    Some(makai_mcp::McpManager::start(servers, options))
 }

@@ -11,6 +11,7 @@
 //! Modes read one ordered stream of [`OutEvent`]s from [`AppSession::subscribe`]:
 //! the agent's events plus session-level ones (manual compaction, bash output).
 
+pub mod approvals;
 mod bash;
 mod compact;
 mod events;
@@ -84,6 +85,10 @@ pub(crate) struct Shared {
     settled: tokio::sync::watch::Sender<bool>,
     /// The model the session started with.
     start_model: makai_ai::Model,
+    /// The sandbox of user shell commands (RPC `bash`, the TUI's `!`).
+    sandbox: makai_coding::tools::SandboxChoice,
+    /// Approval rules, pre-approvals and the mode's prompt.
+    approvals: Arc<approvals::Approvals>,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -135,6 +140,10 @@ pub struct AppParts {
     pub resource_options: ResourceOptions,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
+    /// The sandbox of shell commands.
+    pub sandbox: makai_coding::tools::SandboxChoice,
+    /// The approvals (already installed as the agent's hooks).
+    pub approvals: Arc<approvals::Approvals>,
 }
 
 impl AppSession {
@@ -164,6 +173,26 @@ impl AppSession {
             base_tools,
             settled: tokio::sync::watch::Sender::new(true),
             start_model: start.model,
+            sandbox: parts.sandbox,
+            approvals: parts.approvals,
+        });
+        let weak = Arc::downgrade(&shared);
+        shared.approvals.set_recorder(move |data| {
+            let Some(shared) = weak.upgrade() else {
+                return;
+            };
+            let mut entry = None;
+            shared.record(|s| {
+                let id = s.append_custom(approvals::ENTRY_TYPE, Some(data))?;
+                entry = s.get(&id).cloned();
+                Ok(())
+            });
+            // Clients see the decision as it is recorded.
+            if let Some(entry) = entry {
+                shared.emit(OutEvent::Session(makai_rpc::SessionEvent::EntryAppended {
+                    entry: Box::new(entry),
+                }));
+            }
         });
         let app = AppSession { inner: shared };
         app.load_session_messages();
@@ -194,6 +223,16 @@ impl AppSession {
     /// The settings in force.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The approvals (modes set their prompt here).
+    pub fn approvals(&self) -> &Arc<approvals::Approvals> {
+        &self.inner.approvals
+    }
+
+    /// The sandbox of shell commands (or why none can be enforced).
+    pub fn sandbox(&self) -> &makai_coding::tools::SandboxChoice {
+        &self.inner.sandbox
     }
 
     /// A new subscriber: every event from now on, in order.

@@ -275,6 +275,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .unwrap_or(ThinkingLevel::Off);
     let thinking = super::clamp_thinking(&model, thinking);
 
+    let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
+    let approvals = Arc::new(super::approvals::Approvals::new(
+        settings.approvals.clone(),
+        super::approvals::PreApproved::parse(&args.approve),
+    ));
     let tools = if args.no_tools {
         Vec::new()
     } else {
@@ -284,7 +289,12 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
         let env = ToolEnv::new(cwd.clone())
             .with_policy(policy)
-            .with_dry_run(args.dry_run);
+            .with_dry_run(args.dry_run)
+            .with_sandbox(sandbox.clone())
+            .with_escalation(makai_coding::approvals::Escalation {
+                approver: approvals.clone(),
+                settings: settings.approvals.clone(),
+            });
         let names = args.tools.clone().unwrap_or_else(|| spec.tools.join(","));
         tools_by_names(env, &names).map_err(|e| CliError::Usage(format!("--tools {names}: {e}")))?
     };
@@ -331,6 +341,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .thinking_budgets(budgets)
         .session_id(session.id().to_string())
         .steering(args.steering.unwrap_or(settings.steering_delivery))
+        .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())))
         .build();
     let agent = Agent::new(config)
         .with_system_prompt(system_prompt.clone())
@@ -342,7 +353,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let mcp = if args.no_tools {
         None
     } else {
-        super::mcp::start_servers(&cwd, home.as_deref())
+        super::mcp::start_servers(
+            &cwd,
+            home.as_deref(),
+            crate::sandboxing::config(&settings, args.sandbox),
+        )
     };
     let app = AppSession::new(AppParts {
         agent,
@@ -356,6 +371,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         resources,
         resource_options,
         mcp,
+        sandbox,
+        approvals,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;

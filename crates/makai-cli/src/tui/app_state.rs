@@ -101,6 +101,10 @@ pub struct UiState {
     pub pending_prompts: VecDeque<Prompt>,
     /// Rendered lines of the conversation, per item.
     pub cache: RenderCache,
+    /// Approval questions waiting for an answer (the first one is open).
+    pub questions: VecDeque<super::approval::Question>,
+    /// A denied question whose reason is being typed in the editor.
+    pub awaiting_reason: Option<super::approval::Question>,
 }
 
 impl UiState {
@@ -112,6 +116,14 @@ impl UiState {
             ..Default::default()
         };
         st.reload(app);
+        // Said on stderr too, but the full-screen UI hides that.
+        match app.sandbox() {
+            Err(e) => st.notice(Level::Error, format!("Shell commands are refused: {e}")),
+            Ok(sb) if !sb.weaker().is_empty() => {
+                st.notice(Level::Warning, format!("Sandbox: {}", sb.describe()))
+            }
+            Ok(_) => {}
+        }
         st
     }
 

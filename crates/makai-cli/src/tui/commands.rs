@@ -78,6 +78,10 @@ const HOTKEYS: &[(&str, &str)] = &[
     ),
     ("@", "Complete a file path (Tab or Enter inserts)"),
     (
+        "!command",
+        "Run a shell command in the sandbox (!! keeps it out of the context)",
+    ),
+    (
         "/",
         "Commands, prompt templates and /skill:name (Tab or Enter completes)",
     ),
@@ -285,6 +289,7 @@ fn session_info(ctx: &mut Ctx<'_>) {
         s.tokens.input, s.tokens.output, s.tokens.cache_read, s.tokens.cache_write, s.tokens.total
     ));
     lines.push(format!("Cost: ${:.4}", s.cost));
+    lines.push(crate::sandboxing::describe(ctx.app.sandbox()));
     if let Some(c) = &s.context_usage {
         lines.push(match (c.tokens, c.percent) {
             (Some(t), Some(p)) => format!("Context: {t} of {} tokens ({p:.1}%)", c.context_window),

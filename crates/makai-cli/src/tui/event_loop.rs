@@ -45,6 +45,8 @@ pub enum UiMsg {
     Refresh,
     /// A prompt could not be sent.
     PromptFailed(String),
+    /// An approval question for the user.
+    Approval(Box<super::approval::Question>),
 }
 
 /// Where background tasks send their results.
@@ -116,6 +118,7 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             st.starting = false;
             st.notice(Level::Error, e);
         }
+        UiMsg::Approval(q) => super::approval::push(ctx, *q),
     }
 }
 
@@ -133,6 +136,10 @@ fn next_initial_prompt(ctx: &mut Ctx<'_>) {
 pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
     let mut events = app.subscribe();
     let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
+    app.approvals()
+        .set_prompter(std::sync::Arc::new(super::approval::TuiPrompter {
+            tx: tx.clone(),
+        }));
     let mut term = EventStream::new();
     let mut st = UiState::new(app);
     st.pending_prompts = initial.into();

@@ -12,9 +12,12 @@
 //! - [`render`]: drawing; [`markdown`] and [`wrap`]: text to styled rows.
 //! - [`input`]: keys, the editor and completion; [`commands`] and
 //!   [`pickers`]: slash commands and their selectors ([`selectors`]).
+//! - [`approval`]: approval questions; [`bang`]: `!command` shell runs.
 //! - [`terminal`]: entering and restoring the terminal (also on panic).
 
 pub mod app_state;
+pub mod approval;
+pub mod bang;
 pub mod clipboard;
 pub mod commands;
 pub mod config_commands;

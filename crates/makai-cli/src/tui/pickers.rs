@@ -330,6 +330,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         }),
         SelectorKind::Tree => go_to_entry(ctx, value),
         SelectorKind::Settings => super::config_commands::toggle_setting(ctx, &value),
+        SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
     }
 }
 

@@ -19,6 +19,8 @@ pub enum SelectorKind {
     Fork,
     /// Flip one of the `/settings` switches.
     Settings,
+    /// Answer an approval question.
+    Approval,
 }
 
 /// One row of a selector.

@@ -1,8 +1,6 @@
 //! Helpers for tests that run the built `makai` binary against the scripted server.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-pub mod tmux;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
@@ -11,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod node;
 pub mod pi_codes;
+pub mod tmux;
 
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};

@@ -26,7 +26,7 @@ pub fn tmux_available() -> bool {
     ok
 }
 
-fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 

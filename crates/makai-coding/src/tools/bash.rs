@@ -98,13 +98,26 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
             "Working directory does not exist: {cwd_shown}. Cannot execute bash commands."
         )));
     }
+    super::bash_escalate::run(env, &args, timeout, ctx).await
+}
 
+/// Runs the command once under `confinement` (`None`: as makai's own child).
+pub(crate) async fn run_command(
+    env: &ToolEnv,
+    args: &BashArgs,
+    timeout: Option<f64>,
+    ctx: &CallCtx,
+    confinement: Option<makai_sandbox::Confinement>,
+) -> Result<ToolOutput, ToolError> {
     let (reader, writer) = std::io::pipe()
         .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
     let writer2 = writer
         .try_clone()
         .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
-    let mut cmd = tokio::process::Command::new("bash");
+    let mut cmd = match &confinement {
+        Some(c) => c.command("bash"),
+        None => tokio::process::Command::new("bash"),
+    };
     cmd.arg("-c")
         .arg(&args.command)
         .current_dir(&env.cwd)
@@ -116,7 +129,13 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
     let spawned = cmd.spawn();
     // Drop our copies of the pipe's write end so EOF arrives when the command's do.
     drop(cmd);
-    let mut child = spawned.map_err(|e| ToolError::Failed(format!("Could not start bash: {e}")))?;
+    let mut child = spawned.map_err(|e| match &confinement {
+        Some(c) => ToolError::Failed(format!(
+            "Could not start bash in the {} sandbox: {e}",
+            c.policy()
+        )),
+        None => ToolError::Failed(format!("Could not start bash: {e}")),
+    })?;
     let Some(pid) = child.id() else {
         return Err(ToolError::Failed(
             "bash exited before it could be tracked".to_string(),
@@ -182,6 +201,14 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
             }
         }
     };
+    // Under a sandbox nothing outlives its call: background processes still
+    // running are stopped with their group (they cannot leave it).
+    let leftovers = confinement.as_ref().is_some_and(|c| c.is_confined())
+        && matches!(ending, Ending::Exited(_))
+        && !group_gone(pgid);
+    if leftovers {
+        let _ = killpg(pgid, Signal::SIGKILL); // ESRCH: they ended meanwhile.
+    }
     acc.finish();
     let snap = acc.snapshot();
     let mut text = if snap.text.is_empty() {
@@ -221,6 +248,15 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
             (Some("Command aborted".to_string()), true)
         }
     };
+    if let Some(c) = &confinement {
+        details["sandbox"] = json!(c.policy().as_str());
+        if is_error && c.is_confined() && looks_refused(&text) {
+            details["sandboxDenied"] = Value::Bool(true);
+        }
+    }
+    if leftovers {
+        details["killedLeftovers"] = Value::Bool(true);
+    }
     match status_line {
         Some(s) if text.is_empty() => text = s,
         Some(s) => {
@@ -230,11 +266,30 @@ pub async fn bash(env: &ToolEnv, args: BashArgs, ctx: &CallCtx) -> Result<ToolOu
         None if text.is_empty() => text = "(no output)".to_string(),
         None => {}
     }
+    if leftovers {
+        text.push_str(
+            "\n\nProcesses the command left running in the background were stopped: under the sandbox a command cannot outlive its call.",
+        );
+    }
     Ok(ToolOutput {
         content: vec![makai_ai::UserContent::text(text)],
         details,
         is_error,
     })
+}
+
+/// Error text that suggests the sandbox refused something (a write outside
+/// the writable folders, the network, a refused system call).
+pub fn looks_refused(output: &str) -> bool {
+    const MARKERS: [&str; 6] = [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "EACCES",
+        "EPERM",
+        "Network is unreachable",
+    ];
+    MARKERS.iter().any(|m| output.contains(m))
 }
 
 /// Reads what is left in the pipe after the shell exited: until EOF, until it

@@ -10,6 +10,7 @@
 mod adapter;
 pub mod args;
 pub mod bash;
+mod bash_escalate;
 mod bash_output;
 pub mod edit;
 mod edit_apply;
@@ -51,7 +52,16 @@ pub struct ToolEnv {
     pub line_numbers: bool,
     /// Where `bash` saves the full output of a truncated run (default: the system temp folder).
     pub temp_dir: Option<PathBuf>,
+    /// The sandbox `bash` runs its commands in (`None`: no sandbox, the
+    /// library default; makai's front ends always set one).
+    pub sandbox: Option<SandboxChoice>,
+    /// Who may let `bash` leave the sandbox, and when (`None`: never).
+    pub escalation: Option<crate::approvals::Escalation>,
 }
+
+/// The sandbox commands run under, or why the chosen one cannot be enforced
+/// on this system (every command is then refused with that error).
+pub type SandboxChoice = Result<Arc<makai_sandbox::Sandbox>, Arc<makai_sandbox::SandboxError>>;
 
 impl ToolEnv {
     /// An environment confined to `cwd`, not dry-run, with line numbers.
@@ -62,7 +72,21 @@ impl ToolEnv {
             dry_run: false,
             line_numbers: true,
             temp_dir: None,
+            sandbox: None,
+            escalation: None,
         }
+    }
+
+    /// Lets `bash` leave the sandbox with the approver's consent.
+    pub fn with_escalation(mut self, escalation: crate::approvals::Escalation) -> Self {
+        self.escalation = Some(escalation);
+        self
+    }
+
+    /// Sets the sandbox of `bash` commands.
+    pub fn with_sandbox(mut self, sandbox: SandboxChoice) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// Sets the path policy.

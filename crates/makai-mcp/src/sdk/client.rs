@@ -26,6 +26,40 @@ use super::{
 use crate::config::{McpServerConfig, ServerTransport};
 use crate::env::child_env;
 use crate::load::expand_vars;
+use makai_sandbox::{Policy, SandboxConfig};
+
+/// The sandbox of a stdio server: the settings' (`base`) with the server's own
+/// changes; `None` when neither asks for one. A sandbox the kernel cannot
+/// enforce keeps the server from starting, with the reason.
+fn confine(
+    config: &McpServerConfig,
+    base: Option<&SandboxConfig>,
+    dir: &Path,
+) -> Result<Option<makai_sandbox::Confinement>, String> {
+    let effective = match (base, &config.sandbox) {
+        (None, None) => return Ok(None),
+        (Some(b), None) => b.clone(),
+        (b, Some(own)) => own.apply(
+            &b.cloned()
+                .unwrap_or_else(|| SandboxConfig::new(Policy::default())),
+        ),
+    };
+    let not_started = |e: makai_sandbox::SandboxError| format!("it was not started: {e}");
+    let sandbox = makai_sandbox::Sandbox::new(effective).map_err(not_started)?;
+    sandbox.confine(dir).map(Some).map_err(not_started)
+}
+
+/// What to add to a start-up failure of a confined server: the sandbox may
+/// be why (package caches outside the workspace, downloads on first start).
+fn sandbox_hint(confinement: Option<&makai_sandbox::Confinement>) -> String {
+    match confinement {
+        Some(c) if c.is_confined() => format!(
+            " (it runs in the {} sandbox; if it needs to write outside the working directory or use the network, give its entry \"sandbox\": {{\"network\": true, \"writableRoots\": [...]}}, see docs/sandbox.md)",
+            c.policy()
+        ),
+        _ => String::new(),
+    }
+}
 
 /// Receives progress notifications of one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
@@ -92,6 +126,8 @@ pub(crate) struct Connection {
     stderr_done: CancellationToken,
     /// `name version` of the server, when it said.
     pub(crate) server_info: Option<String>,
+    /// The sandbox of a stdio server (owns its private temporary directory).
+    _confinement: Option<makai_sandbox::Confinement>,
 }
 
 impl Drop for Connection {
@@ -109,6 +145,7 @@ impl Connection {
         config: &McpServerConfig,
         workdir: &Path,
         parent_env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
+        sandbox: Option<&SandboxConfig>,
         list_changed: Arc<Notify>,
     ) -> Result<Connection, String> {
         let handler = Handler {
@@ -120,6 +157,7 @@ impl Connection {
         let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let stderr_done = CancellationToken::new();
         let limit = config.start_timeout();
+        let mut confinement = None;
         let running = match &config.transport {
             ServerTransport::Stdio {
                 command,
@@ -137,12 +175,19 @@ impl Connection {
                         dir.display()
                     ));
                 }
-                let mut cmd = tokio::process::Command::new(expand(command));
+                confinement = confine(config, sandbox, dir)?;
+                let mut cmd = match &confinement {
+                    Some(c) => c.command(expand(command)),
+                    None => tokio::process::Command::new(expand(command)),
+                };
                 cmd.args(args.iter().map(|a| expand(a)))
                     .env_clear()
                     .envs(&env)
                     .current_dir(dir)
                     .kill_on_drop(true);
+                if let Some(tmp) = confinement.as_ref().and_then(|c| c.temp_dir()) {
+                    cmd.env("TMPDIR", tmp);
+                }
                 #[allow(unused_mut)]
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 #[cfg(unix)]
@@ -176,7 +221,11 @@ impl Connection {
             Some(Err(e)) => {
                 settle(&stderr_done).await;
                 return Err(with_tail(
-                    format!("the MCP handshake failed: {}", tidy_error(&e.to_string())),
+                    format!(
+                        "the MCP handshake failed: {}{}",
+                        tidy_error(&e.to_string()),
+                        sandbox_hint(confinement.as_ref())
+                    ),
                     &stderr_tail,
                 ));
             }
@@ -184,8 +233,9 @@ impl Connection {
                 settle(&stderr_done).await;
                 return Err(with_tail(
                     format!(
-                        "it did not finish starting within {}s (raise \"startupTimeout\" in its settings if it is just slow)",
-                        limit.as_secs_f64()
+                        "it did not finish starting within {}s (raise \"startupTimeout\" in its settings if it is just slow){}",
+                        limit.as_secs_f64(),
+                        sandbox_hint(confinement.as_ref())
                     ),
                     &stderr_tail,
                 ));
@@ -224,6 +274,7 @@ impl Connection {
             stderr_tail,
             stderr_done,
             server_info,
+            _confinement: confinement,
         })
     }
 

@@ -46,6 +46,8 @@ impl Reply {
 pub(crate) struct Handler {
     app: AppSession,
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// The dialogs this session asks (RPC mode's approval questions).
+    dialogs: std::sync::OnceLock<super::ui::Dialogs>,
 }
 
 type Outcome = Result<Option<ResponseData>, CliError>;
@@ -63,6 +65,7 @@ impl Handler {
         Handler {
             app,
             background: Mutex::new(Vec::new()),
+            dialogs: std::sync::OnceLock::new(),
         }
     }
 
@@ -83,11 +86,23 @@ impl Handler {
         bg.push(tokio::spawn(f));
     }
 
+    /// Routes answers to `dialogs` (set once; RPC mode).
+    pub(crate) fn attach_dialogs(&self, dialogs: super::ui::Dialogs) {
+        if self.dialogs.set(dialogs).is_err() {
+            tracing::warn!("dialogs attached twice; the first are kept");
+        }
+    }
+
     /// An answer to a dialog this session asked (`extension_ui_response`).
-    /// makai asks none yet, so an answer matches nothing and is ignored, as pi
-    /// ignores answers to unknown requests.
+    /// An answer that matches no open dialog (a late one, or in a session
+    /// that asks none) is ignored, as pi ignores answers to unknown requests.
     pub(crate) fn answer_dialog(&self, answer: ExtensionUiResponse) {
-        tracing::debug!(id = %answer.id, "extension_ui_response for no pending request");
+        match self.dialogs.get() {
+            Some(d) => d.answer(answer),
+            None => {
+                tracing::debug!(id = %answer.id, "extension_ui_response for no pending request")
+            }
+        }
     }
 
     /// Runs one command; its response goes to `reply` (now, or later for

@@ -7,6 +7,8 @@
 //!   `command: "parse"`, a field of the wrong type a failure naming the field,
 //!   an unknown command `Unknown command: NAME`; the process carries on.
 //!   `extension_ui_response` records answer dialogs and get no response.
+//! - Approval questions are dialogs ([`ui`]): `extension_ui_request` out,
+//!   `extension_ui_response` in, no answer within the timeout = denied.
 //! - Events are written as they happen, between responses. Every stdout line
 //!   goes through one writer task, so lines never interleave; stdout carries
 //!   nothing else (diagnostics go to stderr).
@@ -15,6 +17,7 @@
 //!   written and exits 143, 129 or 130; a second signal exits at once.
 
 mod commands;
+mod ui;
 
 pub(crate) use commands::{Handler, Reply};
 
@@ -108,6 +111,13 @@ pub async fn run(app: AppSession) -> i32 {
         let _ = forward.send(WriterMsg::Line(ev.to_json_line()));
     });
     let handler = Handler::new(app.clone());
+    let to_client = writer.clone();
+    let dialogs = ui::Dialogs::new(Arc::new(move |event: SessionEvent| {
+        // Fails only once stdout closed: nobody is left to ask.
+        let _ = to_client.send(WriterMsg::Line(OutEvent::Session(event).to_json_line()));
+    }));
+    app.approvals().set_prompter(Arc::new(dialogs.clone()));
+    handler.attach_dialogs(dialogs.clone());
     let mut stdin = tokio::io::stdin();
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
@@ -141,6 +151,8 @@ pub async fn run(app: AppSession) -> i32 {
         }
     };
     drop(signal);
+    // Nobody answers dialogs any more: open and later questions are denied.
+    dialogs.close();
     // A second signal during shutdown exits at once.
     tokio::spawn(async move { std::process::exit(signals.next().await) });
     let code = match stop {

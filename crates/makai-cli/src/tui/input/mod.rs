@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::approval;
 use super::commands;
 use super::event_loop::{Ctx, UiMsg};
 use super::pickers;
-use super::selectors::SelectOutcome;
+use super::selectors::{SelectOutcome, SelectorKind};
 use super::transcript::Level;
 use crate::modes::print::Prompt;
 use complete::{CompletionKind, command_candidates, path_candidates, path_token};
@@ -45,7 +46,13 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     if let Some(sel) = &mut ctx.st.selector {
         match sel.key(key) {
             SelectOutcome::Open => {}
-            SelectOutcome::Cancelled => ctx.st.selector = None,
+            SelectOutcome::Cancelled => {
+                let kind = sel.kind.clone();
+                ctx.st.selector = None;
+                if kind == SelectorKind::Approval {
+                    approval::chosen(ctx, None);
+                }
+            }
             SelectOutcome::Chosen(value) => {
                 let kind = sel.kind.clone();
                 ctx.st.selector = None;
@@ -189,6 +196,9 @@ fn ctrl_c(ctx: &mut Ctx<'_>) {
 /// Esc: closes a popup, else aborts the run (queued messages return to the
 /// editor), else jumps back to the bottom of the conversation.
 fn escape(ctx: &mut Ctx<'_>) {
+    if approval::skip_reason(ctx) {
+        return;
+    }
     if ctx.st.busy() || ctx.st.compacting || ctx.app.is_streaming() {
         dequeue(ctx);
         ctx.st.aborting = true;
@@ -224,7 +234,19 @@ fn dequeue(ctx: &mut Ctx<'_>) {
 /// Enter / Alt+Enter: runs a slash command, sends a prompt, or queues it while a run goes.
 fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     let text = ctx.st.editor.text();
+    if ctx.st.awaiting_reason.is_some() {
+        ctx.st.editor.clear();
+        approval::take_reason(ctx, &text);
+        return;
+    }
     if text.trim().is_empty() {
+        return;
+    }
+    if text.starts_with('!') {
+        ctx.st.editor.push_history(&text);
+        ctx.st.editor.clear();
+        ctx.st.completion = None;
+        super::bang::run(ctx, &text);
         return;
     }
     if text.starts_with('/') && !is_resource_command(ctx, &text) && commands::is_command(&text) {

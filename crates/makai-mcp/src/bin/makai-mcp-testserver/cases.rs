@@ -71,6 +71,8 @@ impl Cases {
                    "inputSchema": obj(json!({"name": {"type": "string"}}), json!(["name"]))}),
             json!({"name": "env", "description": "Returns the server's environment variables.",
                    "inputSchema": obj(json!({}), json!([])), "annotations": {"readOnlyHint": true}}),
+            json!({"name": "read_file", "description": "Returns a file's text.",
+                   "inputSchema": obj(json!({"path": {"type": "string"}}), json!(["path"]))}),
             json!({"name": "has.dots in/name", "description": "A name that needs sanitizing.",
                    "inputSchema": {"properties": {}}}),
         ];
@@ -136,6 +138,12 @@ impl Cases {
                 text(Value::Object(vars).to_string())
             }
             "has.dots in/name" => text("sanitized".into()),
+            "read_file" => match std::fs::read_to_string(args["path"].as_str().unwrap_or("")) {
+                Ok(t) => text(t),
+                Err(e) => {
+                    json!({"content": [{"type": "text", "text": format!("cannot read: {e}")}], "isError": true})
+                }
+            },
             other
                 if self
                     .extra
