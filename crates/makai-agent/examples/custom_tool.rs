@@ -20,45 +20,36 @@ use async_trait::async_trait;
 use makai_agent::makai_ai::{Api, Model};
 use makai_agent::{
     Agent, AgentEvent, AgentLoopConfig, InProcessClient, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSet, TypedTool,
+    ToolSet, ToolSpec, TypedTool,
 };
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
 use serde_json::{Value, json};
 
 /// A hand-written tool: counts the words of a text.
 struct WordCount {
-    schema: Value,
+    spec: ToolSpec,
 }
 
 impl WordCount {
     fn new() -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to count."}},
+            "required": ["text"],
+            "additionalProperties": false
+        });
         WordCount {
-            schema: json!({
-                "type": "object",
-                "properties": {"text": {"type": "string", "description": "The text to count."}},
-                "required": ["text"],
-                "additionalProperties": false
-            }),
+            spec: ToolSpec::new("word_count", "Counts the words in a text.", schema)
+                .with_label("Word count")
+                .with_read_only(true),
         }
     }
 }
 
 #[async_trait]
 impl Tool for WordCount {
-    fn name(&self) -> &str {
-        "word_count"
-    }
-    fn label(&self) -> &str {
-        "Word count"
-    }
-    fn description(&self) -> &str {
-        "Counts the words in a text."
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn read_only(&self) -> bool {
-        true
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
     async fn execute(
         &self,

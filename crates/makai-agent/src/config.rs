@@ -165,6 +165,9 @@ pub struct AgentLoopConfig {
     pub tool_execution: ToolExecution,
     /// When steering interrupts tools.
     pub steering: SteeringBehavior,
+    /// Dry run: a tool that is not read-only is not run; its
+    /// [`crate::Tool::dry_run`] says what it would have done (seed 003).
+    pub dry_run: bool,
     /// Run limits.
     pub limits: ExecutionLimits,
     /// Loop detection (`None` disables it).
@@ -218,6 +221,7 @@ impl AgentLoopConfig {
             tool_choice_first_turn_only: true,
             tool_execution: ToolExecution::Sequential,
             steering: SteeringBehavior::InterruptTools,
+            dry_run: false,
             limits: ExecutionLimits::default(),
             loop_detection: None,
             context: Some(ContextConfig::default()),
@@ -305,6 +309,11 @@ impl AgentLoopConfigBuilder {
     /// Sets when steering interrupts tools.
     pub fn steering(mut self, behavior: SteeringBehavior) -> Self {
         self.0.steering = behavior;
+        self
+    }
+    /// Turns dry run on or off (see [`AgentLoopConfig::dry_run`]).
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.0.dry_run = on;
         self
     }
     /// Sets the turn limit.

@@ -101,7 +101,8 @@ pub use message::{
 };
 pub use subscribers::{COALESCE_AFTER, EventStream, Subscription};
 pub use tool::{
-    AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, ToolSet, TypedTool, schema_for,
+    AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, TypedTool,
+    schema_for,
 };
 pub use types::{AgentContext, QueueMode};
 

@@ -366,3 +366,52 @@ async fn custom_messages_reach_the_model_through_convert_to_llm() {
     let Message::User(u) = &sent[0] else { panic!() };
     assert_eq!(AgentMessage::from(u.clone()).text(), "remember X");
 }
+
+/// Seed 003: under dry run every tool that is not read-only is described, not
+/// run; read-only tools run as usual.
+#[tokio::test]
+async fn dry_run_describes_mutating_tools_and_runs_read_only_ones() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    let mutating = TypedTool::new(
+        "delete_all",
+        "Deletes.",
+        move |_: serde_json::Value, _ctx| {
+            let flag = flag.clone();
+            async move {
+                flag.store(true, Ordering::SeqCst);
+                Ok(ToolOutput::text("deleted"))
+            }
+        },
+    )
+    .into_arc();
+    let client =
+        ScriptedClient::new([
+            ScriptedResponse::tool_call("a", "delete_all", json!({"everything": true}))
+                .with_tool_call("b", "echo", json!({"text": "read me"})),
+            ScriptedResponse::text("ok"),
+        ]);
+    let mut cfg = config(client);
+    cfg.dry_run = true;
+    let (events, _) = agent_loop(
+        vec!["go".into()],
+        context(vec![mutating, echo_tool()]),
+        cfg,
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    assert!(!ran.load(Ordering::SeqCst), "the mutating tool never ran");
+    let results = tool_result_texts(&events);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Dry run: the 'delete_all' tool would have been called with"),
+        "{results:?}"
+    );
+    assert!(!results[0].2, "a dry run is not an error");
+    assert_eq!(results[1], ("b".into(), "read me".into(), false));
+}

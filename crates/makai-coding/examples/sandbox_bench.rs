@@ -59,11 +59,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..runs {
         for (i, (_, env)) in envs.iter().enumerate() {
             let t = Instant::now();
-            let out = run_builtin("bash", env, args.clone(), &ctx).await?;
+            // A failed command is an error (`ToolError::Output`) and ends the bench.
+            run_builtin("bash", env, args.clone(), &ctx).await?;
             times[i].push(t.elapsed());
-            if out.is_error {
-                return Err(format!("the command failed: {}", out.text_content()).into());
-            }
         }
     }
     let mut base = None;

@@ -10,6 +10,18 @@ use makai_coding::tools::{CallCtx, ToolEnv, ToolOutput, run_builtin};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+/// A tool call's output and whether it failed (a failure with output, such
+/// as a non-zero exit, is `Err(ToolError::Output)`).
+fn ran(
+    result: Result<makai_coding::tools::ToolOutput, makai_coding::tools::ToolError>,
+) -> (makai_coding::tools::ToolOutput, bool) {
+    match result {
+        Ok(out) => (out, false),
+        Err(makai_coding::tools::ToolError::Output(out)) => (out, true),
+        Err(e) => panic!("the call failed without output: {e}"),
+    }
+}
+
 /// True once `pid` no longer runs: gone from /proc, or a zombie nobody reaped yet.
 fn is_dead(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -52,13 +64,13 @@ async fn runs_in_cwd_merges_streams_and_reports_exit_code() {
         json!({"command": "pwd; echo out; echo err >&2"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
+    .await;
+    let (out, failed) = ran(out);
     let text = out.text_content();
     let real = std::fs::canonicalize(dir.path()).unwrap();
     assert!(text.contains(&real.display().to_string()), "{text}");
     assert!(text.contains("out") && text.contains("err"), "{text}");
-    assert!(!out.is_error);
+    assert!(!failed);
     assert_eq!(out.details["exitCode"], json!(0));
 
     let out = run_builtin(
@@ -67,9 +79,9 @@ async fn runs_in_cwd_merges_streams_and_reports_exit_code() {
         json!({"command": "echo before; exit 3"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
-    assert!(out.is_error);
+    .await;
+    let (out, failed) = ran(out);
+    assert!(failed);
     assert_eq!(out.details["exitCode"], json!(3));
     assert_eq!(out.text_content(), "before\n\nCommand exited with code 3");
 }
@@ -137,9 +149,9 @@ async fn abort_kills_the_whole_process_group() {
     let out = tokio::time::timeout(Duration::from_secs(10), task)
         .await
         .expect("abort returns promptly")
-        .unwrap()
         .unwrap();
-    assert!(out.is_error);
+    let (out, failed) = ran(out);
+    assert!(failed);
     assert!(
         out.text_content().ends_with("Command aborted"),
         "{}",
@@ -165,15 +177,15 @@ async fn timeout_kills_and_reports() {
         json!({"command": "echo started; sleep 30 & echo bg=$!; sleep 30", "timeout": 0.5}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
+    .await;
+    let (out, failed) = ran(out);
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "took {:?}",
         start.elapsed()
     );
     let text = out.text_content();
-    assert!(out.is_error);
+    assert!(failed);
     assert!(text.starts_with("started\n"), "{text}");
     assert!(
         text.ends_with("Command timed out after 0.5 seconds"),
@@ -215,10 +227,10 @@ async fn huge_output_is_tail_truncated_and_saved() {
         json!({"command": "seq 1 100000"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
+    .await;
+    let (out, failed) = ran(out);
     let text = out.text_content();
-    assert!(!out.is_error);
+    assert!(!failed);
     let path = out.details["fullOutputPath"]
         .as_str()
         .expect("a saved file")
@@ -292,8 +304,8 @@ async fn background_jobs_holding_the_pipe_do_not_hang_the_call() {
         json!({"command": "(while :; do echo tick; sleep 0.01; done) & echo $! > loop.pid"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
+    .await;
+    let (out, failed) = ran(out);
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "took {:?}",
@@ -313,5 +325,5 @@ async fn background_jobs_holding_the_pipe_do_not_hang_the_call() {
         wait_dead(pid, Duration::from_secs(5)).await,
         "the writer kept running"
     );
-    assert!(!out.is_error);
+    assert!(!failed);
 }

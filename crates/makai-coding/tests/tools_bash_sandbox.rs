@@ -13,6 +13,18 @@ use makai_coding::tools::{CallCtx, ToolEnv, run_builtin};
 use makai_sandbox::{Policy, Sandbox, SandboxConfig, SandboxError};
 use serde_json::json;
 
+/// A tool call's output and whether it failed (a failure with output, such
+/// as a non-zero exit, is `Err(ToolError::Output)`).
+fn ran(
+    result: Result<makai_coding::tools::ToolOutput, makai_coding::tools::ToolError>,
+) -> (makai_coding::tools::ToolOutput, bool) {
+    match result {
+        Ok(out) => (out, false),
+        Err(makai_coding::tools::ToolError::Output(out)) => (out, true),
+        Err(e) => panic!("the call failed without output: {e}"),
+    }
+}
+
 fn sandboxed(dir: &std::path::Path, policy: Policy) -> ToolEnv {
     let sb = Sandbox::new(SandboxConfig::new(policy)).unwrap();
     ToolEnv::new(dir).with_sandbox(Ok(Arc::new(sb)))
@@ -38,9 +50,9 @@ async fn background_process_is_killed_with_its_group_when_the_call_ends() {
         json!({"command": "sleep 300 >/dev/null 2>&1 & echo $!"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
-    assert!(!out.is_error, "{}", out.text_content());
+    .await;
+    let (out, failed) = ran(out);
+    assert!(!failed, "{}", out.text_content());
     let pid: i32 = out
         .text_content()
         .lines()
@@ -70,9 +82,9 @@ async fn write_outside_is_an_error_result_marked_as_refused() {
         json!({"command": format!("echo hi > {}", target.display())}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
-    assert!(out.is_error);
+    .await;
+    let (out, failed) = ran(out);
+    assert!(failed);
     assert!(
         out.text_content().contains("Permission denied"),
         "{}",
@@ -88,9 +100,9 @@ async fn write_outside_is_an_error_result_marked_as_refused() {
         json!({"command": "echo hi > inside && cat inside"}),
         &CallCtx::default(),
     )
-    .await
-    .unwrap();
-    assert!(!out.is_error, "{}", out.text_content());
+    .await;
+    let (out, failed) = ran(out);
+    assert!(!failed, "{}", out.text_content());
     assert_eq!(out.text_content(), "hi");
     assert!(out.details.get("sandboxDenied").is_none());
 }
@@ -161,10 +173,9 @@ async fn a_refused_command_runs_again_outside_only_after_approval() {
         },
         ApprovalSettings::default(),
     );
-    let out = run_builtin("bash", &env, cmd.clone(), &CallCtx::default())
-        .await
-        .unwrap();
-    assert!(out.is_error);
+    let out = run_builtin("bash", &env, cmd.clone(), &CallCtx::default()).await;
+    let (out, failed) = ran(out);
+    assert!(failed);
     assert!(!target.exists());
     let text = out.text_content();
     assert!(
@@ -185,10 +196,9 @@ async fn a_refused_command_runs_again_outside_only_after_approval() {
         ApprovalDecision::ApproveOnce,
         ApprovalSettings::default(),
     );
-    let out = run_builtin("bash", &env, cmd, &CallCtx::default())
-        .await
-        .unwrap();
-    assert!(!out.is_error, "{}", out.text_content());
+    let out = run_builtin("bash", &env, cmd, &CallCtx::default()).await;
+    let (out, failed) = ran(out);
+    assert!(!failed, "{}", out.text_content());
     assert_eq!(out.details["escalated"], json!(true));
     assert!(target.exists());
 }
@@ -204,10 +214,9 @@ async fn an_escalation_prefix_asks_before_running() {
     };
     let (env, answer) = escalating(dir.path(), ApprovalDecision::ApproveOnce, settings.clone());
     let cmd = json!({"command": format!("touch {}", target.display())});
-    let out = run_builtin("bash", &env, cmd.clone(), &CallCtx::default())
-        .await
-        .unwrap();
-    assert!(!out.is_error, "{}", out.text_content());
+    let out = run_builtin("bash", &env, cmd.clone(), &CallCtx::default()).await;
+    let (out, failed) = ran(out);
+    assert!(!failed, "{}", out.text_content());
     assert!(target.exists());
     assert!(answer.asked.lock().unwrap()[0].reason.contains("\"touch\""));
 
@@ -217,13 +226,9 @@ async fn an_escalation_prefix_asks_before_running() {
         ApprovalDecision::Deny { reason: None },
         settings,
     );
-    let out = run_builtin("bash", &env, cmd, &CallCtx::default())
-        .await
-        .unwrap();
-    assert!(
-        out.is_error,
-        "denied: it ran inside the sandbox and was refused"
-    );
+    let out = run_builtin("bash", &env, cmd, &CallCtx::default()).await;
+    let (out, failed) = ran(out);
+    assert!(failed, "denied: it ran inside the sandbox and was refused");
     assert!(!target.exists());
     assert!(out.text_content().contains("It ran inside the sandbox"));
 }

@@ -4,7 +4,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use makai_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use makai_agent::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use serde_json::Value;
 
 use crate::content::outcome_from_json;
@@ -21,11 +21,9 @@ const LOOP_GRACE: Duration = Duration::from_secs(10);
 /// Calls go to the server's current connection; while the server is not
 /// ready (restarting, failed) a call gets an error result saying so.
 pub struct McpTool {
-    name: String,
+    spec: ToolSpec,
     server_name: String,
     remote: RemoteTool,
-    description: String,
-    label: String,
     timeout: Duration,
     server: Weak<ServerShared>,
 }
@@ -33,7 +31,7 @@ pub struct McpTool {
 impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
-            .field("name", &self.name)
+            .field("name", &self.spec.name)
             .field("server", &self.server_name)
             .field("remote", &self.remote.name)
             .field("read_only", &self.remote.read_only)
@@ -55,12 +53,13 @@ impl McpTool {
             remote.description.clone()
         };
         let label = remote.title.clone().unwrap_or_else(|| remote.name.clone());
+        let spec = ToolSpec::new(name, description, remote.input_schema.clone())
+            .with_label(label)
+            .with_read_only(remote.read_only);
         McpTool {
-            name,
+            spec,
             server_name: server_name.to_string(),
             remote,
-            description,
-            label,
             timeout,
             server,
         }
@@ -112,24 +111,8 @@ fn trim_float(v: f64) -> String {
 
 #[async_trait]
 impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn label(&self) -> &str {
-        &self.label
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.remote.input_schema
-    }
-
-    fn read_only(&self) -> bool {
-        self.remote.read_only
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
     fn timeout(&self) -> Option<Duration> {

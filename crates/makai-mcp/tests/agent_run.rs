@@ -328,3 +328,61 @@ async fn agent_uses_the_official_filesystem_server_confined_to_a_folder() {
     );
     m.shutdown().await;
 }
+
+/// Dry run is the agent's: an MCP server's mutating tool is described, not
+/// called (the file is never written), while its read-only tools still run.
+#[tokio::test]
+async fn dry_run_describes_mutating_mcp_tools_and_runs_read_only_ones() {
+    let Some(npm) = npm_servers() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("existing.txt"), "already here").unwrap();
+    let m = ready_manager(
+        "fs",
+        npm_server(
+            &npm,
+            "mcp-server-filesystem",
+            &[&root.display().to_string()],
+        ),
+        dir.path(),
+    )
+    .await;
+    let note = root.join("note.txt");
+    let args = |v: serde_json::Value| v.to_string();
+    let server = llm(vec![
+        Mock::new()
+            .with_tool_call(
+                "w",
+                "fs__write_file",
+                args(serde_json::json!({"path": note, "content": "must not be written"})),
+            )
+            .with_tool_call(
+                "r",
+                "fs__read_text_file",
+                args(serde_json::json!({"path": root.join("existing.txt")})),
+            ),
+        Mock::text("done"),
+    ])
+    .await;
+    let mut cfg = config(&server);
+    cfg.dry_run = true;
+    let (events, outcome) = collect(agent_loop(
+        vec!["go".into()],
+        context(&m),
+        cfg,
+        CancellationToken::new(),
+    ))
+    .await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let r = results(&events);
+    let write = result_of(&r, "w");
+    assert!(
+        write
+            .1
+            .starts_with("Dry run: the 'fs__write_file' tool would have been called with"),
+        "{write:?}"
+    );
+    assert!(!note.exists(), "the MCP server was never asked to write");
+    assert_eq!(result_of(&r, "r").1, "already here");
+    m.shutdown().await;
+}

@@ -20,17 +20,11 @@ use makai_mockllm::ScriptedResponse;
 use makai_protocol::testing::EchoSession;
 use makai_protocol::{ClientError, ErrorCode, RemoteProtocolClient, ServerConfig};
 
-struct Echo(Value);
+struct Echo(makai_agent::ToolSpec);
 
 #[async_trait]
 impl Tool for Echo {
-    fn name(&self) -> &str {
-        "echo"
-    }
-    fn description(&self) -> &str {
-        "Returns its text."
-    }
-    fn parameters(&self) -> &Value {
+    fn spec(&self) -> &makai_agent::ToolSpec {
         &self.0
     }
     async fn execute(
@@ -46,7 +40,11 @@ impl Tool for Echo {
 fn tools() -> ToolSet {
     let schema =
         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
-    ToolSet::new(vec![Arc::new(Echo(schema)) as Arc<dyn Tool>])
+    ToolSet::new(vec![Arc::new(Echo(makai_agent::ToolSpec::new(
+        "echo",
+        "Returns its text.",
+        schema,
+    ))) as Arc<dyn Tool>])
 }
 
 fn scripts() -> Vec<ScriptedResponse> {

@@ -256,8 +256,14 @@ impl Batch<'_> {
         let name = call.name.clone();
         let args = (*self.args[i]).clone();
         let timeout = tool.timeout();
+        // Dry run: a tool that is not read-only only says what it would do.
+        let dry_run = self.run.cfg.dry_run && !tool.read_only();
         let handle = tokio::spawn(async move {
-            let exec = tool.execute(&call_id, args, ctx);
+            let exec = if dry_run {
+                tool.dry_run(&call_id, args, ctx)
+            } else {
+                tool.execute(&call_id, args, ctx)
+            };
             match timeout {
                 None => exec.await,
                 Some(limit) => tokio::time::timeout(limit, exec).await.unwrap_or_else(|_| {

@@ -106,30 +106,81 @@ impl From<std::io::Error> for ToolError {
     }
 }
 
+/// What the model and UIs know of a tool: the one description every kind of
+/// tool (typed, built-in, MCP, sub-agent) carries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The name the model uses.
+    pub name: String,
+    /// A human-readable label for UIs.
+    pub label: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+    /// True when the tool only reads: read-only calls may run together, a
+    /// mutating call runs alone, and under dry-run only read-only tools run.
+    pub read_only: bool,
+}
+
+impl ToolSpec {
+    /// A mutating tool whose label is its name.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        let name = name.into();
+        ToolSpec {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            parameters,
+            read_only: false,
+        }
+    }
+
+    /// Sets the UI label.
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Marks the tool read-only or not.
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+}
+
 /// A tool the model may call.
 ///
 /// Implementations must be cheap to share (`Arc<dyn Tool>`); `execute` runs on its
 /// own task. Report failure with `Err`: the text becomes the error result.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
-    /// The name the model uses.
-    fn name(&self) -> &str;
+    /// The tool's name, label, description, argument schema and read-only flag.
+    fn spec(&self) -> &ToolSpec;
 
-    /// A human-readable label for UIs (defaults to the name).
+    /// The name the model uses.
+    fn name(&self) -> &str {
+        &self.spec().name
+    }
+
+    /// A human-readable label for UIs.
     fn label(&self) -> &str {
-        self.name()
+        &self.spec().label
     }
 
     /// What the tool does, for the model.
-    fn description(&self) -> &str;
+    fn description(&self) -> &str {
+        &self.spec().description
+    }
 
     /// JSON Schema of the arguments object.
-    fn parameters(&self) -> &Value;
+    fn parameters(&self) -> &Value {
+        &self.spec().parameters
+    }
 
-    /// True when the tool only reads: in the parallel strategy read-only calls run
-    /// together, while a mutating call runs alone.
+    /// True when the tool only reads (see [`ToolSpec::read_only`]).
     fn read_only(&self) -> bool {
-        false
+        self.spec().read_only
     }
 
     /// Longest the tool may run before its call fails with a timeout error.
@@ -144,6 +195,25 @@ pub trait Tool: Send + Sync + 'static {
         args: Value,
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError>;
+
+    /// Under dry run ([`crate::AgentLoopConfig::dry_run`]) a tool that is not
+    /// read-only gets this call instead of [`Tool::execute`]: it must change
+    /// nothing and say what the call would have done. The default says which
+    /// tool would have run with which arguments; a tool that can describe its
+    /// effect better (a diff, a file size) overrides it.
+    async fn dry_run(
+        &self,
+        _call_id: &str,
+        args: Value,
+        _ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let shown = makai_ai::quote::bounded(&args.to_string()).to_string();
+        Ok(ToolOutput::text(format!(
+            "Dry run: the '{}' tool would have been called with {shown}. Nothing was done.",
+            self.name()
+        ))
+        .with_details(serde_json::json!({"dryRun": true, "arguments": args})))
+    }
 }
 
 /// A read-only view of the agent taken when a tool batch started, so a tool (a

@@ -152,17 +152,11 @@ mod tests {
     use async_trait::async_trait;
     use serde_json::json;
 
-    struct Schema(Value, &'static str);
+    struct Schema(crate::tool::ToolSpec);
 
     #[async_trait]
     impl Tool for Schema {
-        fn name(&self) -> &str {
-            self.1
-        }
-        fn description(&self) -> &str {
-            "d"
-        }
-        fn parameters(&self) -> &Value {
+        fn spec(&self) -> &crate::tool::ToolSpec {
             &self.0
         }
         async fn execute(
@@ -176,11 +170,12 @@ mod tests {
     }
 
     fn set() -> ToolSet {
-        ToolSet::new([Arc::new(Schema(
+        ToolSet::new([Arc::new(Schema(crate::tool::ToolSpec::new(
+            "read",
+            "d",
             json!({"type": "object", "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
                    "required": ["path"], "additionalProperties": false}),
-            "read",
-        )) as Arc<dyn Tool>])
+        ))) as Arc<dyn Tool>])
     }
 
     #[test]
@@ -198,8 +193,12 @@ mod tests {
     #[test]
     fn later_tool_replaces_same_name() {
         let s = ToolSet::new([
-            Arc::new(Schema(json!({}), "a")) as Arc<dyn Tool>,
-            Arc::new(Schema(json!({"type": "object"}), "a")),
+            Arc::new(Schema(crate::tool::ToolSpec::new("a", "d", json!({})))) as Arc<dyn Tool>,
+            Arc::new(Schema(crate::tool::ToolSpec::new(
+                "a",
+                "d",
+                json!({"type": "object"}),
+            ))),
         ]);
         assert_eq!(s.len(), 1);
         assert_eq!(s.definitions()[0].parameters, json!({"type": "object"}));
@@ -207,7 +206,11 @@ mod tests {
 
     #[test]
     fn uncompilable_schema_is_not_enforced() {
-        let s = ToolSet::new([Arc::new(Schema(json!({"type": 12}), "x")) as Arc<dyn Tool>]);
+        let s = ToolSet::new([Arc::new(Schema(crate::tool::ToolSpec::new(
+            "x",
+            "d",
+            json!({"type": 12}),
+        ))) as Arc<dyn Tool>]);
         assert!(s.validate("x", &json!({})).is_ok());
     }
 }

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// The JSON Schema of `T` as a tool parameter schema: subschemas inlined (no
 /// `$ref`s, which several providers reject) and no `$schema` key.
@@ -44,11 +44,7 @@ type RunFn<T> =
 /// }).read_only(true);
 /// ```
 pub struct TypedTool<T> {
-    name: String,
-    label: String,
-    description: String,
-    schema: Value,
-    read_only: bool,
+    spec: ToolSpec,
     timeout: Option<Duration>,
     run: Arc<RunFn<T>>,
     _args: PhantomData<fn(T)>,
@@ -64,13 +60,8 @@ where
         F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
     {
-        let name = name.into();
         TypedTool {
-            label: name.clone(),
-            name,
-            description: description.into(),
-            schema: schema_for::<T>(),
-            read_only: false,
+            spec: ToolSpec::new(name, description, schema_for::<T>()),
             timeout: None,
             run: Arc::new(move |args, ctx| Box::pin(f(args, ctx))),
             _args: PhantomData,
@@ -79,13 +70,13 @@ where
 
     /// Sets the UI label.
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+        self.spec.label = label.into();
         self
     }
 
     /// Marks the tool read-only (it may run alongside other read-only calls).
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.spec.read_only = read_only;
         self
     }
 
@@ -106,20 +97,8 @@ impl<T> Tool for TypedTool<T>
 where
     T: DeserializeOwned + JsonSchema + Send + 'static,
 {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn label(&self) -> &str {
-        &self.label
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn read_only(&self) -> bool {
-        self.read_only
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
     fn timeout(&self) -> Option<Duration> {
         self.timeout

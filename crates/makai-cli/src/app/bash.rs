@@ -81,7 +81,11 @@ impl AppSession {
         };
         let ran = bash::bash(&env, args, &ctx).await;
         lock(&self.shared().state).bash_cancel = None;
-        let out = ran.map_err(|e| CliError::failed(e.to_string()))?;
+        // A failed command (non-zero exit...) still has its output to report.
+        let out = match ran {
+            Ok(out) | Err(makai_coding::tools::ToolError::Output(out)) => out,
+            Err(e) => return Err(CliError::failed(e.to_string())),
+        };
         let d = &out.details;
         let result = BashResult {
             output: strip_status(&out.text_content()),

@@ -289,7 +289,6 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
         let env = ToolEnv::new(cwd.clone())
             .with_policy(policy)
-            .with_dry_run(args.dry_run)
             .with_sandbox(sandbox.clone())
             .with_escalation(makai_coding::approvals::Escalation {
                 approver: approvals.clone(),
@@ -341,6 +340,9 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .thinking_budgets(budgets)
         .session_id(session.id().to_string())
         .steering(args.steering.unwrap_or(settings.steering_delivery))
+        // Dry run is the agent's: every tool that is not read-only (built-in,
+        // MCP, sub-agent) only says what it would do.
+        .dry_run(args.dry_run)
         .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())))
         .build();
     let agent = Agent::new(config)

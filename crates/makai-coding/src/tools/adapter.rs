@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use makai_agent::{Tool, ToolContext, ToolError as AgentToolError, ToolOutput as AgentToolOutput};
+use makai_agent::{Tool, ToolContext, ToolError as AgentToolError, ToolSpec};
 
 use super::{
     BUILTIN_TOOL_NAMES, CallCtx, ToolEnv, ToolError, ToolOutput, args::schema_for, bash, edit,
@@ -16,9 +16,7 @@ use super::{
 #[derive(Clone, Debug)]
 pub struct BuiltinTool {
     name: &'static str,
-    description: String,
-    parameters: Value,
-    read_only: bool,
+    spec: ToolSpec,
     env: Arc<ToolEnv>,
 }
 
@@ -63,9 +61,7 @@ impl BuiltinTool {
         };
         Some(BuiltinTool {
             name,
-            description,
-            parameters,
-            read_only,
+            spec: ToolSpec::new(name, description, parameters).with_read_only(read_only),
             env,
         })
     }
@@ -124,29 +120,37 @@ pub fn tools_by_names(env: ToolEnv, names: &str) -> Result<Vec<Arc<dyn Tool>>, T
     Ok(out)
 }
 
-fn to_agent(out: ToolOutput) -> AgentToolOutput {
-    AgentToolOutput {
-        content: out.content,
-        details: out.details,
+impl BuiltinTool {
+    /// Runs the tool in `env` (the tool's own, with the run's working
+    /// directory when the tool has none).
+    async fn run(
+        &self,
+        env: &ToolEnv,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, AgentToolError> {
+        let env: std::borrow::Cow<'_, ToolEnv> = if env.cwd.as_os_str().is_empty() {
+            let mut e = env.clone();
+            e.cwd = ctx.cwd().to_path_buf();
+            std::borrow::Cow::Owned(e)
+        } else {
+            std::borrow::Cow::Borrowed(env)
+        };
+        let updater = ctx.clone();
+        let call = CallCtx {
+            cancel: ctx.cancel_token().clone(),
+            on_update: Some(Arc::new(move |partial: ToolOutput| updater.update(partial))),
+        };
+        run_builtin(self.name, &env, args, &call)
+            .await
+            .map_err(AgentToolError::from)
     }
 }
 
 #[async_trait]
 impl Tool for BuiltinTool {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
-    fn read_only(&self) -> bool {
-        self.read_only
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
     async fn execute(
@@ -154,26 +158,19 @@ impl Tool for BuiltinTool {
         _call_id: &str,
         args: Value,
         ctx: ToolContext,
-    ) -> Result<AgentToolOutput, AgentToolError> {
-        let env: std::borrow::Cow<'_, ToolEnv> = if self.env.cwd.as_os_str().is_empty() {
-            let mut e = (*self.env).clone();
-            e.cwd = ctx.cwd().to_path_buf();
-            std::borrow::Cow::Owned(e)
-        } else {
-            std::borrow::Cow::Borrowed(&*self.env)
-        };
-        let updater = ctx.clone();
-        let call = CallCtx {
-            cancel: ctx.cancel_token().clone(),
-            on_update: Some(Arc::new(move |partial: ToolOutput| {
-                updater.update(to_agent(partial))
-            })),
-        };
-        match run_builtin(self.name, &env, args, &call).await {
-            Ok(out) if out.is_error => Err(AgentToolError::Output(to_agent(out))),
-            Ok(out) => Ok(to_agent(out)),
-            Err(ToolError::Aborted) => Err(AgentToolError::Cancelled),
-            Err(e) => Err(AgentToolError::Failed(e.to_string())),
-        }
+    ) -> Result<ToolOutput, AgentToolError> {
+        self.run(&self.env, args, ctx).await
+    }
+
+    /// `write`, `edit` and `bash` describe what they would do (the file,
+    /// the diff, the command) after checking the call as a real one would.
+    async fn dry_run(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, AgentToolError> {
+        let env = (*self.env).clone().with_dry_run(true);
+        self.run(&env, args, ctx).await
     }
 }

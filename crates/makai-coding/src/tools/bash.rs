@@ -271,11 +271,15 @@ pub(crate) async fn run_command(
             "\n\nProcesses the command left running in the background were stopped: under the sandbox a command cannot outlive its call.",
         );
     }
-    Ok(ToolOutput {
+    let output = ToolOutput {
         content: vec![makai_ai::UserContent::text(text)],
         details,
-        is_error,
-    })
+    };
+    if is_error {
+        Err(ToolError::Output(output))
+    } else {
+        Ok(output)
+    }
 }
 
 /// Error text that suggests the sandbox refused something (a write outside

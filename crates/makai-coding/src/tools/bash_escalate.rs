@@ -13,6 +13,7 @@
 use serde_json::Value;
 
 use super::bash::{BashArgs, run_command};
+use super::error::with_output;
 use super::{CallCtx, ToolEnv, ToolError, ToolOutput};
 use crate::approvals::{ApprovalDecision, ApprovalKind, ApprovalRequest};
 
@@ -75,22 +76,28 @@ pub(crate) async fn run(
         };
         let (decision, request) = ask(env, ctx, request).await?;
         if decision.approved() {
-            let mut out = run_command(env, args, timeout, ctx, unconfined(env)?).await?;
-            out.details["escalated"] = Value::Bool(true);
-            return Ok(out);
+            let run = run_command(env, args, timeout, ctx, unconfined(env)?).await;
+            return with_output(run, |out| {
+                out.details["escalated"] = Value::Bool(true);
+            });
         }
-        let mut out = run_command(env, args, timeout, ctx, confine(env)?).await?;
-        if let Some(text) = decision.denial_text(&request) {
-            append(&mut out, &format!("{text} It ran inside the sandbox."));
-        }
-        return Ok(out);
+        let run = run_command(env, args, timeout, ctx, confine(env)?).await;
+        return with_output(run, |out| {
+            if let Some(text) = decision.denial_text(&request) {
+                append(out, &format!("{text} It ran inside the sandbox."));
+            }
+        });
     }
-    let first = run_command(env, args, timeout, ctx, confine(env)?).await?;
-    let refused = first.details.get("sandboxDenied") == Some(&Value::Bool(true));
+    let first = run_command(env, args, timeout, ctx, confine(env)?).await;
+    // Only a failed run can have been refused by the sandbox.
+    let Err(ToolError::Output(refused_output)) = &first else {
+        return first;
+    };
+    let refused = refused_output.details.get("sandboxDenied") == Some(&Value::Bool(true));
     if !refused || !esc.settings.ask_on_refusal || ctx.cancel.is_cancelled() {
-        return Ok(first);
+        return first;
     }
-    let last_line = first
+    let last_line = refused_output
         .text_content()
         .lines()
         .rev()
@@ -106,17 +113,18 @@ pub(crate) async fn run(
     };
     let (decision, request) = ask(env, ctx, request).await?;
     if decision.approved() {
-        let mut again = run_command(env, args, timeout, ctx, unconfined(env)?).await?;
-        again.details["escalated"] = Value::Bool(true);
-        let note = "The sandbox refused the first run; the user approved running it again outside the sandbox, and this is that run's output.";
-        again.content.insert(0, makai_ai::UserContent::text(note));
-        return Ok(again);
+        let again = run_command(env, args, timeout, ctx, unconfined(env)?).await;
+        return with_output(again, |out| {
+            out.details["escalated"] = Value::Bool(true);
+            let note = "The sandbox refused the first run; the user approved running it again outside the sandbox, and this is that run's output.";
+            out.content.insert(0, makai_ai::UserContent::text(note));
+        });
     }
-    let mut out = first;
-    if let Some(text) = decision.denial_text(&request) {
-        append(&mut out, &text);
-    }
-    Ok(out)
+    with_output(first, |out| {
+        if let Some(text) = decision.denial_text(&request) {
+            append(out, &text);
+        }
+    })
 }
 
 fn append(out: &mut ToolOutput, text: &str) {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use makai_agent::ToolOutput;
 use makai_ai::quote::bounded;
 
 /// Why a built-in tool could not do what it was asked.
@@ -65,6 +66,39 @@ pub enum ToolError {
     /// The tool ran but cannot produce a result; the message says why and what to do.
     #[error("{0}")]
     Failed(String),
+    /// The tool ran and failed, and its output says how (a command's non-zero
+    /// exit with what it printed): the error result the model sees.
+    #[error("{}", .0.text_content())]
+    Output(ToolOutput),
+}
+
+impl From<ToolError> for makai_agent::ToolError {
+    fn from(e: ToolError) -> Self {
+        match e {
+            ToolError::Output(out) => makai_agent::ToolError::Output(out),
+            ToolError::Aborted => makai_agent::ToolError::Cancelled,
+            other => makai_agent::ToolError::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Applies `f` to the output a tool call produced, whether it succeeded or
+/// failed with output.
+pub(crate) fn with_output(
+    result: Result<ToolOutput, ToolError>,
+    f: impl FnOnce(&mut ToolOutput),
+) -> Result<ToolOutput, ToolError> {
+    match result {
+        Ok(mut out) => {
+            f(&mut out);
+            Ok(out)
+        }
+        Err(ToolError::Output(mut out)) => {
+            f(&mut out);
+            Err(ToolError::Output(out))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl ToolError {

@@ -27,12 +27,12 @@ pub mod write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use makai_ai::UserContent;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use adapter::{BuiltinTool, builtin_tools, tools_by_names};
 pub use error::ToolError;
+pub use makai_agent::ToolOutput;
 pub use policy::{PathPolicy, ResolvedPath};
 
 /// The names of the built-in tools, in their usual order.
@@ -178,47 +178,6 @@ impl CallCtx {
         if let Some(f) = &self.on_update {
             f(out);
         }
-    }
-}
-
-/// What a tool call produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutput {
-    /// Text and image parts for the model.
-    pub content: Vec<UserContent>,
-    /// Structured details for UIs and logs (`null` when none).
-    pub details: Value,
-    /// True when the result reports a failure (for example a non-zero exit)
-    /// but still carries useful content.
-    pub is_error: bool,
-}
-
-impl ToolOutput {
-    /// A successful text result.
-    pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput {
-            content: vec![UserContent::text(text)],
-            details: Value::Null,
-            is_error: false,
-        }
-    }
-
-    /// Attaches details.
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = details;
-        self
-    }
-
-    /// All text parts joined by newlines.
-    pub fn text_content(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|c| match c {
-                UserContent::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
     }
 }
 

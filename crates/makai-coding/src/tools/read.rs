@@ -123,7 +123,6 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
                 UserContent::image(data, mime),
             ],
             details: json!({ "path": shown, "mimeType": mime, "bytes": all.len() }),
-            is_error: false,
         });
     }
     if let Some(at) = first_nul(&head) {

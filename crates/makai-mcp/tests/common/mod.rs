@@ -121,7 +121,7 @@ pub async fn wait_log(path: &Path, needle: &str, secs: u64) -> String {
 /// `MAKAI_MCP_SKIP_NPM` set).
 pub fn npm_servers() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
+    let dir = DIR.get_or_init(|| {
         if std::env::var_os("MAKAI_MCP_SKIP_NPM").is_some() {
             eprintln!("SKIP: MAKAI_MCP_SKIP_NPM is set; the npm MCP reference-server tests do not run");
             return None;
@@ -147,7 +147,13 @@ pub fn npm_servers() -> Option<PathBuf> {
             }
         }
     })
-    .clone()
+    .clone();
+    // CI installs them first (`.ci/run`): there a missing server is a failure.
+    assert!(
+        dir.is_some() || std::env::var_os("CI").is_none(),
+        "the npm MCP reference servers are required in CI"
+    );
+    dir
 }
 
 /// A config running an npm-installed server binary (`mcp-server-everything`, ...).
