@@ -44,3 +44,12 @@ impl CliError {
         CliError::Failed(message.into())
     }
 }
+
+impl From<makai_auth::AuthError> for CliError {
+    fn from(e: makai_auth::AuthError) -> Self {
+        match e {
+            makai_auth::AuthError::Config(m) => CliError::Config(m),
+            other => CliError::Failed(other.to_string()),
+        }
+    }
+}

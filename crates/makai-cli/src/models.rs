@@ -8,8 +8,8 @@ use std::path::Path;
 use makai_ai::catalog::ModelRegistry;
 use makai_ai::{Model, ThinkingLevel};
 
-use crate::auth::KeyResolver;
 use crate::error::CliError;
+use makai_auth::KeyResolver;
 
 /// Providers offered first when nothing was chosen, in this order.
 const PREFERRED_PROVIDERS: [&str; 3] = ["anthropic", "openai", "google"];

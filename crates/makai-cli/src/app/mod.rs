@@ -33,10 +33,10 @@ use makai_ai::{ImageContent, RetryPolicy};
 use makai_coding::session::SharedSession;
 use makai_coding::{Resources, SessionStore, Settings};
 
-use crate::auth::{KeyResolver, KeySource};
 use crate::error::CliError;
 pub use bash::BashResult;
 pub use events::OutEvent;
+use makai_auth::{KeyResolver, KeySource};
 pub use model::{clamp_thinking, thinking_levels_for};
 pub use resources::ResourceOptions;
 pub use stats::{ContextUsage, SessionStats};

@@ -16,10 +16,10 @@ use makai_coding::{
 };
 
 use super::{AppParts, AppSession, ResourceOptions};
-use crate::auth::KeyResolver;
 use crate::cli::Args;
 use crate::error::CliError;
 use crate::models::{self, ModelRequest};
+use makai_auth::KeyResolver;
 
 /// The working directory of a run: `--cwd` or the current directory.
 pub fn working_dir(args: &Args) -> Result<PathBuf, CliError> {

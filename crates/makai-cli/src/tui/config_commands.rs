@@ -8,7 +8,7 @@ use super::clipboard;
 use super::event_loop::{Ctx, UiMsg};
 use super::selectors::{SelectItem, Selector, SelectorKind};
 use super::transcript::Level;
-use crate::auth::{AuthStore, Credential};
+use makai_auth::{AuthStore, Credential};
 
 fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off" }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
+use crate::AuthError;
 
 /// One stored credential.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,7 +83,7 @@ impl AuthStore {
     }
 
     /// Loads the file; a missing file is an empty store.
-    pub fn load(path: impl Into<PathBuf>) -> Result<Self, CliError> {
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self, AuthError> {
         let path = path.into();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -94,7 +94,7 @@ impl AuthStore {
                 });
             }
             Err(e) => {
-                return Err(CliError::config(format!(
+                return Err(AuthError::config(format!(
                     "cannot read credentials file {}: {e}",
                     path.display()
                 )));
@@ -105,7 +105,7 @@ impl AuthStore {
         } else {
             // serde_json's message names line and column only, never the values.
             serde_json::from_str(&text).map_err(|e| {
-                CliError::config(format!(
+                AuthError::config(format!(
                     "credentials file {} is not valid ({e}); fix it or delete it and run `makai auth login` again",
                     path.display()
                 ))
@@ -145,9 +145,9 @@ impl AuthStore {
     }
 
     /// Writes the file (mode 0600, folder 0700) atomically.
-    pub fn save(&self) -> Result<(), CliError> {
+    pub fn save(&self) -> Result<(), AuthError> {
         let fail = |what: &str, e: std::io::Error| {
-            CliError::config(format!(
+            AuthError::config(format!(
                 "cannot {what} credentials file {}: {e}",
                 self.path.display()
             ))

@@ -1,4 +1,4 @@
-//! Credentials: `auth.json`, the logins, and resolving the key of a request.
+//! makai-auth: credentials: `auth.json`, the logins, and resolving the key of a request.
 //!
 //! A request's key comes from, in order: `--api-key` (for the selected model's
 //! provider), `auth.json` (an API key, or an OAuth access token refreshed when it
@@ -8,12 +8,12 @@
 //!
 //! - [`oauth`]: the Anthropic login and the PKCE and callback pieces it shares;
 //! - [`codex`]: the ChatGPT login; [`copilot`]: the GitHub Copilot device login
-//!   and token exchange; [`login`]: `makai auth ...`;
-//! - [`store`]: the `auth.json` file.
+//!   and token exchange;
+//! - [`store`]: the `auth.json` file;
+//! - [`KeyResolver`]: a session's `KeyProvider` (one resolution per request).
 
 pub mod codex;
 pub mod copilot;
-mod login;
 pub mod oauth;
 pub mod store;
 
@@ -23,12 +23,34 @@ use std::sync::Arc;
 use makai_ai::ApiKey;
 use tokio::sync::Mutex;
 
-use crate::error::CliError;
 pub use codex::CodexConfig;
 pub use copilot::CopilotConfig;
-pub use login::run_command;
 pub use oauth::OAuthConfig;
 pub use store::{AuthStore, Credential};
+
+/// Why a credential could not be had.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// A file or setting cannot be used (auth.json, models.json's `apiKey`).
+    #[error("{0}")]
+    Config(String),
+    /// A login or a token exchange failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl AuthError {
+    /// A configuration error with this message.
+    pub fn config(message: impl Into<String>) -> Self {
+        AuthError::Config(message.into())
+    }
+
+    /// A failure with this message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        AuthError::Failed(message.into())
+    }
+}
 
 /// Resolves API keys for model calls; cheap to clone.
 #[derive(Clone)]
@@ -121,7 +143,7 @@ impl KeyResolver {
     /// Where `provider`'s key would come from, without resolving it: no
     /// token refresh, no key handed out. For checks before a run; each model
     /// request resolves its key once, through the session's client.
-    pub async fn source(&self, provider: &str) -> Result<Option<KeySource>, CliError> {
+    pub async fn source(&self, provider: &str) -> Result<Option<KeySource>, AuthError> {
         if self
             .inner
             .explicit
@@ -153,7 +175,7 @@ impl KeyResolver {
     }
 
     /// New tokens for an OAuth login of `provider`, from its refresh token.
-    async fn refresh_oauth(&self, provider: &str, refresh: &str) -> Result<Credential, CliError> {
+    async fn refresh_oauth(&self, provider: &str, refresh: &str) -> Result<Credential, AuthError> {
         match provider {
             "openai-codex" => codex::refresh(&self.inner.codex, refresh).await,
             "github-copilot" => copilot::exchange(&self.inner.copilot, refresh).await,
@@ -162,7 +184,7 @@ impl KeyResolver {
     }
 
     /// A Copilot token for `COPILOT_GITHUB_TOKEN`, exchanged once and kept until it expires.
-    async fn copilot_from_env(&self, force: bool) -> Result<Option<ApiKey>, CliError> {
+    async fn copilot_from_env(&self, force: bool) -> Result<Option<ApiKey>, AuthError> {
         let Some(github) = std::env::var("COPILOT_GITHUB_TOKEN")
             .ok()
             .filter(|v| !v.trim().is_empty())
@@ -202,7 +224,7 @@ impl KeyResolver {
 
     /// The key for `provider` and where it came from, refreshing an expired
     /// OAuth token (the refreshed tokens are saved). A failed refresh is an error.
-    pub async fn resolve(&self, provider: &str) -> Result<Option<(ApiKey, KeySource)>, CliError> {
+    pub async fn resolve(&self, provider: &str) -> Result<Option<(ApiKey, KeySource)>, AuthError> {
         self.resolve_with(provider, false).await
     }
 
@@ -212,7 +234,7 @@ impl KeyResolver {
         &self,
         provider: &str,
         force: bool,
-    ) -> Result<Option<(ApiKey, KeySource)>, CliError> {
+    ) -> Result<Option<(ApiKey, KeySource)>, AuthError> {
         if let Some((p, key)) = &self.inner.explicit
             && p == provider
         {
@@ -252,7 +274,7 @@ impl KeyResolver {
         }
         if let Some(value) = self.inner.configured.get(provider) {
             let key = value.resolve_key().await.map_err(|e| {
-                CliError::config(format!(
+                AuthError::config(format!(
                     "apiKey of provider '{provider}' in models.json: {e}"
                 ))
             })?;

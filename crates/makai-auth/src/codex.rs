@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::oauth::{EXPIRY_MARGIN_MS, Pkce};
 use super::store::Credential;
-use crate::error::CliError;
+use crate::AuthError;
 
 /// The public client id of the Codex CLI.
 const DEFAULT_CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
@@ -60,10 +60,10 @@ pub fn authorize_url(
     pkce: &Pkce,
     state: &str,
     redirect_uri: &str,
-) -> Result<String, CliError> {
+) -> Result<String, AuthError> {
     let base = format!("{}/oauth/authorize", config.auth_url.trim_end_matches('/'));
     let mut url = url::Url::parse(&base).map_err(|e| {
-        CliError::config(format!(
+        AuthError::config(format!(
             "the ChatGPT authorize URL '{base}' is invalid: {e}"
         ))
     })?;
@@ -91,7 +91,7 @@ struct TokenResponse {
 async fn post_form(
     config: &CodexConfig,
     pairs: &[(&str, &str)],
-) -> Result<TokenResponse, CliError> {
+) -> Result<TokenResponse, AuthError> {
     let url = config.token_url();
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
@@ -105,7 +105,7 @@ async fn post_form(
         .send()
         .await
         .map_err(|e| {
-            CliError::failed(format!(
+            AuthError::failed(format!(
                 "could not reach the ChatGPT token endpoint {url}: {e}"
             ))
         })?;
@@ -114,12 +114,12 @@ async fn post_form(
     if !status.is_success() {
         // The error body of a token endpoint holds no secret of ours; keep it short.
         let snippet: String = text.chars().take(300).collect();
-        return Err(CliError::failed(format!(
+        return Err(AuthError::failed(format!(
             "the ChatGPT token endpoint {url} answered HTTP {status}: {snippet}"
         )));
     }
     serde_json::from_str(&text).map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "the ChatGPT token endpoint {url} sent an unexpected answer ({e})"
         ))
     })
@@ -128,17 +128,17 @@ async fn post_form(
 fn credential_from(
     tokens: TokenResponse,
     old_refresh: Option<&str>,
-) -> Result<Credential, CliError> {
+) -> Result<Credential, AuthError> {
     let account =
         makai_ai::credentials::codex_account_id(&tokens.access_token).ok_or_else(|| {
-            CliError::failed(
+            AuthError::failed(
                 "the ChatGPT access token names no account (is this a ChatGPT Plus/Pro login?)",
             )
         })?;
     let refresh = tokens
         .refresh_token
         .or_else(|| old_refresh.map(str::to_string))
-        .ok_or_else(|| CliError::failed("the ChatGPT token endpoint sent no refresh token"))?;
+        .ok_or_else(|| AuthError::failed("the ChatGPT token endpoint sent no refresh token"))?;
     Ok(Credential::OAuth {
         refresh,
         access: tokens.access_token,
@@ -153,7 +153,7 @@ pub async fn exchange_code(
     code: &str,
     verifier: &str,
     redirect_uri: &str,
-) -> Result<Credential, CliError> {
+) -> Result<Credential, AuthError> {
     let tokens = post_form(
         config,
         &[
@@ -169,7 +169,7 @@ pub async fn exchange_code(
 }
 
 /// Gets a new access token with a refresh token.
-pub async fn refresh(config: &CodexConfig, refresh_token: &str) -> Result<Credential, CliError> {
+pub async fn refresh(config: &CodexConfig, refresh_token: &str) -> Result<Credential, AuthError> {
     let tokens = post_form(
         config,
         &[
@@ -180,7 +180,7 @@ pub async fn refresh(config: &CodexConfig, refresh_token: &str) -> Result<Creden
     )
     .await
     .map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "{e}. Your ChatGPT login may have expired: run `makai auth login openai-codex` again"
         ))
     })?;

@@ -15,7 +15,7 @@ use sha2::Digest;
 use tokio::sync::oneshot;
 
 use super::store::Credential;
-use crate::error::CliError;
+use crate::AuthError;
 
 /// The public client id of the Claude Code OAuth application.
 const DEFAULT_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
@@ -115,9 +115,9 @@ pub fn authorize_url(
     pkce: &Pkce,
     state: &str,
     redirect_uri: &str,
-) -> Result<String, CliError> {
+) -> Result<String, AuthError> {
     let mut url = url::Url::parse(&config.authorize_url).map_err(|e| {
-        CliError::config(format!(
+        AuthError::config(format!(
             "the OAuth authorize URL '{}' is invalid: {e}",
             config.authorize_url
         ))
@@ -164,7 +164,7 @@ struct TokenResponse {
 async fn post_token(
     config: &OAuthConfig,
     body: serde_json::Value,
-) -> Result<TokenResponse, CliError> {
+) -> Result<TokenResponse, AuthError> {
     let response = makai_ai::http_client()
         .post(&config.token_url)
         .header("content-type", "application/json")
@@ -174,7 +174,7 @@ async fn post_token(
         .send()
         .await
         .map_err(|e| {
-            CliError::failed(format!(
+            AuthError::failed(format!(
                 "could not reach the OAuth token endpoint {}: {e}",
                 config.token_url
             ))
@@ -184,13 +184,13 @@ async fn post_token(
     if !status.is_success() {
         // The error body of a token endpoint holds no secret of ours; keep it short.
         let snippet: String = text.chars().take(300).collect();
-        return Err(CliError::failed(format!(
+        return Err(AuthError::failed(format!(
             "the OAuth token endpoint {} answered HTTP {status}: {snippet}",
             config.token_url
         )));
     }
     serde_json::from_str(&text).map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "the OAuth token endpoint {} sent an unexpected answer ({e})",
             config.token_url
         ))
@@ -200,11 +200,11 @@ async fn post_token(
 fn credential_from(
     tokens: TokenResponse,
     old_refresh: Option<&str>,
-) -> Result<Credential, CliError> {
+) -> Result<Credential, AuthError> {
     let refresh = tokens
         .refresh_token
         .or_else(|| old_refresh.map(str::to_string))
-        .ok_or_else(|| CliError::failed("the OAuth token endpoint sent no refresh token"))?;
+        .ok_or_else(|| AuthError::failed("the OAuth token endpoint sent no refresh token"))?;
     Ok(Credential::OAuth {
         refresh,
         access: tokens.access_token,
@@ -220,7 +220,7 @@ pub async fn exchange_code(
     state: &str,
     verifier: &str,
     redirect_uri: &str,
-) -> Result<Credential, CliError> {
+) -> Result<Credential, AuthError> {
     let body = json!({
         "grant_type": "authorization_code",
         "client_id": config.client_id,
@@ -233,14 +233,14 @@ pub async fn exchange_code(
 }
 
 /// Gets a new access token with a refresh token.
-pub async fn refresh(config: &OAuthConfig, refresh_token: &str) -> Result<Credential, CliError> {
+pub async fn refresh(config: &OAuthConfig, refresh_token: &str) -> Result<Credential, AuthError> {
     let body = json!({
         "grant_type": "refresh_token",
         "client_id": config.client_id,
         "refresh_token": refresh_token,
     });
     credential_from(post_token(config, body).await?, Some(refresh_token)).map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "{e}. Your login may have expired: run `makai auth login anthropic` again"
         ))
     })
@@ -256,12 +256,12 @@ pub struct CallbackServer {
 
 impl CallbackServer {
     /// Starts listening on 127.0.0.1 for Anthropic's `/callback`; the callback checks `state`.
-    pub async fn start(port: u16, state: String) -> Result<Self, CliError> {
+    pub async fn start(port: u16, state: String) -> Result<Self, AuthError> {
         Self::start_at(port, state, CALLBACK_PATH).await
     }
 
     /// Starts listening on 127.0.0.1 for `path`; the callback checks `state`.
-    pub async fn start_at(port: u16, state: String, path: &str) -> Result<Self, CliError> {
+    pub async fn start_at(port: u16, state: String, path: &str) -> Result<Self, AuthError> {
         use axum::extract::Query;
         use axum::response::Html;
         use std::collections::HashMap;
@@ -270,14 +270,14 @@ impl CallbackServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .map_err(|e| {
-                CliError::failed(format!(
+                AuthError::failed(format!(
                     "cannot listen for the OAuth callback on 127.0.0.1:{port}: {e}. \
                      Close the program using that port or set MAKAI_OAUTH_CALLBACK_PORT"
                 ))
             })?;
         let actual = listener
             .local_addr()
-            .map_err(|e| CliError::failed(format!("OAuth callback server: {e}")))?
+            .map_err(|e| AuthError::failed(format!("OAuth callback server: {e}")))?
             .port();
         let (code_tx, code_rx) = oneshot::channel();
         let code_tx = Arc::new(Mutex::new(Some(code_tx)));

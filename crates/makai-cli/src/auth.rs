@@ -5,8 +5,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use super::store::{AuthStore, Credential};
-use super::{codex, copilot, oauth};
+use makai_auth::store::{AuthStore, Credential};
+use makai_auth::{codex, copilot, oauth};
+
 use crate::cli::AuthCommand;
 use crate::error::CliError;
 
@@ -180,7 +181,7 @@ async fn anthropic_login(config: &oauth::OAuthConfig) -> Result<Credential, CliE
     let code = wait_for_code(&mut server, &state, "makai auth login anthropic").await?;
     drop(server);
     eprintln!("Exchanging the authorization code for tokens...");
-    oauth::exchange_code(config, &code, &state, &pkce.verifier, &redirect).await
+    Ok(oauth::exchange_code(config, &code, &state, &pkce.verifier, &redirect).await?)
 }
 
 /// The ChatGPT login (Codex): the same PKCE flow against OpenAI's auth server.
@@ -203,7 +204,7 @@ async fn codex_login(config: &codex::CodexConfig) -> Result<Credential, CliError
     let code = wait_for_code(&mut server, &state, "makai auth login openai-codex").await?;
     drop(server);
     eprintln!("Exchanging the authorization code for tokens...");
-    codex::exchange_code(config, &code, &pkce.verifier, &redirect).await
+    Ok(codex::exchange_code(config, &code, &pkce.verifier, &redirect).await?)
 }
 
 /// The GitHub Copilot login: the device flow, then the Copilot token exchange.
@@ -216,5 +217,5 @@ async fn copilot_login(config: &copilot::CopilotConfig) -> Result<Credential, Cl
     open_browser(&code.verification_uri);
     let github_token = copilot::wait_for_authorization(config, &code).await?;
     eprintln!("Exchanging the GitHub token for a Copilot token...");
-    copilot::exchange(config, &github_token).await
+    Ok(copilot::exchange(config, &github_token).await?)
 }

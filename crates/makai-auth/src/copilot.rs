@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::oauth::EXPIRY_MARGIN_MS;
 use super::store::Credential;
-use crate::error::CliError;
+use crate::AuthError;
 
 /// The public client id of GitHub Copilot's editor integrations.
 const CLIENT_ID: &str = "Iv1.b507a08c87ecfe98";
@@ -74,7 +74,7 @@ fn fifteen_minutes() -> u64 {
 async fn post_form<T: for<'de> Deserialize<'de>>(
     url: &str,
     pairs: &[(&str, &str)],
-) -> Result<T, CliError> {
+) -> Result<T, AuthError> {
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish();
@@ -87,21 +87,21 @@ async fn post_form<T: for<'de> Deserialize<'de>>(
         .body(body)
         .send()
         .await
-        .map_err(|e| CliError::failed(format!("could not reach GitHub at {url}: {e}")))?;
+        .map_err(|e| AuthError::failed(format!("could not reach GitHub at {url}: {e}")))?;
     let status = response.status();
     let text = response.text().await.unwrap_or_default();
     if !status.is_success() {
         let snippet: String = text.chars().take(300).collect();
-        return Err(CliError::failed(format!(
+        return Err(AuthError::failed(format!(
             "GitHub answered HTTP {status} at {url}: {snippet}"
         )));
     }
     serde_json::from_str(&text)
-        .map_err(|e| CliError::failed(format!("GitHub sent an unexpected answer at {url} ({e})")))
+        .map_err(|e| AuthError::failed(format!("GitHub sent an unexpected answer at {url} ({e})")))
 }
 
 /// Starts the device flow.
-pub async fn device_code(config: &CopilotConfig) -> Result<DeviceCode, CliError> {
+pub async fn device_code(config: &CopilotConfig) -> Result<DeviceCode, AuthError> {
     let url = format!(
         "{}/login/device/code",
         config.github_url.trim_end_matches('/')
@@ -120,7 +120,7 @@ struct PollResponse {
 pub async fn wait_for_authorization(
     config: &CopilotConfig,
     code: &DeviceCode,
-) -> Result<String, CliError> {
+) -> Result<String, AuthError> {
     let url = format!(
         "{}/login/oauth/access_token",
         config.github_url.trim_end_matches('/')
@@ -129,7 +129,7 @@ pub async fn wait_for_authorization(
     let deadline = std::time::Instant::now() + Duration::from_secs(code.expires_in);
     loop {
         if std::time::Instant::now() > deadline {
-            return Err(CliError::failed(
+            return Err(AuthError::failed(
                 "the GitHub device code expired before it was entered; run `makai auth login github-copilot` again",
             ));
         }
@@ -150,17 +150,17 @@ pub async fn wait_for_authorization(
             Some("authorization_pending") | None => {}
             Some("slow_down") => interval = poll.interval.unwrap_or(interval + 5),
             Some("expired_token") => {
-                return Err(CliError::failed(
+                return Err(AuthError::failed(
                     "the GitHub device code expired; run `makai auth login github-copilot` again",
                 ));
             }
             Some("access_denied") => {
-                return Err(CliError::failed(
+                return Err(AuthError::failed(
                     "the GitHub login was cancelled (access denied)",
                 ));
             }
             Some(other) => {
-                return Err(CliError::failed(format!(
+                return Err(AuthError::failed(format!(
                     "the GitHub login failed: {other}"
                 )));
             }
@@ -177,7 +177,7 @@ struct CopilotToken {
 
 /// Exchanges a GitHub token for a Copilot API token (stored with the GitHub
 /// token as its refresh token).
-pub async fn exchange(config: &CopilotConfig, github_token: &str) -> Result<Credential, CliError> {
+pub async fn exchange(config: &CopilotConfig, github_token: &str) -> Result<Credential, AuthError> {
     let url = format!(
         "{}/copilot_internal/v2/token",
         config.api_url.trim_end_matches('/')
@@ -191,7 +191,7 @@ pub async fn exchange(config: &CopilotConfig, github_token: &str) -> Result<Cred
         request = request.header(name, value);
     }
     let response = request.send().await.map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "could not reach GitHub's Copilot token endpoint {url}: {e}"
         ))
     })?;
@@ -204,12 +204,12 @@ pub async fn exchange(config: &CopilotConfig, github_token: &str) -> Result<Cred
         } else {
             "check that this GitHub account has a Copilot subscription"
         };
-        return Err(CliError::failed(format!(
+        return Err(AuthError::failed(format!(
             "GitHub's Copilot token endpoint answered HTTP {status} ({message}); {hint}"
         )));
     }
     let token: CopilotToken = serde_json::from_str(&text).map_err(|e| {
-        CliError::failed(format!(
+        AuthError::failed(format!(
             "GitHub's Copilot token endpoint sent an unexpected answer ({e})"
         ))
     })?;
