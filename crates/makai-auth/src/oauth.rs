@@ -291,6 +291,7 @@ impl CallbackServer {
                 match (q.get("code"), q.get("state")) {
                     (Some(code), Some(s)) if *s == state => {
                         if let Some(tx) = code_tx.lock().ok().and_then(|mut g| g.take()) {
+                            // The login stopped waiting: the code has no reader.
                             let _ = tx.send((code.clone(), s.clone()));
                         }
                         Html(page(
@@ -305,8 +306,10 @@ impl CallbackServer {
         let app = axum::Router::new().route(path, axum::routing::get(handler));
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
+            // The callback server ends with the login; its errors have no one to tell.
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
+                    // A dropped sender stops the server too.
                     let _ = stop_rx.await;
                 })
                 .await;
@@ -327,6 +330,7 @@ impl CallbackServer {
 impl Drop for CallbackServer {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
+            // The server already stopped.
             let _ = tx.send(());
         }
     }

@@ -168,6 +168,7 @@ impl AuthStore {
                 .map_err(|e| fail("write", e))?;
         }
         std::fs::rename(&tmp, &self.path).map_err(|e| {
+            // Cleaning up after a failed write; the error above is what matters.
             let _ = std::fs::remove_file(&tmp);
             fail("replace", e)
         })

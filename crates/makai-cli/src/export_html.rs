@@ -2,7 +2,6 @@
 //! no external resources): the messages of the current branch, tool calls with
 //! their arguments and results, thinking, usage and cost.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use makai_agent::AgentMessage;
@@ -39,7 +38,7 @@ details>summary{cursor:pointer;color:#555}.thinking{color:#777;font-style:italic
 .usage{color:#777;font-size:.8em;margin-top:.4em}img{max-width:100%}";
 
 fn text_block(out: &mut String, text: &str) {
-    let _ = write!(out, "<pre>{}</pre>", escape(text));
+    out.push_str(&format!("<pre>{}</pre>", escape(text)));
 }
 
 fn user_parts(out: &mut String, content: &[UserContent]) {
@@ -47,12 +46,11 @@ fn user_parts(out: &mut String, content: &[UserContent]) {
         match c {
             UserContent::Text(t) => text_block(out, &t.text),
             UserContent::Image(i) => {
-                let _ = write!(
-                    out,
+                out.push_str(&format!(
                     "<img alt=\"image\" src=\"data:{};base64,{}\">",
                     escape(&i.mime_type),
                     escape(&i.data)
-                );
+                ));
             }
             _ => {}
         }
@@ -67,60 +65,51 @@ fn render_message(out: &mut String, m: &AgentMessage) {
         }
         AgentMessage::Llm(Message::Assistant(a)) => {
             let failed = a.error_message.is_some();
-            let _ = write!(
-                out,
+            out.push_str(&format!(
                 "<div class=\"msg {}\"><div class=\"role\">assistant · {}</div>",
                 if failed { "error" } else { "assistant" },
                 escape(&a.model)
-            );
+            ));
             for c in &a.content {
                 match c {
                     AssistantContent::Text(t) => text_block(out, &t.text),
                     AssistantContent::Thinking(t) => {
-                        let _ = write!(
-                            out,
-                            "<details><summary>thinking</summary><pre class=\"thinking\">{}</pre></details>",
+                        out.push_str(&format!("<details><summary>thinking</summary><pre class=\"thinking\">{}</pre></details>",
                             escape(&t.thinking)
-                        );
+                        ));
                     }
                     AssistantContent::ToolCall(tc) => {
                         let args = serde_json::to_string_pretty(&tc.arguments).unwrap_or_default();
-                        let _ = write!(
-                            out,
+                        out.push_str(&format!(
                             "<div>tool call <b>{}</b></div><pre>{}</pre>",
                             escape(&tc.name),
                             escape(&args)
-                        );
+                        ));
                     }
                     _ => {}
                 }
             }
             if let Some(e) = &a.error_message {
-                let _ = write!(out, "<pre>error: {}</pre>", escape(e));
+                out.push_str(&format!("<pre>error: {}</pre>", escape(e)));
             }
             let u = &a.usage;
-            let _ = write!(
-                out,
-                "<div class=\"usage\">{} in · {} out · {} cache read · {} cache write · ${:.4}</div>",
+            out.push_str(&format!("<div class=\"usage\">{} in · {} out · {} cache read · {} cache write · ${:.4}</div>",
                 u.input, u.output, u.cache_read, u.cache_write, u.cost.total
-            );
+            ));
         }
         AgentMessage::Llm(Message::ToolResult(r)) => {
-            let _ = write!(
-                out,
-                "<div class=\"msg {}\"><div class=\"role\">tool result · {}</div><details open><summary>output</summary>",
+            out.push_str(&format!("<div class=\"msg {}\"><div class=\"role\">tool result · {}</div><details open><summary>output</summary>",
                 if r.is_error { "error" } else { "tool" },
                 escape(&r.tool_name)
-            );
+            ));
             user_parts(out, &r.content);
             out.push_str("</details>");
         }
         other => {
-            let _ = write!(
-                out,
+            out.push_str(&format!(
                 "<div class=\"msg other\"><div class=\"role\">{}</div>",
                 escape(other.role())
-            );
+            ));
             let text = match other {
                 AgentMessage::Other(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
                 _ => other.text(),
@@ -140,9 +129,7 @@ pub fn render(app: &AppSession) -> String {
         .session_name()
         .unwrap_or_else(|| format!("makai session {}", app.session_id()));
     let mut out = String::with_capacity(16 * 1024);
-    let _ = write!(
-        out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+    out.push_str(&format!("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\
          <p class=\"meta\">session {} · {} · model {}/{} · {} messages · {} tokens in, {} out · ${:.4}</p>\n",
@@ -156,7 +143,7 @@ pub fn render(app: &AppSession) -> String {
         usage.input + usage.cache_read + usage.cache_write,
         usage.output,
         usage.cost.total
-    );
+    ));
     for m in &messages {
         render_message(&mut out, m);
     }

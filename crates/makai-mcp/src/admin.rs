@@ -157,6 +157,7 @@ fn write_settings(file: &Path, root: &Map<String, Value>) -> Result<(), McpConfi
     let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(io)?;
     std::fs::rename(&tmp, file).map_err(|e| {
+        // Cleaning up after a failed write; the error above is what matters.
         let _ = std::fs::remove_file(&tmp);
         io(e)
     })

@@ -156,6 +156,7 @@ impl McpManager {
         let all = async {
             for s in &self.inner.servers {
                 let mut rx = s.watch_state();
+                // Fails only when the server is gone: then it is settled too.
                 let _ = rx.wait_for(|st| !st.is_pending()).await;
             }
         };
@@ -202,7 +203,13 @@ impl McpManager {
             t.drain(..).collect()
         };
         for t in tasks {
-            let _ = tokio::time::timeout(Duration::from_secs(8), t).await;
+            match tokio::time::timeout(Duration::from_secs(8), t).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "an MCP server task failed while stopping")
+                }
+                Err(_) => tracing::warn!("an MCP server task did not stop within 8 s; left behind"),
+            }
         }
     }
 }

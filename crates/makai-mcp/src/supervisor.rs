@@ -170,6 +170,7 @@ impl ServerShared {
             other => tracing::info!(server = %self.name, state = other.label(), "MCP server state"),
         }
         self.state.send_replace(state.clone());
+        // A broadcast with no receiver left: nobody is listening for changes.
         let _ = self.events.send(McpEvent::StateChanged {
             server: self.name.clone(),
             state,
@@ -186,6 +187,7 @@ impl ServerShared {
             .collect();
         *lock(&self.tools) = tools;
         tracing::debug!(server = %self.name, tools = ?names, "MCP server tools");
+        // A broadcast with no receiver left: nobody is listening for changes.
         let _ = self.events.send(McpEvent::ToolsChanged {
             server: self.name.clone(),
             tools: names,
@@ -204,6 +206,7 @@ impl ServerShared {
         let had_tools = !lock(&self.tools).is_empty();
         lock(&self.tools).clear();
         if had_tools {
+            // A broadcast with no receiver left: nobody is listening for changes.
             let _ = self.events.send(McpEvent::ToolsChanged {
                 server: self.name.clone(),
                 tools: Vec::new(),

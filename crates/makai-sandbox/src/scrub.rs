@@ -57,7 +57,7 @@ pub unsafe fn hide_own_environment(filter: &EnvFilter) -> usize {
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
-        let _ = filter;
+        let _unused: &EnvFilter = filter;
         0
     }
 }

@@ -177,7 +177,11 @@ impl Shared {
         }
         let mut all = self.agent.messages();
         all.extend(pending.iter().cloned());
-        let _ = self.agent.replace_messages(all);
+        if let Err(e) = self.agent.replace_messages(all) {
+            // Only refused while a run goes on; they stay recorded in the
+            // session file and load with it.
+            tracing::warn!(error = %e, "shell runs not added to the running agent's transcript");
+        }
         for m in pending {
             self.record(|s| s.append_message(m));
         }

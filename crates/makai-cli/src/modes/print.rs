@@ -49,13 +49,18 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
     let stdout = std::io::stdout();
     if format == Format::Json {
         let header = app.session().lock().header().clone();
+        let line = match serde_json::to_string(&header) {
+            Ok(line) => line,
+            Err(e) => {
+                eprintln!("makai: the session header could not be encoded: {e}");
+                return EXIT_FAILED;
+            }
+        };
         let mut out = stdout.lock();
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&header).unwrap_or_default()
-        );
-        let _ = out.flush();
+        if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+            eprintln!("makai: could not write to stdout: {e}");
+            return EXIT_FAILED;
+        }
     }
     if prompts.is_empty() {
         eprintln!("makai: nothing to send: give a message, pipe text on stdin, or attach @files");
@@ -90,6 +95,7 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
 
 /// Writes the text blocks of the transcript's last message, when it is a
 /// successful assistant message, each followed by a newline (pi's output).
+/// A stdout that cannot be written is said on stderr.
 fn write_final_text(messages: &[AgentMessage]) {
     let Some(last) = messages.last().and_then(AgentMessage::as_assistant) else {
         return;
@@ -98,13 +104,21 @@ fn write_final_text(messages: &[AgentMessage]) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    for block in &last.content {
-        if let AssistantContent::Text(t) = block {
-            let _ = out.write_all(t.text.as_bytes());
-            let _ = out.write_all(b"\n");
-        }
+    let written = last
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            AssistantContent::Text(t) => Some(t),
+            _ => None,
+        })
+        .try_for_each(|t| {
+            out.write_all(t.text.as_bytes())
+                .and_then(|()| out.write_all(b"\n"))
+        })
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        eprintln!("makai: could not write the answer to stdout: {e}");
     }
-    let _ = out.flush();
 }
 
 /// True when the run ended normally.

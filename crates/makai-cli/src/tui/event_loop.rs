@@ -204,6 +204,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
         }
     }
     if app.is_streaming() {
+        // Quitting: a run that does not stop within 3 s ends with the process.
         let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;
     }
     crate::error::EXIT_OK

@@ -32,6 +32,7 @@ fn restore_terminal() {
     }
     let mut out = std::io::stdout();
     if ENHANCED.swap(false, Ordering::SeqCst) {
+        // Restoring the terminal is best effort: each step is tried even if one fails.
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = execute!(
@@ -41,6 +42,7 @@ fn restore_terminal() {
         LeaveAlternateScreen,
         cursor::Show
     );
+    // As above: best effort, every step tried.
     let _ = disable_raw_mode();
     let _ = out.flush();
 }
@@ -90,6 +92,7 @@ impl Tui {
         }
         match Terminal::new(CrosstermBackend::new(out)) {
             Ok(mut terminal) => {
+                // A failed clear leaves old text on screen; the next draw repaints it.
                 let _ = terminal.clear();
                 Ok(Tui { terminal })
             }

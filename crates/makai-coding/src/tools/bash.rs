@@ -207,6 +207,7 @@ pub(crate) async fn run_command(
         && matches!(ending, Ending::Exited(_))
         && !group_gone(pgid);
     if leftovers {
+        // The group may have exited already (ESRCH): nothing is left to kill.
         let _ = killpg(pgid, Signal::SIGKILL); // ESRCH: they ended meanwhile.
     }
     acc.finish();
@@ -316,19 +317,23 @@ async fn drain(
 /// Sends SIGTERM to the process group, waits up to [`KILL_GRACE`] for it to
 /// disappear, then sends SIGKILL; reaps the shell.
 pub async fn kill_group(pgid: Pid, child: &mut Child) {
+    // ESRCH (the group exited already) leaves nothing to stop.
     let _ = killpg(pgid, Signal::SIGTERM);
     let until = Instant::now() + KILL_GRACE;
     loop {
+        // Reaping is best effort: the group kill below still runs.
         let _ = child.try_wait();
         if group_gone(pgid) {
             break;
         }
         if Instant::now() >= until {
+            // As above: a group that is gone needs no SIGKILL.
             let _ = killpg(pgid, Signal::SIGKILL);
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // A child that survives SIGKILL for 5 s is left to the kernel.
     let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
 }
 

@@ -24,8 +24,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         tmp.as_file().set_permissions(meta.permissions())?;
     }
     tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(dir) = std::fs::File::open(parent) {
-        let _ = dir.sync_all();
+    if let Ok(dir) = std::fs::File::open(parent)
+        && let Err(e) = dir.sync_all()
+    {
+        // The file itself is written and renamed; only the rename's
+        // durability across a power loss is in doubt.
+        tracing::warn!(dir = %parent.display(), error = %e, "the folder could not be synced after a write");
     }
     Ok(())
 }

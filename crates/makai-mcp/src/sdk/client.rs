@@ -260,6 +260,7 @@ impl Connection {
                     _ = &mut waiting => {}
                     _ = stop.cancelled() => {
                         service_ct.cancel();
+                        // Stopping: a service that does not end in 5 s is left to the runtime.
                         let _ = tokio::time::timeout(Duration::from_secs(5), waiting).await;
                     }
                 }
@@ -394,6 +395,7 @@ struct InFlight {
 impl InFlight {
     async fn cancel(&mut self, reason: &str) {
         if let Some(id) = self.id.take() {
+            // A cancellation notice is best effort: the server may be gone already.
             let _ = self
                 .peer
                 .notify_cancelled(CancelledNotificationParam::new(
@@ -412,6 +414,7 @@ impl Drop for InFlight {
             let peer = self.peer.clone();
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(async move {
+                    // A cancellation notice is best effort: the server may be gone already.
                     let _ = peer
                         .notify_cancelled(CancelledNotificationParam::new(
                             Some(id),

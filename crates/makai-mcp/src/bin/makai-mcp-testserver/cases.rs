@@ -44,6 +44,7 @@ impl Cases {
                 .append(true)
                 .open(path)
         {
+            // Test server: a log line that cannot be written changes no case.
             let _ = writeln!(f, "{line}");
         }
     }
@@ -118,6 +119,7 @@ impl Cases {
                         let p = ProgressNotificationParam::new(token.clone(), i as f64)
                             .with_total(steps as f64)
                             .with_message(format!("step {i}"));
+                        // Test server: a client that left needs no progress.
                         let _ = ctx.peer.notify_progress(p).await;
                     }
                 }
@@ -129,6 +131,7 @@ impl Cases {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(new.clone());
+                // Test server: a client that left needs no notice.
                 let _ = ctx.peer.notify_tool_list_changed().await;
                 text(format!("added {new}"))
             }

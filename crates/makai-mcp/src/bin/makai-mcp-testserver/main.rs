@@ -85,6 +85,7 @@ async fn main() {
     let server = cases::Cases::new(args.log);
     match server.serve(rmcp::transport::stdio()).await {
         Ok(running) => {
+            // Test server: it ends when the client goes, however it goes.
             let _ = running.waiting().await;
         }
         Err(e) => {
