@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use makai_ai::{
     Api, Context, EnvOverrides, Model, ModelCost, RetryPolicy, StopReason, StreamOptions,
     UserMessage, stream,
@@ -73,9 +76,7 @@ async fn responses_with_api_key_deployment_and_api_version() {
             "AZURE_OPENAI_DEPLOYMENT_NAME_MAP",
             "gpt-4o=other,gpt-5.4=prod-gpt54",
         );
-    let msg = stream(&responses_model(), &context(), options(env))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&responses_model(), &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "from Azure");
     assert_eq!(
@@ -112,7 +113,7 @@ async fn chat_completions_on_foundry_with_an_entra_token() {
     let mut env = base_env(&server);
     env.set("AZURE_OPENAI_AD_TOKEN", "entra-token-xyz");
     let m = Model::custom(Api::OpenAiCompletions, "azure", "deepseek-v4-pro", "");
-    let msg = stream(&m, &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&m, &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     let req = &server.requests()[0];
     assert_eq!(req.path, "/openai/v1/chat/completions");
@@ -140,9 +141,7 @@ async fn a_service_principal_gets_its_token_from_the_token_endpoint() {
         .set("AZURE_CLIENT_ID", "app-id")
         .set("AZURE_CLIENT_SECRET", "app-secret")
         .set("AZURE_AUTHORITY_HOST", server.url());
-    let msg = stream(&responses_model(), &context(), options(env.clone()))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&responses_model(), &context(), options(env.clone()))).await;
     assert_eq!(msg.text(), "as a principal", "{:?}", msg.error_message);
     let token_request = &server.requests()[0];
     assert_eq!(token_request.path, "/tenant-1/oauth2/v2.0/token");
@@ -161,8 +160,7 @@ async fn a_service_principal_gets_its_token_from_the_token_endpoint() {
     // A wrong secret: the endpoint's refusal, without the secret.
     env.set("AZURE_CLIENT_ID", "app-id-2")
         .set("AZURE_CLIENT_SECRET", "wrong-secret-value");
-    let e = stream(&responses_model(), &context(), options(env))
-        .result()
+    let e = contract::finish(stream(&responses_model(), &context(), options(env)))
         .await
         .error_message
         .unwrap();
@@ -185,9 +183,7 @@ async fn missing_endpoint_and_refused_key_are_clear_errors() {
     });
     let mut env = base_env(&server);
     env.set("AZURE_OPENAI_API_KEY", "wrong-key-value");
-    let msg = stream(&responses_model(), &context(), options(env.clone()))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&responses_model(), &context(), options(env.clone()))).await;
     let e = msg.error_message.unwrap();
     assert!(
         e.contains("HTTP 401") && e.contains("invalid subscription key"),
@@ -195,8 +191,7 @@ async fn missing_endpoint_and_refused_key_are_clear_errors() {
     );
     assert!(!e.contains("wrong-key-value"), "{e}");
     env.set("AZURE_OPENAI_BASE_URL", "");
-    let e = stream(&responses_model(), &context(), options(env))
-        .result()
+    let e = contract::finish(stream(&responses_model(), &context(), options(env)))
         .await
         .error_message
         .unwrap();

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use makai_ai::{
     Api, AssistantMessageEvent, Context, EnvOverrides, Model, ModelCost, RetryPolicy, StopReason,
     StreamOptions, ToolDefinition, UserMessage, stream,
@@ -119,6 +122,7 @@ async fn signed_stream_with_reasoning_text_tool_call_usage_and_cost() {
     while let Some(e) = futures::StreamExt::next(&mut events).await {
         seen.push(e);
     }
+    contract::assert_stream_contract(&seen);
     let msg = match seen.last().unwrap() {
         AssistantMessageEvent::Done { message, .. } => message.clone(),
         other => panic!("expected done, got {other:?}"),
@@ -178,7 +182,7 @@ async fn bedrock_api_key_is_a_bearer_token() {
     let home = tempfile::tempdir().unwrap();
     let mut env = base_env(&server, home.path());
     env.set("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-123");
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "hi");
     assert_eq!(
@@ -206,7 +210,7 @@ async fn profile_credentials_from_the_shared_files() {
     .unwrap();
     let mut env = base_env(&server, home.path());
     env.set("AWS_PROFILE", "work").set("AWS_REGION", "");
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "from profile");
     // The region came from the profile.
@@ -223,17 +227,14 @@ async fn unknown_profile_and_empty_chain_are_clear_errors() {
     let server = MockServer::start(Scenario::new()).await.unwrap();
     let home = tempfile::tempdir().unwrap();
     let mut env = base_env(&server, home.path());
-    let msg = stream(&model(), &context(), options(env.clone()))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&model(), &context(), options(env.clone()))).await;
     let e = msg.error_message.unwrap();
     assert!(
         e.contains("no AWS credentials found") && e.contains("AWS_PROFILE"),
         "{e}"
     );
     env.set("AWS_PROFILE", "nope");
-    let e = stream(&model(), &context(), options(env))
-        .result()
+    let e = contract::finish(stream(&model(), &context(), options(env)))
         .await
         .error_message
         .unwrap();
@@ -322,7 +323,7 @@ async fn expired_credentials_are_refreshed_once_then_a_clear_error() {
     // Now every key the source hands out is expired: refreshed once, then the error.
     server.expire_aws_key("AKIAROTATE2");
     server.expire_aws_key("AKIAROTATE3");
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Error);
     let e = msg.error_message.unwrap();
     assert!(
@@ -401,7 +402,7 @@ async fn a_crc_mismatch_is_a_clear_error_and_not_retried() {
     .unwrap();
     let mut env = base_env(&server, home.path());
     env.set("AWS_BEARER_TOKEN_BEDROCK", "k");
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     assert_eq!(msg.stop_reason, StopReason::Error);
     let e = msg.error_message.unwrap();
     assert!(
@@ -431,7 +432,7 @@ async fn a_403_names_the_missing_permission() {
     let mut env = base_env(&server, home.path());
     env.set("AWS_ACCESS_KEY_ID", KEY_ID)
         .set("AWS_SECRET_ACCESS_KEY", SECRET);
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     let e = msg.error_message.unwrap();
     assert!(
         e.contains("HTTP 403")
@@ -457,7 +458,7 @@ async fn a_wrong_secret_is_refused_by_the_servers_signature_check() {
     let mut env = base_env(&server, home.path());
     env.set("AWS_ACCESS_KEY_ID", KEY_ID)
         .set("AWS_SECRET_ACCESS_KEY", "not-the-right-secret-key");
-    let msg = stream(&model(), &context(), options(env)).result().await;
+    let msg = contract::finish(stream(&model(), &context(), options(env))).await;
     let e = msg.error_message.unwrap();
     assert!(e.contains("signature we calculated does not match"), "{e}");
     assert!(!e.contains("not-the-right-secret-key"), "{e}");

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 #[path = "../examples/gen_catalog/generate.rs"]
 mod generate;
 
@@ -153,7 +156,7 @@ async fn every_wire_api_reports_the_catalog_cost_of_its_response() {
             api_key: Some(makai_ai::ApiKey::new(codex_like_key())),
             ..Default::default()
         };
-        let msg = stream(&target, &context, options).result().await;
+        let msg = contract::finish(stream(&target, &context, options)).await;
         assert_eq!(
             msg.stop_reason,
             StopReason::Stop,

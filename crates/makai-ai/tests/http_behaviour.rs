@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -53,6 +56,7 @@ async fn run(
     while let Some(e) = s.next().await {
         events.push(e);
     }
+    contract::assert_stream_contract(&events);
     let last = events.last().cloned();
     let message = match last {
         Some(AssistantMessageEvent::Done { message, .. }) => message,
@@ -422,9 +426,7 @@ async fn missing_key_for_a_hosted_provider_is_a_clear_error_naming_the_variable(
     if std::env::var("GROQ_API_KEY").is_ok() {
         return; // a real key is configured on this machine; nothing to check
     }
-    let message = stream(&m, &context(), StreamOptions::default())
-        .result()
-        .await;
+    let message = contract::finish(stream(&m, &context(), StreamOptions::default())).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert!(message.error_message.unwrap().contains("GROQ_API_KEY"));
 }

@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use makai_ai::{
     Api, AssistantContent, AssistantMessage, CacheRetention, Context, Message, Model, StopReason,
     StreamOptions, TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolChoice,
@@ -77,7 +80,7 @@ async fn send(api: Api, context: &Context, options: StreamOptions) -> RecordedRe
         .await
         .unwrap();
     let m = model(api, &server, "mock");
-    let message = stream(&m, context, options).result().await;
+    let message = contract::finish(stream(&m, context, options)).await;
     assert_eq!(
         message.stop_reason,
         StopReason::Stop,
@@ -249,7 +252,7 @@ async fn a_conversation_from_each_provider_replays_to_every_other() {
                 .unwrap();
             let mut m = model(target, &server, "other");
             m.input = vec![makai_ai::Modality::Text];
-            let message = stream(&m, &ctx, StreamOptions::default()).result().await;
+            let message = contract::finish(stream(&m, &ctx, StreamOptions::default())).await;
             assert_eq!(
                 message.stop_reason,
                 StopReason::Stop,

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -117,7 +120,7 @@ async fn scenarios() -> String {
         "anthropic.claude-x",
         "https://bedrock-runtime.us-east-1.amazonaws.com",
     );
-    let msg = stream(
+    let msg = contract::finish(stream(
         &bedrock,
         &context(),
         StreamOptions {
@@ -125,12 +128,11 @@ async fn scenarios() -> String {
             retry: fast(),
             ..Default::default()
         },
-    )
-    .result()
+    ))
     .await;
     assert_eq!(msg.text(), "ok", "{:?}", msg.error_message);
     server.expire_aws_key("AKIDLOGTEST");
-    let msg = stream(
+    let msg = contract::finish(stream(
         &bedrock,
         &context(),
         StreamOptions {
@@ -138,8 +140,7 @@ async fn scenarios() -> String {
             retry: fast(),
             ..Default::default()
         },
-    )
-    .result()
+    ))
     .await;
     errors.push_str(&msg.error_message.unwrap_or_default());
 
@@ -174,9 +175,9 @@ async fn scenarios() -> String {
         retry: fast(),
         ..Default::default()
     };
-    stream(&vertex, &context(), options.clone()).result().await;
+    contract::finish(stream(&vertex, &context(), options.clone())).await;
     server.expire_tokens();
-    let msg = stream(&vertex, &context(), options).result().await;
+    let msg = contract::finish(stream(&vertex, &context(), options)).await;
     assert_eq!(msg.text(), "b", "{:?}", msg.error_message);
 
     // Azure: a refused key.
@@ -190,7 +191,7 @@ async fn scenarios() -> String {
     env.set("AZURE_OPENAI_BASE_URL", server.url())
         .set("AZURE_OPENAI_API_KEY", AZURE_KEY);
     let azure = Model::custom(Api::AzureOpenAiResponses, "azure", "gpt-5.4", "");
-    let msg = stream(
+    let msg = contract::finish(stream(
         &azure,
         &context(),
         StreamOptions {
@@ -198,8 +199,7 @@ async fn scenarios() -> String {
             retry: fast(),
             ..Default::default()
         },
-    )
-    .result()
+    ))
     .await;
     errors.push_str(&msg.error_message.unwrap_or_default());
 
@@ -226,7 +226,7 @@ async fn scenarios() -> String {
         retry: fast(),
         ..Default::default()
     };
-    let msg = stream(&anthropic, &context(), options).result().await;
+    let msg = contract::finish(stream(&anthropic, &context(), options)).await;
     errors.push_str(&msg.error_message.unwrap_or_default());
     errors
 }

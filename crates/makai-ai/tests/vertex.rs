@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -119,9 +122,7 @@ async fn gemini_on_vertex_with_a_service_account_token_cached_across_calls() {
     let dir = tempfile::tempdir().unwrap();
     let sa = service_account(dir.path(), &server);
     let m = at(model(Api::GoogleVertex, "gemini-2.5-flash"), &server);
-    let first = stream(&m, &context(), options(env(&sa, &server.url())))
-        .result()
-        .await;
+    let first = contract::finish(stream(&m, &context(), options(env(&sa, &server.url())))).await;
     assert_eq!(
         first.stop_reason,
         StopReason::Stop,
@@ -133,9 +134,7 @@ async fn gemini_on_vertex_with_a_service_account_token_cached_across_calls() {
     assert_eq!((first.usage.input, first.usage.cache_read), (10, 100));
     let want = (10.0 * 0.3 + 5.0 * 2.5 + 100.0 * 0.03) / 1e6;
     assert!((first.usage.cost.total - want).abs() < 1e-12);
-    let second = stream(&m, &context(), options(env(&sa, &server.url())))
-        .result()
-        .await;
+    let second = contract::finish(stream(&m, &context(), options(env(&sa, &server.url())))).await;
     assert_eq!(second.text(), "again");
     assert_eq!(
         server.tokens_issued(),
@@ -177,9 +176,7 @@ async fn an_expired_token_is_refreshed_once_then_a_clear_error() {
     let sa = service_account(dir.path(), &server);
     // A distinct key file: its own cache entry (the cache is process-wide).
     let m = at(model(Api::GoogleVertex, "gemini-2.5-pro"), &server);
-    let first = stream(&m, &context(), options(env(&sa, "a")))
-        .result()
-        .await;
+    let first = contract::finish(stream(&m, &context(), options(env(&sa, "a")))).await;
     assert_eq!(first.text(), "first");
     server.expire_tokens();
     let mut events = stream(&m, &context(), options(env(&sa, "a")));
@@ -202,9 +199,7 @@ async fn an_expired_token_is_refreshed_once_then_a_clear_error() {
         client_email: Some("someone-else@x".into()),
         ..tokens()
     });
-    let msg = stream(&m, &context(), options(env(&sa, "a")))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&m, &context(), options(env(&sa, "a")))).await;
     assert_eq!(msg.stop_reason, StopReason::Error);
     let e = msg.error_message.unwrap();
     assert!(
@@ -242,9 +237,7 @@ async fn claude_on_vertex_uses_stream_raw_predict_and_the_anthropic_stream() {
         cache_write: 3.75,
         tiers: Vec::new(),
     };
-    let msg = stream(&m, &context(), options(env(&sa, "b")))
-        .result()
-        .await;
+    let msg = contract::finish(stream(&m, &context(), options(env(&sa, "b")))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "Claude here");
     assert_eq!(msg.thinking(), "Hmm.");
@@ -299,7 +292,7 @@ async fn gcloud_user_credentials_are_exchanged_with_their_refresh_token() {
     e.set("GOOGLE_APPLICATION_CREDENTIALS", "")
         .set("CLOUDSDK_CONFIG", dir.path().display().to_string());
     let m = at(model(Api::GoogleVertex, "gemini-2.5-flash-lite"), &server);
-    let msg = stream(&m, &context(), options(e)).result().await;
+    let msg = contract::finish(stream(&m, &context(), options(e))).await;
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "as a user");
 }
@@ -314,8 +307,7 @@ async fn missing_project_location_or_credentials_are_clear_errors() {
         .set("CLOUDSDK_CONFIG", dir.path().display().to_string())
         .set("GOOGLE_CLOUD_PROJECT", "p")
         .set("GOOGLE_CLOUD_LOCATION", "us-central1");
-    let err = stream(&m, &context(), options(e.clone()))
-        .result()
+    let err = contract::finish(stream(&m, &context(), options(e.clone())))
         .await
         .error_message
         .unwrap();
@@ -330,8 +322,7 @@ async fn missing_project_location_or_credentials_are_clear_errors() {
     let sa = service_account(dir.path(), &server);
     let mut e = env(&sa, "d");
     e.set("GOOGLE_CLOUD_PROJECT", "").set("GCLOUD_PROJECT", "");
-    let err = stream(&m, &context(), options(e))
-        .result()
+    let err = contract::finish(stream(&m, &context(), options(e)))
         .await
         .error_message
         .unwrap();
@@ -347,7 +338,7 @@ async fn an_api_key_uses_the_express_endpoint_header() {
     let mut e = EnvOverrides::default();
     e.set("GOOGLE_CLOUD_API_KEY", "AIza-test-key")
         .set("GOOGLE_CLOUD_LOCATION", "");
-    let msg = stream(&m, &context(), options(e)).result().await;
+    let msg = contract::finish(stream(&m, &context(), options(e))).await;
     assert_eq!(msg.text(), "express", "{:?}", msg.error_message);
     let req = &server.requests()[0];
     assert_eq!(

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::contract;
+
 use std::path::{Path, PathBuf};
 
 use makai_ai::{
@@ -59,7 +62,7 @@ async fn replay(api: Api, path: &Path, chunk: Option<usize>) -> AssistantMessage
         retry: RetryPolicy::none(),
         ..Default::default()
     };
-    stream(&model, &context, options).result().await
+    contract::finish(stream(&model, &context, options)).await
 }
 
 fn check(name: &str, expected: &Value, got: &AssistantMessage) -> Vec<String> {

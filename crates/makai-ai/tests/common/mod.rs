@@ -1,0 +1,4 @@
+//! Helpers shared by makai-ai's tests.
+#![allow(dead_code)]
+
+pub mod contract;
