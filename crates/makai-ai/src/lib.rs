@@ -44,6 +44,7 @@ pub mod sigv4;
 pub mod sse;
 mod stream;
 pub mod tagged;
+pub mod testing;
 pub mod transform;
 mod usage;
 

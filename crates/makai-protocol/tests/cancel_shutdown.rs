@@ -42,7 +42,7 @@ async fn cancel_on_the_client_stops_the_server_side_request() {
     assert_eq!(proxy.open.load(Ordering::SeqCst), 1);
     let t0 = Instant::now();
     cancel.cancel();
-    let rest = collect(s).await;
+    let rest = collect_tail(s).await;
     let last = rest.last().unwrap();
     assert!(
         matches!(
@@ -102,7 +102,7 @@ async fn graceful_shutdown_lets_running_calls_finish() {
     let mut s = remote.stream(&m, &context("go"), options()).await;
     s.next().await.unwrap();
     let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(20)));
-    let rest = collect(s).await;
+    let rest = collect_tail(s).await;
     let AssistantMessageEvent::Done { message, .. } = rest.last().unwrap() else {
         panic!("{:?}", rest.last())
     };
@@ -130,7 +130,7 @@ async fn shutdown_past_grace_ends_streams_with_a_clear_error() {
     }
     let report = server.shutdown(Duration::from_millis(100)).await;
     assert_eq!(report.cut_short, 1);
-    let rest = collect(s).await;
+    let rest = collect_tail(s).await;
     let AssistantMessageEvent::Error { reason, error } = rest.last().unwrap() else {
         panic!("{:?}", rest.last())
     };

@@ -71,7 +71,20 @@ pub async fn client(url: &str) -> RemoteProtocolClient {
         .expect("client connects")
 }
 
+/// Every event of a stream, checked against the stream contract
+/// (`makai_ai::testing`): what crossed the wire obeys it as the in-process
+/// stream does.
 pub async fn collect(stream: AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
+    let events = tokio::time::timeout(WAIT, stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream ended in time");
+    makai_ai::testing::assert_stream_contract(&events);
+    events
+}
+
+/// The rest of a stream whose first events the test already read (so the
+/// contract cannot be checked on it alone).
+pub async fn collect_tail(stream: AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
     tokio::time::timeout(WAIT, stream.collect::<Vec<_>>())
         .await
         .expect("the stream ended in time")
