@@ -271,3 +271,36 @@ fn steering_skips_the_remaining_calls_by_default_and_after_tool_batch_runs_them(
     let setting = steer_during_a_batch(&[], Some(json!({"steeringDelivery": "after-tool-batch"})));
     assert!(setting[1].contains("two"), "{setting:?}");
 }
+
+#[test]
+fn a_thinking_level_change_is_an_event() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new());
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"thinker": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "deep", "reasoning": true}]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&env, &s(&["--model", "thinker/deep"]));
+    rpc.ok(json!({"type": "set_thinking_level", "level": "high"}));
+    assert!(
+        rpc.seen
+            .contains(&json!({"type": "thinking_level_changed", "level": "high"})),
+        "{:?}",
+        rpc.seen
+    );
+    let cycled = rpc.ok(json!({"type": "cycle_thinking_level"}));
+    let level = cycled["level"].clone();
+    assert!(
+        rpc.seen
+            .contains(&json!({"type": "thinking_level_changed", "level": level})),
+        "{:?}",
+        rpc.seen
+    );
+    assert_eq!(rpc.ok(json!({"type": "get_state"}))["thinkingLevel"], level);
+    assert_eq!(rpc.finish(), 0);
+}
