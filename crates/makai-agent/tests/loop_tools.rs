@@ -415,3 +415,87 @@ async fn dry_run_describes_mutating_tools_and_runs_read_only_ones() {
     assert!(!results[0].2, "a dry run is not an error");
     assert_eq!(results[1], ("b".into(), "read me".into(), false));
 }
+
+/// A model that sends megabytes where a short value belongs gets an error it
+/// can read, not its own megabytes back: every echo of its input is bounded.
+#[tokio::test]
+async fn a_2mb_argument_or_tool_name_is_not_echoed_back_whole() {
+    let huge = "p".repeat(2 * 1024 * 1024);
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        count: u32,
+    }
+    let tool = || {
+        TypedTool::new("read", "Reads.", |_a: Args, _ctx| async move {
+            Ok(ToolOutput::text("x"))
+        })
+        .into_arc()
+    };
+    let limit = 2_000;
+    let (wrong_type, _, _) = run_one_call(
+        vec![tool()],
+        ScriptedResponse::tool_call("a", "read", json!({"count": huge})),
+    )
+    .await;
+    let (unknown, _, _) = run_one_call(
+        vec![tool()],
+        ScriptedResponse::tool_call("a", &huge, json!({})),
+    )
+    .await;
+    let (broken, _, _) = run_one_call(
+        vec![tool()],
+        ScriptedResponse::raw_tool_call("a", "read", format!("{{\"count\": \"{huge}")),
+    )
+    .await;
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Many {
+        a: u32,
+        b: u32,
+        c: u32,
+        d: u32,
+        e: u32,
+        f: u32,
+        g: u32,
+        h: u32,
+        i: u32,
+        j: u32,
+        k: u32,
+        l: u32,
+    }
+    let strict = TypedTool::new("strict", "Strict.", |_a: Many, _ctx| async move {
+        Ok(ToolOutput::text("x"))
+    })
+    .into_arc();
+    let (many_problems, _, _) = run_one_call(
+        vec![strict],
+        ScriptedResponse::tool_call("a", "strict", json!({})),
+    )
+    .await;
+    for (case, results) in [
+        ("wrong type", &wrong_type),
+        ("unknown tool", &unknown),
+        ("broken JSON", &broken),
+        ("many problems", &many_problems),
+    ] {
+        let (_, text, is_error) = &results[0];
+        assert!(is_error, "{case}: {text}");
+        assert!(text.len() < limit, "{case}: {} bytes", text.len());
+    }
+    assert!(
+        wrong_type[0].1.contains("characters in all"),
+        "{:?}",
+        wrong_type[0].1
+    );
+    assert!(
+        unknown[0].1.contains("Available tools: read"),
+        "{:?}",
+        unknown[0].1
+    );
+    assert!(
+        many_problems[0].1.contains("and 2 more problems"),
+        "{:?}",
+        many_problems[0].1
+    );
+}

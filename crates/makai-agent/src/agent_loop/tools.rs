@@ -17,6 +17,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::task::{AbortHandle, JoinError};
 
+use makai_ai::quote::{bound_echoes, bounded};
 use makai_ai::{AssistantMessage, ToolCall, ToolResultMessage, UserContent, now_ms};
 
 use super::run::Run;
@@ -25,6 +26,10 @@ use crate::event::{AgentEvent, EndReason};
 use crate::hooks::{ToolCallDecision, ToolCallInfo};
 use crate::message::AgentMessage;
 use crate::tool::{AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, UpdateGate};
+
+/// How many schema problems an invalid-arguments error lists; the rest are
+/// counted.
+const MAX_PROBLEMS_SHOWN: usize = 10;
 
 /// The result of a call skipped because a steering message arrived.
 pub const SKIPPED_TOOL_TEXT: &str = "Skipped due to queued user message.";
@@ -182,7 +187,7 @@ impl Batch<'_> {
                         });
                         return Prepared::Immediate(error_text(format!(
                             "Not executed: '{}' was called {repeats} times in a row with the same arguments, so the run is stopped to avoid a loop.",
-                            call.name
+                            bounded(&call.name)
                         )));
                     }
                     LoopAction::Warn => self.warn[i] = Some(repeats),
@@ -191,10 +196,11 @@ impl Batch<'_> {
         }
         if let Some(problem) = &call.arguments_error {
             let raw = call.raw_arguments.as_deref().unwrap_or("");
-            let shown: String = raw.chars().take(500).collect();
             return Prepared::Immediate(error_text(format!(
-                "Tool call '{}' was not executed: its arguments were not valid ({problem}). Received: {shown}. Call the tool again with complete, valid JSON arguments.",
-                call.name
+                "Tool call '{}' was not executed: its arguments were not valid ({}). Received: {}. Call the tool again with complete, valid JSON arguments.",
+                bounded(&call.name),
+                bound_echoes(problem, raw),
+                bounded(raw)
             )));
         }
         let tools = &self.run.ctx.tools;
@@ -206,14 +212,21 @@ impl Batch<'_> {
             };
             return Prepared::Immediate(error_text(format!(
                 "Tool '{}' not found. Available tools: {available}.",
-                call.name
+                bounded(&call.name)
             )));
         };
         if let Err(problems) = tools.validate(&call.name, &self.args[i]) {
             let mut text = format!("Invalid arguments for tool '{}':", call.name);
-            for p in problems {
+            let count = problems.len();
+            for p in problems.iter().take(MAX_PROBLEMS_SHOWN) {
                 text.push_str("\n- ");
-                text.push_str(&p);
+                text.push_str(&bounded(p).to_string());
+            }
+            if count > MAX_PROBLEMS_SHOWN {
+                text.push_str(&format!(
+                    "\n- … and {} more problems",
+                    count - MAX_PROBLEMS_SHOWN
+                ));
             }
             text.push_str("\nCall the tool again with arguments that match its parameter schema.");
             return Prepared::Immediate(error_text(text));

@@ -106,7 +106,10 @@ impl ToolSet {
     /// is not enforced (a warning is logged once).
     pub fn validate(&self, name: &str, args: &Value) -> Result<(), Vec<String>> {
         let Some(entry) = self.inner.entries.iter().find(|e| e.tool.name() == name) else {
-            return Err(vec![format!("no tool named '{name}'")]);
+            return Err(vec![format!(
+                "no tool named '{}'",
+                makai_ai::quote::bounded(name)
+            )]);
         };
         let validator = entry.validator.get_or_init(|| {
             match jsonschema::validator_for(entry.tool.parameters()) {
