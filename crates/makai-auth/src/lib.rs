@@ -120,10 +120,10 @@ impl KeyResolver {
     pub fn new(
         home: Option<PathBuf>,
         explicit_provider: Option<String>,
-        explicit: Option<String>,
+        explicit: Option<ApiKey>,
     ) -> Self {
         let explicit = match (explicit_provider, explicit) {
-            (Some(p), Some(k)) => Some((p, ApiKey::new(k))),
+            (Some(p), Some(k)) => Some((p, k)),
             _ => None,
         };
         KeyResolver {

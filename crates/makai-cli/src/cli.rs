@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use makai_ai::ApiKey;
 use makai_ai::quote::bounded;
 use makai_ai::{Api, ThinkingLevel};
 
@@ -46,8 +47,8 @@ pub struct Args {
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// API key for the selected provider (overrides auth.json and the environment).
-    #[arg(long = "api-key", value_name = "KEY")]
-    pub api_key: Option<String>,
+    #[arg(long = "api-key", value_name = "KEY", value_parser = parse_api_key)]
+    pub api_key: Option<ApiKey>,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
     pub thinking: Option<ThinkingLevel>,
@@ -321,7 +322,11 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     require_name("--agent", "agent name", args.agent.as_deref())?;
     require_name("--session", "session id or path", args.session.as_deref())?;
     require_name("--name", "session name", args.name.as_deref())?;
-    if args.api_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
+    if args
+        .api_key
+        .as_ref()
+        .is_some_and(|k| k.expose().trim().is_empty())
+    {
         return Err(CliError::Usage(
             "--api-key is empty; give the key, or leave --api-key out to use auth.json or the environment"
                 .into(),
@@ -422,6 +427,12 @@ impl Args {
     }
 }
 
+/// Reads `--api-key` into an [`ApiKey`], so `Debug` of the options never
+/// shows it.
+fn parse_api_key(value: &str) -> Result<ApiKey, String> {
+    Ok(ApiKey::new(value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,6 +462,20 @@ mod tests {
         assert!(a.print);
         assert_eq!(a.messages, ["@a.txt", "hello"]);
         assert_eq!(a.tools.as_deref(), Some("read,ls"));
+    }
+
+    #[test]
+    fn the_api_key_flag_never_shows_in_debug_output() {
+        let Invocation::Run(a) = run(&["--api-key", "sk-secret-123", "hi"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            a.api_key.as_ref().map(|k| k.expose()),
+            Some("sk-secret-123")
+        );
+        let shown = format!("{a:?}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
     }
 
     #[test]
