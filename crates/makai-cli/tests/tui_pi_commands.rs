@@ -127,6 +127,8 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
     pane.keys(&["Down", "Down", "Enter"]);
     pane.wait_text("Steering mode: all");
     pane.keys(&["Escape"]);
+    // A key sent right after Escape would read as Alt+key: wait for the close.
+    pane.wait_for("the settings to close", |s| !s.contains("Settings (Enter"));
 
     run("/scoped-models mock*,anthropic/*");
     pane.wait_text("Ctrl+P cycles through: mock*, anthropic/*");

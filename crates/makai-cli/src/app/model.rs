@@ -103,6 +103,12 @@ impl AppSession {
     /// Switches to the next available model (within the scoped models, when
     /// set); `None` when there is no other.
     pub async fn cycle_model(&self) -> Option<(Model, ThinkingLevel)> {
+        self.cycle_model_by(true).await
+    }
+
+    /// Switches to the next (`forward`) or previous available model (within
+    /// the scoped models, when set); `None` when there is no other.
+    pub async fn cycle_model_by(&self, forward: bool) -> Option<(Model, ThinkingLevel)> {
         let scope = self.scoped_models();
         let mut models = self.available_models().await;
         if !scope.is_empty() {
@@ -117,7 +123,8 @@ impl AppSession {
             .iter()
             .position(|m| same_model(m, &current))
             .unwrap_or(0);
-        let next = models[(i + 1) % models.len()].clone();
+        let step = if forward { 1 } else { models.len() - 1 };
+        let next = models[(i + step) % models.len()].clone();
         self.set_model(next.clone());
         Some((next, self.thinking_level()))
     }

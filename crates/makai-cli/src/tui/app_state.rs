@@ -11,6 +11,7 @@ use makai_ai::{ThinkingLevel, Usage};
 
 use super::input::complete::{Completion, FileIndex};
 use super::input::editor::Editor;
+use super::keymap::KeyMap;
 use super::render::RenderCache;
 use super::selectors::Selector;
 use super::transcript::{Level, Transcript};
@@ -105,6 +106,22 @@ pub struct UiState {
     pub questions: VecDeque<super::approval::Question>,
     /// A denied question whose reason is being typed in the editor.
     pub awaiting_reason: Option<super::approval::Question>,
+    /// The keys of the actions (defaults and `keybindings.json`).
+    pub keymap: KeyMap,
+    /// A jump to a character was asked for (true: forward); the next
+    /// character typed is its target.
+    pub pending_jump: Option<bool>,
+    /// Something only the UI loop can do with the terminal, asked for by a key.
+    pub terminal_request: Option<TerminalRequest>,
+}
+
+/// What a key asks of the terminal itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TerminalRequest {
+    /// Suspend makai (Ctrl+Z).
+    Suspend,
+    /// Edit the prompt in an external editor (Ctrl+G).
+    ExternalEditor,
 }
 
 impl UiState {
@@ -116,6 +133,7 @@ impl UiState {
             ..Default::default()
         };
         st.reload(app);
+        st.load_keymap();
         // Said on stderr too, but the full-screen UI hides that.
         match app.sandbox() {
             Err(e) => st.notice(Level::Error, format!("Shell commands are refused: {e}")),
@@ -125,6 +143,25 @@ impl UiState {
             Ok(_) => {}
         }
         st
+    }
+
+    /// Reads the keys of the actions again: the defaults, then
+    /// `keybindings.json` in pi's agent folder and in makai's home. What a
+    /// file gets wrong is shown as a warning.
+    pub fn load_keymap(&mut self) {
+        let folders: Vec<std::path::PathBuf> = [
+            makai_coding::resources::pi_agent_dir(),
+            makai_coding::makai_home(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let refs: Vec<&std::path::Path> = folders.iter().map(|p| p.as_path()).collect();
+        let (keymap, warnings) = KeyMap::load(&refs);
+        self.keymap = keymap;
+        for w in warnings {
+            self.notice(Level::Warning, format!("Keybindings: {w}"));
+        }
     }
 
     /// True while a run is going or about to start.

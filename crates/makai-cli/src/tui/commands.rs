@@ -44,39 +44,18 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("login", "Show stored credentials, or /login PROVIDER KEY"),
     ("logout", "Remove stored credentials (/logout PROVIDER)"),
     ("mcp", "Show the MCP servers and their tools"),
-    ("reload", "Find skills and prompt templates again"),
+    (
+        "reload",
+        "Find skills and prompt templates again, re-read keybindings.json",
+    ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("help", "Show the commands"),
     ("quit", "Leave makai"),
 ];
 
-/// The keyboard shortcuts, for `/hotkeys`.
-const HOTKEYS: &[(&str, &str)] = &[
-    ("Enter", "Send; while a run goes: queue a steering message"),
-    ("Alt+Enter", "While a run goes: queue a follow-up message"),
-    ("Shift+Enter, Ctrl+J", "New line"),
-    (
-        "Esc",
-        "Abort the run (queued messages return to the editor); close popups",
-    ),
-    ("Ctrl+C", "Clear the editor; twice within a second: exit"),
-    ("Ctrl+D", "Exit when the editor is empty"),
-    (
-        "Up / Down",
-        "Move between lines; in an empty editor: browse sent prompts",
-    ),
-    ("Alt+Up", "Move queued messages back into the editor"),
-    ("PageUp / PageDown, wheel", "Scroll the conversation"),
-    ("Ctrl+T", "Show or hide thinking"),
-    ("Ctrl+O", "Expand or collapse tool output"),
-    ("Shift+Tab", "Next thinking level"),
-    ("Ctrl+L", "Choose the model"),
-    ("Ctrl+P", "Next available model (see /scoped-models)"),
-    (
-        "Ctrl+X",
-        "Copy the last assistant message (in /tree: the selected one)",
-    ),
-    ("@", "Complete a file path (Tab or Enter inserts)"),
+/// Shortcuts that are not actions of the key map, for `/hotkeys`.
+const OTHER_KEYS: &[(&str, &str)] = &[
+    ("Mouse wheel", "Scroll the conversation"),
     (
         "!command",
         "Run a shell command in the sandbox (!! keeps it out of the context)",
@@ -85,12 +64,7 @@ const HOTKEYS: &[(&str, &str)] = &[
         "/",
         "Commands, prompt templates and /skill:name (Tab or Enter completes)",
     ),
-    ("Ctrl+A / Ctrl+E", "Line start / end"),
-    ("Ctrl+W, Alt+Backspace", "Delete the word before the cursor"),
-    ("Ctrl+U / Ctrl+K", "Delete to line start / end"),
-    ("Alt+D", "Delete the word after the cursor"),
-    ("Ctrl+Y", "Put back the text deleted last"),
-    ("Alt+B / Alt+F, Ctrl+Left/Right", "Word left / right"),
+    ("@", "Complete a file path (Tab or Enter inserts)"),
 ];
 
 /// True when `text` starts with a built-in command (`/name` or `/name args`)
@@ -127,10 +101,24 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
         "help" => ctx
             .st
             .notice(Level::Info, format!("Commands:\n{}", table(COMMANDS, "/"))),
-        "hotkeys" => ctx.st.notice(
-            Level::Info,
-            format!("Keyboard shortcuts:\n{}", table(HOTKEYS, "")),
-        ),
+        "hotkeys" => {
+            let mut rows = ctx.st.keymap.rows();
+            rows.extend(
+                OTHER_KEYS
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            );
+            let rows: Vec<(&str, &str)> =
+                rows.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            ctx.st.notice(
+                Level::Info,
+                format!(
+                    "Keyboard shortcuts (change them in {}):\n{}",
+                    super::keymap::FILE_NAME,
+                    table(&rows, "")
+                ),
+            )
+        }
         "quit" | "exit" => ctx.st.quit = true,
         "model" => pickers::open_models(ctx, arg),
         "thinking" => thinking(ctx, arg),

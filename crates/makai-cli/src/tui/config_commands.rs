@@ -265,8 +265,10 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
         .notice(Level::Info, format!("MCP servers:\n{}", lines.join("\n")));
 }
 
-/// `/reload`: finds skills and prompt templates again.
+/// `/reload`: finds skills and prompt templates again and re-reads the
+/// key bindings.
 pub fn reload(ctx: &mut Ctx<'_>) {
+    ctx.st.load_keymap();
     let r = ctx.app.reload_resources();
     let mut text = format!(
         "Reloaded: {} skills, {} prompt templates.",

@@ -10,7 +10,7 @@ use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use super::app_state::UiState;
+use super::app_state::{TerminalRequest, UiState};
 use super::input;
 use super::render;
 use super::selectors::Selector;
@@ -132,6 +132,27 @@ fn next_initial_prompt(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// Lends the terminal out as a key asked: to the shell (suspend) or to an
+/// external editor whose text replaces the prompt's.
+async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
+    match request {
+        TerminalRequest::Suspend => {
+            if let Err(e) = tui.suspend().await {
+                ctx.st.notice(Level::Error, format!("Cannot suspend: {e}"));
+            }
+        }
+        TerminalRequest::ExternalEditor => {
+            let text = ctx.st.editor.text();
+            match tui.edit_externally(&text).await {
+                Ok(edited) => ctx.st.editor.set_text(&edited),
+                Err(e) => ctx.st.notice(Level::Error, format!("External editor: {e}")),
+            }
+        }
+    }
+    ctx.st.completion = None;
+    ctx.st.dirty = true;
+}
+
 /// Runs the UI until the user quits; returns the exit code.
 pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
     let mut events = app.subscribe();
@@ -198,6 +219,13 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
                     ctx.st.dirty = true;
                 }
             }
+        }
+        if let Some(request) = ctx.st.terminal_request.take() {
+            // The terminal's reader must stop while someone else reads the
+            // keyboard (the editor, the shell); a new one starts after.
+            drop(term);
+            hand_over(tui, &mut ctx, request).await;
+            term = EventStream::new();
         }
         if ctx.st.quit {
             break;

@@ -10,10 +10,12 @@
 //! - [`event_loop`]: the loop over terminal input, session events and a tick.
 //! - [`app_state`]: what the UI remembers; [`transcript`]: the conversation items.
 //! - [`render`]: drawing; [`markdown`] and [`wrap`]: text to styled rows.
-//! - [`input`]: keys, the editor and completion; [`commands`] and
+//! - [`input`]: keys, the editor and completion; [`keymap`]: pi's named
+//!   actions, their keys and `keybindings.json`; [`commands`] and
 //!   [`pickers`]: slash commands and their selectors ([`selectors`]).
 //! - [`approval`]: approval questions; [`bang`]: `!command` shell runs.
-//! - [`terminal`]: entering and restoring the terminal (also on panic).
+//! - [`terminal`]: entering and restoring the terminal (also on panic),
+//!   suspending (Ctrl+Z) and handing it to an external editor (Ctrl+G).
 
 pub mod app_state;
 pub mod approval;
@@ -23,6 +25,7 @@ pub mod commands;
 pub mod config_commands;
 pub mod event_loop;
 pub mod input;
+pub mod keymap;
 pub mod markdown;
 pub mod pickers;
 pub mod render;

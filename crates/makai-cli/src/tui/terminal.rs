@@ -2,8 +2,10 @@
 //! alternate screen, mouse reporting, bracketed paste and (where the terminal
 //! supports it) unambiguous key reports so Shift+Enter can be told apart.
 //! The terminal is restored when the UI ends, when [`Tui`] is dropped and
-//! when the process panics.
+//! when the process panics, and handed back for a while to suspend makai
+//! (Ctrl+Z) or to edit the prompt in an external editor (Ctrl+G).
 
+use std::future::Future;
 use std::io::{Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
@@ -59,6 +61,34 @@ fn install_panic_hook() {
     });
 }
 
+/// Raw mode, the alternate screen, mouse reporting, bracketed paste and,
+/// where the terminal supports them, unambiguous key reports.
+fn setup_terminal() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = std::io::stdout();
+    let entered = execute!(
+        out,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    );
+    if let Err(e) = entered {
+        restore_terminal();
+        return Err(e);
+    }
+    if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+        && execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok()
+    {
+        ENHANCED.store(true, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
 /// The terminal in UI mode.
 pub struct Tui {
     terminal: Terminal<CrosstermBackend<Stdout>>,
@@ -68,29 +98,8 @@ impl Tui {
     /// Enters UI mode.
     pub fn enter() -> std::io::Result<Tui> {
         install_panic_hook();
-        enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut out = std::io::stdout();
-        let entered = execute!(
-            out,
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste
-        );
-        if let Err(e) = entered {
-            restore_terminal();
-            return Err(e);
-        }
-        if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
-            && execute!(
-                out,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )
-            .is_ok()
-        {
-            ENHANCED.store(true, Ordering::SeqCst);
-        }
-        match Terminal::new(CrosstermBackend::new(out)) {
+        setup_terminal()?;
+        match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
             Ok(mut terminal) => {
                 // A failed clear leaves old text on screen; the next draw repaints it.
                 let _ = terminal.clear();
@@ -101,6 +110,64 @@ impl Tui {
                 Err(e)
             }
         }
+    }
+
+    /// Hands the terminal back for a while: leaves UI mode, runs `away`, then
+    /// enters UI mode again and repaints everything.
+    async fn away<T>(&mut self, away: impl Future<Output = T>) -> std::io::Result<T> {
+        self.restore();
+        let out = away.await;
+        setup_terminal()?;
+        self.terminal.clear()?;
+        Ok(out)
+    }
+
+    /// Suspends makai like a shell's Ctrl+Z (SIGTSTP), with the terminal
+    /// restored; when the shell resumes it (`fg`), the UI comes back. In a
+    /// process group without job control the signal is discarded by the
+    /// kernel and the UI comes straight back.
+    pub async fn suspend(&mut self) -> std::io::Result<()> {
+        self.away(async {
+            nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP).map_err(std::io::Error::from)
+        })
+        .await?
+    }
+
+    /// Lets the user edit `text` in their editor (`$VISUAL`, else `$EDITOR`,
+    /// else `nano`; run through `sh` so `code --wait` works) and returns what
+    /// they saved, without the final newline editors add.
+    pub async fn edit_externally(&mut self, text: &str) -> std::io::Result<String> {
+        let file = tempfile::Builder::new()
+            .prefix("makai-prompt-")
+            .suffix(".md")
+            .tempfile()?;
+        std::fs::write(file.path(), text)?;
+        let editor = ["VISUAL", "EDITOR"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| "nano".to_string());
+        let status = self
+            .away(
+                tokio::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("{editor} \"$1\""))
+                    .arg("sh")
+                    .arg(file.path())
+                    .status(),
+            )
+            .await??;
+        if !status.success() {
+            return Err(std::io::Error::other(format!(
+                "the editor `{editor}` ended with {status}; the prompt is unchanged"
+            )));
+        }
+        let edited = std::fs::read_to_string(file.path())?;
+        Ok(edited
+            .strip_suffix('\n')
+            .map(|t| t.strip_suffix('\r').unwrap_or(t))
+            .unwrap_or(&edited)
+            .to_string())
     }
 
     /// Draws a frame.

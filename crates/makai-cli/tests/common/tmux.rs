@@ -18,6 +18,11 @@ pub fn tmux_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
+        // In CI the set-up installs tmux: a UI test that skips there is a failure.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is not installed in CI: .ci/run installs it; the terminal UI tests cannot run"
+        );
         eprintln!(
             "SKIPPED: tmux is not installed, so the terminal UI cannot be driven \
              (install it with `apt-get install tmux`)"
@@ -51,14 +56,22 @@ impl Pane {
 
     /// Starts `makai args...` in the work folder with the test's home.
     pub fn start(env: &Env, args: &[String]) -> Pane {
-        let socket = format!(
-            "makai-tui-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
+        Pane::start_with(env, args, &[])
+    }
+
+    /// The command line that runs makai with the test's home, `vars` set,
+    /// its stderr kept in a file and its exit code written to another.
+    fn command_line(
+        env: &Env,
+        args: &[String],
+        vars: &[(&str, &str)],
+    ) -> (String, std::path::PathBuf, std::path::PathBuf) {
         let mut cmd = format!("cd {} && env", quote(&env.work().display().to_string()));
         for k in KEY_VARS.iter().chain(["MAKAI_SESSION_DIR"].iter()) {
             cmd.push_str(&format!(" -u {k}"));
+        }
+        for (k, v) in vars {
+            cmd.push_str(&format!(" {k}={}", quote(v)));
         }
         cmd.push_str(&format!(
             " MAKAI_HOME={} PI_CODING_AGENT_DIR={} MAKAI_NO_BROWSER=1 MAKAI_AUTO_TITLE=0 TERM=xterm-256color {}",
@@ -72,13 +85,73 @@ impl Pane {
         }
         let stderr = env.home.path().join("stderr.txt");
         cmd.push_str(&format!(" 2>{}", quote(&stderr.display().to_string())));
-        // The shell waits for makai and writes its exit code (tmux may not
-        // have reaped the process when the test asks).
         let exit_file = env.home.path().join("exit-code.txt");
         cmd.push_str(&format!(
             "; echo $? > {}",
             quote(&exit_file.display().to_string())
         ));
+        (cmd, stderr, exit_file)
+    }
+
+    /// Starts an interactive bash (with job control, as a user's terminal
+    /// has) and types the makai command line into it.
+    pub fn start_in_shell(env: &Env, args: &[String]) -> Pane {
+        let socket = format!(
+            "makai-tui-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let (cmd, stderr, exit_file) = Pane::command_line(env, args, &[]);
+        let pane = Pane {
+            socket,
+            stderr,
+            exit_file,
+        };
+        let out = pane.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "t",
+            "env PS1='shell$ ' bash --norc --noprofile -i",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pane.wait_text("shell$");
+        pane.type_text(&cmd);
+        pane.keys(&["Enter"]);
+        pane
+    }
+
+    /// In a pane of [`Pane::start_in_shell`] whose makai was suspended:
+    /// types `fg` (makai's exit code is written when it ends, as before).
+    pub fn resume_job(&self) {
+        std::fs::remove_file(&self.exit_file).unwrap();
+        self.type_text(&format!(
+            "fg; echo $? > {}",
+            quote(&self.exit_file.display().to_string())
+        ));
+        self.keys(&["Enter"]);
+    }
+
+    /// Starts `makai args...` as [`Pane::start`] does, with `vars` set.
+    pub fn start_with(env: &Env, args: &[String], vars: &[(&str, &str)]) -> Pane {
+        let socket = format!(
+            "makai-tui-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        // The shell waits for makai and writes its exit code (tmux may not
+        // have reaped the process when the test asks).
+        let (cmd, stderr, exit_file) = Pane::command_line(env, args, vars);
         let pane = Pane {
             socket,
             stderr,

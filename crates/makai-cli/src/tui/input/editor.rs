@@ -1,10 +1,42 @@
 //! The prompt editor: a multi-line text buffer with a cursor, word motions,
-//! kill commands and a history of sent prompts.
+//! kill commands with a kill ring (yank, yank-pop), undo, jumps to a
+//! character and a history of sent prompts.
 
 use crate::tui::wrap::char_width;
 
 /// How many prompts the history keeps.
 const HISTORY_LIMIT: usize = 500;
+/// How many edits can be undone.
+const UNDO_LIMIT: usize = 200;
+/// How many deleted texts the kill ring keeps.
+const KILL_RING_LIMIT: usize = 30;
+
+/// The text and cursor at one moment, for undo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Snapshot {
+    lines: Vec<String>,
+    row: usize,
+    col: usize,
+}
+
+/// What the last change to the text was: a run of typed characters is
+/// undone as one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum LastEdit {
+    #[default]
+    Other,
+    Typing,
+}
+
+/// Where the last yank put its text, so yank-pop can replace it.
+#[derive(Debug, Clone, Copy)]
+struct Yanked {
+    row: usize,
+    start: usize,
+    end: usize,
+    /// Which kill-ring entry was inserted.
+    index: usize,
+}
 
 /// A multi-line text buffer with a cursor (row, character column).
 #[derive(Debug, Clone)]
@@ -17,8 +49,14 @@ pub struct Editor {
     hist_pos: Option<usize>,
     /// The text being written before browsing started.
     draft: String,
-    /// The text the last kill command removed (Ctrl+Y puts it back).
-    killed: String,
+    /// Texts the kill commands removed, the newest last (Ctrl+Y puts it
+    /// back, Alt+Y cycles to older ones).
+    kill_ring: Vec<String>,
+    /// The last yank, while nothing else happened since.
+    yanked: Option<Yanked>,
+    /// Earlier states, the newest last.
+    undo: Vec<Snapshot>,
+    last_edit: LastEdit,
 }
 
 impl Default for Editor {
@@ -30,7 +68,10 @@ impl Default for Editor {
             history: Vec::new(),
             hist_pos: None,
             draft: String::new(),
-            killed: String::new(),
+            kill_ring: Vec::new(),
+            yanked: None,
+            undo: Vec::new(),
+            last_edit: LastEdit::Other,
         }
     }
 }
@@ -65,8 +106,9 @@ impl Editor {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
 
-    /// Removes all text (the history stays).
+    /// Removes all text (the history stays; undo brings it back).
     pub fn clear(&mut self) {
+        self.save(LastEdit::Other);
         self.lines = vec![String::new()];
         self.row = 0;
         self.col = 0;
@@ -75,6 +117,7 @@ impl Editor {
 
     /// Replaces the text; the cursor goes to the end.
     pub fn set_text(&mut self, text: &str) {
+        self.save(LastEdit::Other);
         self.lines = text.split('\n').map(str::to_string).collect();
         if self.lines.is_empty() {
             self.lines.push(String::new());
@@ -87,10 +130,20 @@ impl Editor {
         &self.lines[self.row]
     }
 
-    /// Inserts one character at the cursor.
+    /// Inserts one character at the cursor (a run of typed characters is
+    /// one undo step).
     pub fn insert_char(&mut self, c: char) {
+        self.save(if c.is_whitespace() {
+            LastEdit::Other
+        } else {
+            LastEdit::Typing
+        });
+        self.put_char(c);
+    }
+
+    fn put_char(&mut self, c: char) {
         if c == '\n' {
-            self.newline();
+            self.split_line();
             return;
         }
         let at = byte_at(self.line(), self.col);
@@ -100,24 +153,24 @@ impl Editor {
 
     /// Inserts text (which may hold newlines) at the cursor.
     pub fn insert_str(&mut self, text: &str) {
+        self.save(LastEdit::Other);
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         for c in text.chars() {
             if c == '\t' {
-                self.insert_str_plain("    ");
+                "    ".chars().for_each(|c| self.put_char(c));
             } else if c == '\n' || !c.is_control() {
-                self.insert_char(c);
+                self.put_char(c);
             }
-        }
-    }
-
-    fn insert_str_plain(&mut self, s: &str) {
-        for c in s.chars() {
-            self.insert_char(c);
         }
     }
 
     /// Splits the line at the cursor.
     pub fn newline(&mut self) {
+        self.save(LastEdit::Other);
+        self.split_line();
+    }
+
+    fn split_line(&mut self) {
         let at = byte_at(self.line(), self.col);
         let tail = self.lines[self.row].split_off(at);
         self.lines.insert(self.row + 1, tail);
@@ -127,6 +180,7 @@ impl Editor {
 
     /// Deletes the character before the cursor (joining lines at a line start).
     pub fn backspace(&mut self) {
+        self.save(LastEdit::Other);
         if self.col > 0 {
             let at = byte_at(self.line(), self.col - 1);
             self.lines[self.row].remove(at);
@@ -141,6 +195,7 @@ impl Editor {
 
     /// Deletes the character under the cursor (joining lines at a line end).
     pub fn delete(&mut self) {
+        self.save(LastEdit::Other);
         if self.col < char_len(self.line()) {
             let at = byte_at(self.line(), self.col);
             self.lines[self.row].remove(at);
@@ -241,19 +296,20 @@ impl Editor {
 
     /// Deletes the word before the cursor.
     pub fn delete_word_back(&mut self) {
+        self.save(LastEdit::Other);
         if self.col == 0 {
             self.backspace();
             return;
         }
         let start = self.word_start();
         let (a, b) = (byte_at(self.line(), start), byte_at(self.line(), self.col));
-        self.killed = self.lines[self.row][a..b].to_string();
-        self.lines[self.row].replace_range(a..b, "");
+        self.kill(a..b);
         self.col = start;
     }
 
     /// Deletes the word after the cursor (Alt+D); at a line end, joins the next line.
     pub fn delete_word_forward(&mut self) {
+        self.save(LastEdit::Other);
         let from = self.col;
         if from >= char_len(self.line()) {
             self.delete();
@@ -261,30 +317,162 @@ impl Editor {
         }
         self.word_right();
         let (a, b) = (byte_at(self.line(), from), byte_at(self.line(), self.col));
-        self.killed = self.lines[self.row][a..b].to_string();
-        self.lines[self.row].replace_range(a..b, "");
+        self.kill(a..b);
         self.col = from;
     }
 
     /// Deletes from the line start to the cursor.
     pub fn kill_to_start(&mut self) {
+        self.save(LastEdit::Other);
         let b = byte_at(self.line(), self.col);
-        self.killed = self.lines[self.row][..b].to_string();
-        self.lines[self.row].replace_range(..b, "");
+        self.kill(0..b);
         self.col = 0;
     }
 
     /// Deletes from the cursor to the line end.
     pub fn kill_to_end(&mut self) {
+        self.save(LastEdit::Other);
         let a = byte_at(self.line(), self.col);
-        self.killed = self.lines[self.row][a..].to_string();
-        self.lines[self.row].truncate(a);
+        let end = self.line().len();
+        self.kill(a..end);
+    }
+
+    /// Removes bytes `range` of the current line into the kill ring.
+    fn kill(&mut self, range: std::ops::Range<usize>) {
+        let text: String = self.lines[self.row].drain(range).collect();
+        if !text.is_empty() {
+            self.kill_ring.push(text);
+            if self.kill_ring.len() > KILL_RING_LIMIT {
+                self.kill_ring.remove(0);
+            }
+        }
     }
 
     /// Inserts the text the last kill command removed (Ctrl+Y).
     pub fn yank(&mut self) {
-        let text = self.killed.clone();
-        self.insert_str(&text);
+        let Some(index) = self.kill_ring.len().checked_sub(1) else {
+            return;
+        };
+        self.save(LastEdit::Other);
+        self.put_yank(index);
+    }
+
+    /// Right after a yank: replaces the yanked text with the kill-ring entry
+    /// before it (Alt+Y), cycling; false when the last edit was no yank.
+    pub fn yank_pop(&mut self) -> bool {
+        let Some(y) = self.yanked else {
+            return false;
+        };
+        if y.row != self.row || y.end != self.col || self.kill_ring.is_empty() {
+            self.yanked = None;
+            return false;
+        }
+        self.save(LastEdit::Other);
+        let (a, b) = (byte_at(self.line(), y.start), byte_at(self.line(), y.end));
+        self.lines[self.row].replace_range(a..b, "");
+        self.col = y.start;
+        let older = y.index.checked_sub(1).unwrap_or(self.kill_ring.len() - 1);
+        self.put_yank(older);
+        true
+    }
+
+    /// Inserts kill-ring entry `index` (one line) and remembers where.
+    fn put_yank(&mut self, index: usize) {
+        let text = self.kill_ring[index].clone();
+        let (row, start) = (self.row, self.col);
+        text.chars().for_each(|c| self.put_char(c));
+        self.yanked = (self.row == row).then_some(Yanked {
+            row,
+            start,
+            end: self.col,
+            index,
+        });
+    }
+
+    /// Moves to the next (`forward`) or previous occurrence of `c`, across
+    /// lines; false when there is none.
+    pub fn jump_to(&mut self, c: char, forward: bool) -> bool {
+        let found = if forward {
+            (self.row..self.lines.len()).find_map(|r| {
+                let skip = if r == self.row { self.col + 1 } else { 0 };
+                self.lines[r]
+                    .chars()
+                    .enumerate()
+                    .skip(skip)
+                    .find(|(_, ch)| *ch == c)
+                    .map(|(i, _)| (r, i))
+            })
+        } else {
+            (0..=self.row).rev().find_map(|r| {
+                let before = if r == self.row { self.col } else { usize::MAX };
+                self.lines[r]
+                    .chars()
+                    .enumerate()
+                    .take(before)
+                    .filter(|(_, ch)| *ch == c)
+                    .last()
+                    .map(|(i, _)| (r, i))
+            })
+        };
+        match found {
+            Some((row, col)) => {
+                self.end_edit_group();
+                self.row = row;
+                self.col = col;
+                true
+            }
+            None => false,
+        }
+    }
+
+    // ---- undo ----
+
+    /// Remembers the state before a change. A run of typed characters is one
+    /// step; a state equal to the last one saved is not saved twice.
+    fn save(&mut self, kind: LastEdit) {
+        self.yanked = None;
+        let continues = kind == LastEdit::Typing && self.last_edit == LastEdit::Typing;
+        self.last_edit = kind;
+        if continues {
+            return;
+        }
+        let snap = Snapshot {
+            lines: self.lines.clone(),
+            row: self.row,
+            col: self.col,
+        };
+        if self.undo.last() != Some(&snap) {
+            self.undo.push(snap);
+            if self.undo.len() > UNDO_LIMIT {
+                self.undo.remove(0);
+            }
+        }
+    }
+
+    /// Ends a run of typing (a cursor move does): the next character typed
+    /// starts a new undo step, and yank-pop no longer applies.
+    pub fn end_edit_group(&mut self) {
+        self.last_edit = LastEdit::Other;
+        self.yanked = None;
+    }
+
+    /// Puts back the state before the last edit; false when there is none.
+    pub fn undo(&mut self) -> bool {
+        let current = Snapshot {
+            lines: self.lines.clone(),
+            row: self.row,
+            col: self.col,
+        };
+        while let Some(snap) = self.undo.pop() {
+            if snap != current {
+                self.lines = snap.lines;
+                self.row = snap.row;
+                self.col = snap.col;
+                self.end_edit_group();
+                return true;
+            }
+        }
+        false
     }
 
     /// The current line up to the cursor.
@@ -295,6 +483,7 @@ impl Editor {
 
     /// Replaces characters `start..cursor` of the current line with `text`.
     pub fn replace_before_cursor(&mut self, start: usize, text: &str) {
+        self.save(LastEdit::Other);
         let start = start.min(self.col);
         let (a, b) = (byte_at(self.line(), start), byte_at(self.line(), self.col));
         self.lines[self.row].replace_range(a..b, text);
@@ -428,6 +617,72 @@ mod tests {
         e.home();
         e.yank();
         assert_eq!(e.text(), " two three");
+    }
+
+    #[test]
+    fn yank_pop_cycles_through_older_kills() {
+        let mut e = typed("alpha beta gamma");
+        e.delete_word_back();
+        e.delete_word_back();
+        e.delete_word_back();
+        assert_eq!(e.text(), "");
+        e.yank();
+        assert_eq!(e.text(), "alpha ");
+        assert!(e.yank_pop());
+        assert_eq!(e.text(), "beta ");
+        assert!(e.yank_pop());
+        assert_eq!(e.text(), "gamma");
+        assert!(e.yank_pop(), "it wraps around");
+        assert_eq!(e.text(), "alpha ");
+        e.insert_char('!');
+        assert!(!e.yank_pop(), "only right after a yank");
+        assert_eq!(e.text(), "alpha !");
+    }
+
+    #[test]
+    fn undo_takes_back_typed_words_kills_and_clears() {
+        let mut e = Editor::default();
+        for c in "hello world".chars() {
+            e.insert_char(c);
+        }
+        e.delete_word_back();
+        assert_eq!(e.text(), "hello ");
+        assert!(e.undo());
+        assert_eq!(e.text(), "hello world");
+        assert_eq!(e.cursor(), (0, 11));
+        assert!(e.undo());
+        assert_eq!(e.text(), "hello ", "the typed word is one step");
+        e.clear();
+        assert!(e.undo());
+        assert_eq!(e.text(), "hello ", "an accidental clear comes back");
+        assert!(e.undo());
+        assert!(e.undo());
+        assert_eq!(e.text(), "");
+        assert!(!e.undo());
+        e.insert_char('a');
+        e.left();
+        e.end_edit_group();
+        e.insert_char('b');
+        assert_eq!(e.text(), "ba");
+        assert!(e.undo());
+        assert_eq!(e.text(), "a", "a cursor move ends the typing run");
+    }
+
+    #[test]
+    fn jumps_find_the_next_and_previous_character_across_lines() {
+        let mut e = typed("a.b\nc.d");
+        e.set_text("a.b\nc.d");
+        e.home();
+        e.up();
+        e.home();
+        assert!(e.jump_to('.', true));
+        assert_eq!(e.cursor(), (0, 1));
+        assert!(e.jump_to('.', true));
+        assert_eq!(e.cursor(), (1, 1));
+        assert!(!e.jump_to('z', true));
+        assert_eq!(e.cursor(), (1, 1));
+        assert!(e.jump_to('a', false));
+        assert_eq!(e.cursor(), (0, 0));
     }
 
     #[test]

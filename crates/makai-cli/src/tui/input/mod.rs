@@ -1,6 +1,7 @@
 //! Keyboard, paste and mouse input: editing, sending (Enter), steering and
 //! follow-ups while a run goes, aborting (Esc), leaving (Ctrl+C twice),
-//! toggles, scrolling, completion popups and selectors.
+//! toggles, scrolling, completion popups and selectors. Which key does what
+//! is the [`KeyMap`](super::keymap::KeyMap)'s to say.
 
 pub mod complete;
 pub mod editor;
@@ -9,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::app_state::TerminalRequest;
 use super::approval;
 use super::commands;
 use super::event_loop::{Ctx, UiMsg};
+use super::keymap::Action;
 use super::pickers;
 use super::selectors::{SelectOutcome, SelectorKind};
 use super::transcript::Level;
@@ -32,126 +35,180 @@ enum Queue {
     FollowUp,
 }
 
-/// Handles a key press.
+/// Handles a key press: an open selector or completion popup takes its
+/// keys first, then the actions bound to the key (see [`keymap`]), else a
+/// plain character is typed.
 pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     if key.kind == KeyEventKind::Release {
         return;
     }
     ctx.st.dirty = true;
-    let ctrl_x = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('x');
-    if ctrl_x && ctx.st.selector.is_some() {
-        pickers::copy_selected(ctx);
-        return;
-    }
-    if let Some(sel) = &mut ctx.st.selector {
-        match sel.key(key) {
-            SelectOutcome::Open => {}
-            SelectOutcome::Cancelled => {
-                let kind = sel.kind.clone();
-                ctx.st.selector = None;
-                if kind == SelectorKind::Approval {
-                    approval::chosen(ctx, None);
-                }
-            }
-            SelectOutcome::Chosen(value) => {
-                let kind = sel.kind.clone();
-                ctx.st.selector = None;
-                pickers::on_choice(ctx, kind, value);
-            }
-        }
-        return;
-    }
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-    if ctrl && key.code == KeyCode::Char('c') {
-        ctrl_c(ctx);
+    if ctx.st.selector.is_some() {
+        selector_key(ctx, key);
         return;
     }
     if ctx.st.completion.is_some() && completion_key(ctx, key) {
         return;
     }
-    match key.code {
-        KeyCode::Esc => escape(ctx),
-        KeyCode::Enter if alt => submit(ctx, Queue::FollowUp),
-        KeyCode::Enter if shift || ctrl => edit(ctx, |e| e.newline()),
-        KeyCode::Enter => submit(ctx, Queue::Steer),
-        KeyCode::Char('j') if ctrl => edit(ctx, |e| e.newline()),
-        KeyCode::Char('d') if ctrl => {
-            if ctx.st.editor.is_empty() {
-                ctx.st.quit = true;
-            } else {
-                edit(ctx, |e| e.delete());
+    if let Some(forward) = ctx.st.pending_jump.take() {
+        if let KeyCode::Char(c) = key.code
+            && !ctx.st.editor.jump_to(c, forward)
+        {
+            ctx.st
+                .set_status(Level::Info, format!("No '{c}' to jump to"));
+        }
+        return;
+    }
+    for action in ctx.st.keymap.actions(&key) {
+        if run_action(ctx, action) {
+            return;
+        }
+    }
+    let typing = key.modifiers - KeyModifiers::SHIFT;
+    if let KeyCode::Char(c) = key.code
+        && typing.is_empty()
+    {
+        ctx.st.editor.stop_browsing();
+        ctx.st.editor.insert_char(c);
+        update_completion(ctx);
+    }
+}
+
+/// Keys for an open selector (lists keep their fixed keys; the copy action
+/// copies the selected entry in `/tree`).
+fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
+    if ctx.st.keymap.actions(&key).contains(&Action::MessageCopy) {
+        pickers::copy_selected(ctx);
+        return;
+    }
+    let Some(sel) = &mut ctx.st.selector else {
+        return;
+    };
+    match sel.key(key) {
+        SelectOutcome::Open => {}
+        SelectOutcome::Cancelled => {
+            let kind = sel.kind.clone();
+            ctx.st.selector = None;
+            if kind == SelectorKind::Approval {
+                approval::chosen(ctx, None);
             }
         }
-        KeyCode::Char('t') if ctrl => ctx.st.show_thinking = !ctx.st.show_thinking,
-        KeyCode::Char('o') if ctrl => ctx.st.expand_tools = !ctx.st.expand_tools,
-        KeyCode::Char('l') if ctrl => pickers::open_models(ctx, None),
-        KeyCode::Char('p') if ctrl => cycle_model(ctx),
-        KeyCode::Char('x') if ctrl => super::config_commands::copy_last(ctx),
-        KeyCode::BackTab => commands::cycle_thinking(ctx),
-        KeyCode::Up if alt => dequeue(ctx),
-        KeyCode::PageUp => {
-            let page = ctx.st.cache.page.saturating_sub(2).max(1);
-            ctx.st.scroll += page;
+        SelectOutcome::Chosen(value) => {
+            let kind = sel.kind.clone();
+            ctx.st.selector = None;
+            pickers::on_choice(ctx, kind, value);
         }
-        KeyCode::PageDown => {
-            let page = ctx.st.cache.page.saturating_sub(2).max(1);
-            ctx.st.scroll = ctx.st.scroll.saturating_sub(page);
+    }
+}
+
+/// Does what `action` asks; false when it does not apply now (Ctrl+D in a
+/// non-empty editor), so the next action bound to the key gets it.
+fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
+    use Action as A;
+    match action {
+        A::HistoryPrevious => {
+            ctx.st.editor.history_prev();
         }
-        KeyCode::Up => {
+        A::HistoryNext => {
+            ctx.st.editor.history_next();
+        }
+        A::CursorUp => {
             let e = &mut ctx.st.editor;
+            e.end_edit_group();
             let moved = (!e.browsing_history() && e.up())
                 || ((e.is_empty() || e.browsing_history()) && e.history_prev());
             if !moved {
                 e.home();
             }
         }
-        KeyCode::Down => {
+        A::CursorDown => {
             let e = &mut ctx.st.editor;
+            e.end_edit_group();
             let through_history = e.browsing_history() && e.history_next();
             if !through_history && !e.down() {
                 e.end();
             }
         }
-        _ => editing_key(ctx, key, ctrl, alt),
+        A::CursorLeft => motion(ctx, editor::Editor::left),
+        A::CursorRight => motion(ctx, editor::Editor::right),
+        A::CursorWordLeft => motion(ctx, editor::Editor::word_left),
+        A::CursorWordRight => motion(ctx, editor::Editor::word_right),
+        A::CursorLineStart => motion(ctx, editor::Editor::home),
+        A::CursorLineEnd => motion(ctx, editor::Editor::end),
+        A::JumpForward | A::JumpBackward => {
+            ctx.st.pending_jump = Some(action == A::JumpForward);
+            ctx.st
+                .set_status(Level::Info, "Jump to: type the character");
+        }
+        A::ScrollPageUp => ctx.st.scroll += page(ctx),
+        A::ScrollPageDown => ctx.st.scroll = ctx.st.scroll.saturating_sub(page(ctx)),
+        A::ScrollHalfPageUp => ctx.st.scroll += page(ctx).div_ceil(2),
+        A::ScrollHalfPageDown => {
+            ctx.st.scroll = ctx.st.scroll.saturating_sub(page(ctx).div_ceil(2))
+        }
+        A::ScrollLineUp => ctx.st.scroll += 1,
+        A::ScrollLineDown => ctx.st.scroll = ctx.st.scroll.saturating_sub(1),
+        A::ScrollTop => ctx.st.scroll = usize::MAX / 2,
+        A::ScrollBottom => ctx.st.scroll = 0,
+        A::Exit => {
+            if !ctx.st.editor.is_empty() {
+                return false;
+            }
+            ctx.st.quit = true;
+        }
+        A::DeleteCharBackward => edit(ctx, editor::Editor::backspace),
+        A::DeleteCharForward => edit(ctx, editor::Editor::delete),
+        A::DeleteWordBackward => edit(ctx, editor::Editor::delete_word_back),
+        A::DeleteWordForward => edit(ctx, editor::Editor::delete_word_forward),
+        A::DeleteToLineStart => edit(ctx, editor::Editor::kill_to_start),
+        A::DeleteToLineEnd => edit(ctx, editor::Editor::kill_to_end),
+        A::Yank => edit(ctx, editor::Editor::yank),
+        A::YankPop => edit(ctx, |e| {
+            e.yank_pop();
+        }),
+        A::Undo => edit(ctx, |e| {
+            e.undo();
+        }),
+        A::NewLine => edit(ctx, editor::Editor::newline),
+        A::Submit => submit(ctx, Queue::Steer),
+        A::MessageFollowUp => submit(ctx, Queue::FollowUp),
+        A::Tab => {}
+        A::Interrupt => escape(ctx),
+        A::Clear => ctrl_c(ctx),
+        A::Suspend => ctx.st.terminal_request = Some(TerminalRequest::Suspend),
+        A::ExternalEditor => ctx.st.terminal_request = Some(TerminalRequest::ExternalEditor),
+        A::SessionNew => commands::run(ctx, "/new"),
+        A::SessionTree => commands::run(ctx, "/tree"),
+        A::SessionFork => commands::run(ctx, "/fork"),
+        A::SessionResume => commands::run(ctx, "/resume"),
+        A::ModelSelect => pickers::open_models(ctx, None),
+        A::ModelCycleForward => cycle_model(ctx, true),
+        A::ModelCycleBackward => cycle_model(ctx, false),
+        A::ThinkingCycle => commands::cycle_thinking(ctx),
+        A::ThinkingToggle => ctx.st.show_thinking = !ctx.st.show_thinking,
+        A::ToolsExpand => ctx.st.expand_tools = !ctx.st.expand_tools,
+        A::MessageCopy => super::config_commands::copy_last(ctx),
+        A::MessageDequeue => dequeue(ctx),
     }
+    true
 }
 
-/// Keys that edit text; refreshes the completion popup afterwards.
-fn editing_key(ctx: &mut Ctx<'_>, key: KeyEvent, ctrl: bool, alt: bool) {
+/// Rows one page scroll moves.
+fn page(ctx: &Ctx<'_>) -> usize {
+    ctx.st.cache.page.saturating_sub(2).max(1)
+}
+
+/// A cursor move: ends history browsing and the current undo step.
+fn motion(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut editor::Editor)) {
     let e = &mut ctx.st.editor;
     e.stop_browsing();
-    match key.code {
-        KeyCode::Char('a') if ctrl => e.home(),
-        KeyCode::Char('e') if ctrl => e.end(),
-        KeyCode::Char('b') if ctrl => e.left(),
-        KeyCode::Char('f') if ctrl => e.right(),
-        KeyCode::Char('w') if ctrl => e.delete_word_back(),
-        KeyCode::Char('u') if ctrl => e.kill_to_start(),
-        KeyCode::Char('k') if ctrl => e.kill_to_end(),
-        KeyCode::Char('y') if ctrl => e.yank(),
-        KeyCode::Char('d') if alt => e.delete_word_forward(),
-        KeyCode::Char('b') if alt => e.word_left(),
-        KeyCode::Char('f') if alt => e.word_right(),
-        KeyCode::Char(_) if ctrl => return,
-        KeyCode::Char(c) => e.insert_char(c),
-        KeyCode::Backspace if alt || ctrl => e.delete_word_back(),
-        KeyCode::Backspace => e.backspace(),
-        KeyCode::Delete => e.delete(),
-        KeyCode::Left if alt || ctrl => e.word_left(),
-        KeyCode::Right if alt || ctrl => e.word_right(),
-        KeyCode::Left => e.left(),
-        KeyCode::Right => e.right(),
-        KeyCode::Home => e.home(),
-        KeyCode::End => e.end(),
-        KeyCode::Tab => {}
-        _ => return,
-    }
+    e.end_edit_group();
+    f(e);
     update_completion(ctx);
 }
 
 fn edit(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut editor::Editor)) {
+    ctx.st.editor.stop_browsing();
     f(&mut ctx.st.editor);
     update_completion(ctx);
 }
@@ -273,10 +330,10 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     }
 }
 
-fn cycle_model(ctx: &mut Ctx<'_>) {
+fn cycle_model(ctx: &mut Ctx<'_>, forward: bool) {
     let app = ctx.app.clone();
     ctx.spawn(async move {
-        match app.cycle_model().await {
+        match app.cycle_model_by(forward).await {
             Some((m, level)) => vec![
                 UiMsg::Refresh,
                 UiMsg::Status(

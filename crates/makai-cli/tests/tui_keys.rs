@@ -1,0 +1,174 @@
+//! pi's keybindings in the interactive UI, driven under tmux: actions rebound
+//! and unbound by `keybindings.json` (pi's folder and makai's home), undo,
+//! yank-pop, the external editor (Ctrl+G) and suspending to the shell
+//! (Ctrl+Z, then `fg`). Skipped (with a message) when tmux is not installed,
+//! outside CI.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::tmux::{Pane, editor_text, tmux_available};
+use common::{Env, Mock, request_text};
+use makai_mockllm::{Scenario, ScriptedResponse};
+
+fn editor_is(pane: &Pane, want: &str) -> String {
+    pane.wait_for(&format!("the editor to hold {want:?}"), |s| {
+        editor_text(s) == want
+    })
+}
+
+#[test]
+fn keybindings_json_rebinds_and_unbinds_actions_and_undo_and_yank_pop_edit() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    std::fs::create_dir_all(env.pi_dir()).unwrap();
+    // pi's file binds the model selector to Alt+M; makai's file (read after
+    // it) also takes Ctrl+L away from it and gives Ctrl+L to history.
+    std::fs::write(
+        env.pi_dir().join("keybindings.json"),
+        r#"{"app.model.select": ["alt+m", "ctrl+l"], "app.thinking.toggle": "ctrl+t"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        env.home.path().join("keybindings.json"),
+        r#"{"$schema": "https://pi.dev/schemas/keybindings.schema.json",
+            "app.model.select": "alt+m",
+            "tui.editor.historyPrevious": "ctrl+l",
+            "app.not.an.action": "ctrl+q"}"#,
+    )
+    .unwrap();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.wait_text("unknown action 'app.not.an.action'");
+
+    // Ctrl+L no longer opens the model selector: with no history it does nothing.
+    pane.type_text("x");
+    pane.keys(&["C-l"]);
+    // Typed after Ctrl+L, "y" reaches the editor: no selector took it.
+    pane.type_text("y");
+    editor_is(&pane, "xy");
+    pane.keys(&["C-u"]);
+    pane.keys(&["M-m"]);
+    pane.wait_text("┌ Model");
+    pane.keys(&["Escape"]);
+    // A key sent right after Escape would read as Alt+key: wait for the close.
+    pane.wait_for("the selector to close", |s| !s.contains("┌ Model"));
+
+    // Undo (Ctrl+-, sent by terminals as Ctrl+_) takes back a deleted word;
+    // yank-pop (Alt+Y) cycles to the text deleted before it.
+    pane.type_text("alpha beta");
+    editor_is(&pane, "alpha beta");
+    pane.keys(&["C-w"]);
+    editor_is(&pane, "alpha");
+    pane.keys(&["C-_"]);
+    editor_is(&pane, "alpha beta");
+    pane.keys(&["C-w"]);
+    pane.keys(&["C-w"]);
+    pane.wait_for("an empty editor", |s| {
+        editor_text(s).starts_with("Ask anything")
+    });
+    pane.keys(&["C-y"]);
+    editor_is(&pane, "alpha");
+    pane.keys(&["M-y"]);
+    editor_is(&pane, "beta");
+
+    // /hotkeys shows the bindings in force, ids included.
+    pane.keys(&["C-u"]);
+    pane.type_text("/hotkeys");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("(app.model.select)");
+    let line = screen
+        .lines()
+        .find(|l| l.contains("(app.model.select)"))
+        .unwrap();
+    assert!(line.contains("Alt+M") && !line.contains("Ctrl+L"), "{line}");
+    assert!(screen.contains("Ctrl+G"), "{screen}");
+    assert_eq!(
+        mock.requests().len(),
+        0,
+        "no key sent anything to the model"
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn ctrl_g_edits_the_prompt_in_the_external_editor() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Got the edited prompt")));
+    let env = Env::new();
+    // An "editor" that rewrites the file as a person would, then exits.
+    let editor = env.home.path().join("fake-editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'edited: %s\\nsecond line\\n' \"$(cat \"$1\")\" > \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pane = Pane::start_with(&env, &mock.args(), &[("VISUAL", editor.to_str().unwrap())]);
+    pane.wait_text("Ask anything");
+    pane.type_text("my draft");
+    pane.keys(&["C-g"]);
+    editor_is(&pane, "edited: my draft\nsecond line");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Got the edited prompt");
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1);
+    assert!(
+        request_text(&reqs[0]).contains("edited: my draft\\nsecond line"),
+        "{}",
+        request_text(&reqs[0])
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn an_external_editor_that_fails_leaves_the_prompt_as_it_was() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    let pane = Pane::start_with(&env, &mock.args(), &[("VISUAL", "false")]);
+    pane.wait_text("Ask anything");
+    pane.type_text("keep me");
+    pane.keys(&["C-g"]);
+    pane.wait_text("External editor: the editor `false` ended with");
+    editor_is(&pane, "keep me");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_ui_back() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Back and answering")));
+    let env = Env::new();
+    let pane = Pane::start_in_shell(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("half typed");
+    pane.keys(&["C-z"]);
+    let screen = pane.wait_text("Stopped");
+    assert!(
+        !screen.contains("Ask anything"),
+        "the shell's screen is back:\n{screen}"
+    );
+    assert_eq!(
+        pane.exit_status(),
+        Some(148),
+        "the shell saw makai stop (128 + SIGTSTP)"
+    );
+    pane.resume_job();
+    editor_is(&pane, "half typed");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Back and answering");
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
