@@ -23,26 +23,29 @@ pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<
     let path = AuthStore::file_in(&home);
     match command {
         AuthCommand::Login { provider } => {
-            let credential = match provider.as_str() {
-                "anthropic" => anthropic_login(&oauth::OAuthConfig::anthropic_from_env()).await?,
-                "openai-codex" => codex_login(&codex::CodexConfig::from_env()).await?,
-                "github-copilot" => copilot_login(&copilot::CopilotConfig::from_env()).await?,
-                _ => {
-                    let var = makai_ai::credentials::env_var_for_provider(&provider)
-                        .map(|v| format!(" (set {v})"))
-                        .unwrap_or_default();
-                    return Err(CliError::Usage(format!(
-                        "`makai auth login` supports {LOGIN_PROVIDERS}; provider '{provider}' uses an API key{var} or --api-key"
-                    )));
+            if !has_login(&provider) {
+                let var = makai_ai::credentials::env_var_for_provider(&provider)
+                    .map(|v| format!(" (set {v})"))
+                    .unwrap_or_default();
+                return Err(CliError::Usage(format!(
+                    "`makai auth login` supports {LOGIN_PROVIDERS}; provider '{provider}' uses an API key{var} or --api-key"
+                )));
+            }
+            let (line_tx, line_rx) = tokio::sync::mpsc::channel::<String>(1);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                if std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+                    // The receiver is gone once the callback won: the line is not needed.
+                    let _ = line_tx.blocking_send(line);
                 }
+            });
+            let ui = LoginUi {
+                say: Box::new(|text| eprintln!("{text}")),
+                sign_in_url: Box::new(|_| {}),
+                pasted: line_rx,
             };
-            let mut store = AuthStore::load(&path)?;
-            store.set(&provider, credential);
-            store.save()?;
-            eprintln!(
-                "Logged in to {provider}. Credentials saved to {}.",
-                path.display()
-            );
+            let saved = login(&provider, &path, ui).await?;
+            eprintln!("{saved}");
             Ok(0)
         }
         AuthCommand::Status => {
@@ -130,26 +133,62 @@ fn open_browser(url: &str) {
     }
 }
 
+/// How a login talks to the user: where its messages go, who is told the
+/// sign-in URL (the TUI keeps it for Ctrl+X), and where a code pasted by the
+/// user arrives (a line on stdin, or the TUI's editor).
+pub struct LoginUi {
+    /// Shows a message.
+    pub say: Box<dyn Fn(String) + Send + Sync>,
+    /// Told the URL the user must open (besides the message saying it).
+    pub sign_in_url: Box<dyn Fn(&str) + Send + Sync>,
+    /// Codes (or final redirect URLs) the user pasted.
+    pub pasted: tokio::sync::mpsc::Receiver<String>,
+}
+
+/// True for the providers `login` can sign in to.
+pub fn has_login(provider: &str) -> bool {
+    matches!(provider, "anthropic" | "openai-codex" | "github-copilot")
+}
+
+/// Signs in to `provider` (see [`has_login`]) and stores the credential in
+/// the auth file at `path`; returns the message saying so.
+pub async fn login(
+    provider: &str,
+    path: &std::path::Path,
+    mut ui: LoginUi,
+) -> Result<String, CliError> {
+    let credential = match provider {
+        "anthropic" => anthropic_login(&oauth::OAuthConfig::anthropic_from_env(), &mut ui).await?,
+        "openai-codex" => codex_login(&codex::CodexConfig::from_env(), &mut ui).await?,
+        "github-copilot" => copilot_login(&copilot::CopilotConfig::from_env(), &mut ui).await?,
+        other => {
+            return Err(CliError::Usage(format!(
+                "logins are offered for {LOGIN_PROVIDERS}, not '{other}'"
+            )));
+        }
+    };
+    let mut store = AuthStore::load(path)?;
+    store.set(provider, credential);
+    store.save()?;
+    Ok(format!(
+        "Logged in to {provider}. Credentials saved to {}.",
+        path.display()
+    ))
+}
+
 /// Waits for the browser to come back to `server` or for a pasted code (or
-/// redirect URL) on stdin, within 10 minutes; returns the code.
+/// redirect URL), within 10 minutes; returns the code.
 async fn wait_for_code(
     server: &mut oauth::CallbackServer,
     state: &str,
     command: &str,
+    pasted: &mut tokio::sync::mpsc::Receiver<String>,
 ) -> Result<String, CliError> {
-    let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        if std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
-            // The receiver is gone once the callback won: the line is not needed.
-            let _ = line_tx.blocking_send(line);
-        }
-    });
     tokio::select! {
         got = server.wait() => got
             .map(|(code, _)| code)
             .ok_or_else(|| CliError::failed("the OAuth callback server stopped")),
-        Some(line) = line_rx.recv() => {
+        Some(line) = pasted.recv() => {
             let (code, pasted_state) = oauth::parse_pasted_code(&line);
             let code = code.ok_or_else(|| CliError::failed(format!("no code was pasted; run `{command}` again")))?;
             if let Some(s) = &pasted_state && s != state {
@@ -163,29 +202,49 @@ async fn wait_for_code(
     }
 }
 
-/// The Anthropic login: prints the URL, waits for the callback or a pasted code.
-async fn anthropic_login(config: &oauth::OAuthConfig) -> Result<Credential, CliError> {
+/// Shows the sign-in URL and opens it in a browser where one can be opened.
+fn show_url(ui: &LoginUi, intro: &str, url: &str) {
+    (ui.say)(format!("{intro}\n\n  {url}\n"));
+    (ui.sign_in_url)(url);
+    open_browser(url);
+}
+
+/// The Anthropic login: shows the URL, waits for the callback or a pasted code.
+async fn anthropic_login(
+    config: &oauth::OAuthConfig,
+    ui: &mut LoginUi,
+) -> Result<Credential, CliError> {
     let pkce = oauth::Pkce::generate();
     let state = oauth::Pkce::generate().verifier;
     let mut server = oauth::CallbackServer::start(config.callback_port, state.clone()).await?;
     let redirect = server.redirect_uri.clone();
     let url = oauth::authorize_url(config, &pkce, &state, &redirect)?;
-    eprintln!(
-        "Open this URL in your browser to log in with your Claude Pro/Max account:\n\n  {url}\n"
+    show_url(
+        ui,
+        "Open this URL in your browser to log in with your Claude Pro/Max account:",
+        &url,
     );
-    eprintln!(
+    (ui.say)(format!(
         "Waiting for the browser to come back to {redirect} ...\n\
          If the browser runs on another machine, paste the code (or the final URL) here and press Enter:"
-    );
-    open_browser(&url);
-    let code = wait_for_code(&mut server, &state, "makai auth login anthropic").await?;
+    ));
+    let code = wait_for_code(
+        &mut server,
+        &state,
+        "makai auth login anthropic",
+        &mut ui.pasted,
+    )
+    .await?;
     drop(server);
-    eprintln!("Exchanging the authorization code for tokens...");
+    (ui.say)("Exchanging the authorization code for tokens...".into());
     Ok(oauth::exchange_code(config, &code, &state, &pkce.verifier, &redirect).await?)
 }
 
 /// The ChatGPT login (Codex): the same PKCE flow against OpenAI's auth server.
-async fn codex_login(config: &codex::CodexConfig) -> Result<Credential, CliError> {
+async fn codex_login(
+    config: &codex::CodexConfig,
+    ui: &mut LoginUi,
+) -> Result<Credential, CliError> {
     let pkce = oauth::Pkce::generate();
     let state = oauth::Pkce::generate().verifier;
     let mut server =
@@ -193,29 +252,40 @@ async fn codex_login(config: &codex::CodexConfig) -> Result<Credential, CliError
             .await?;
     let redirect = server.redirect_uri.clone();
     let url = codex::authorize_url(config, &pkce, &state, &redirect)?;
-    eprintln!(
-        "Open this URL in your browser to log in with your ChatGPT Plus/Pro account:\n\n  {url}\n"
+    show_url(
+        ui,
+        "Open this URL in your browser to log in with your ChatGPT Plus/Pro account:",
+        &url,
     );
-    eprintln!(
+    (ui.say)(format!(
         "Waiting for the browser to come back to {redirect} ...\n\
          If the browser runs on another machine, paste the final URL (or the code) here and press Enter:"
-    );
-    open_browser(&url);
-    let code = wait_for_code(&mut server, &state, "makai auth login openai-codex").await?;
+    ));
+    let code = wait_for_code(
+        &mut server,
+        &state,
+        "makai auth login openai-codex",
+        &mut ui.pasted,
+    )
+    .await?;
     drop(server);
-    eprintln!("Exchanging the authorization code for tokens...");
+    (ui.say)("Exchanging the authorization code for tokens...".into());
     Ok(codex::exchange_code(config, &code, &pkce.verifier, &redirect).await?)
 }
 
 /// The GitHub Copilot login: the device flow, then the Copilot token exchange.
-async fn copilot_login(config: &copilot::CopilotConfig) -> Result<Credential, CliError> {
+async fn copilot_login(
+    config: &copilot::CopilotConfig,
+    ui: &mut LoginUi,
+) -> Result<Credential, CliError> {
     let code = copilot::device_code(config).await?;
-    eprintln!(
+    (ui.say)(format!(
         "To log in to GitHub Copilot, open {} and enter the code:\n\n  {}\n\nWaiting for GitHub...",
         code.verification_uri, code.user_code
-    );
+    ));
+    (ui.sign_in_url)(&code.verification_uri);
     open_browser(&code.verification_uri);
     let github_token = copilot::wait_for_authorization(config, &code).await?;
-    eprintln!("Exchanging the GitHub token for a Copilot token...");
+    (ui.say)("Exchanging the GitHub token for a Copilot token...".into());
     Ok(copilot::exchange(config, &github_token).await?)
 }

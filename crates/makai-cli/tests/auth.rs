@@ -296,3 +296,101 @@ fn an_expired_token_is_refreshed_before_the_request() {
     assert_eq!(stored["anthropic"]["access"], "sk-ant-oat-access-2");
     assert!(stored["anthropic"]["expires"].as_i64().unwrap() > 0);
 }
+
+/// `/login anthropic` in the interactive UI: the same sign-in without a
+/// shell. Ctrl+X copies the sign-in URL (OSC 52 into a tmux buffer), a
+/// pasted wrong code fails with a message, a second `/login` then completes
+/// through the browser's callback; Esc cancels a third one.
+#[test]
+fn login_inside_the_tui_copies_the_url_and_takes_a_pasted_code_or_the_callback() {
+    use common::tmux::{Pane, WAIT, tmux_available};
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let oauth = FakeOAuth::start();
+    let mock = Mock::start(Scenario::new());
+    let authorize = format!("{}/authorize", oauth.base);
+    let token = format!("{}/token", oauth.base);
+    let pane = Pane::start_with(
+        &env,
+        &mock.args(),
+        &[
+            ("MAKAI_OAUTH_AUTHORIZE_URL", authorize.as_str()),
+            ("MAKAI_OAUTH_TOKEN_URL", token.as_str()),
+            ("MAKAI_OAUTH_CALLBACK_PORT", "0"),
+            ("MAKAI_OAUTH_CLIENT_ID", "test-client"),
+        ],
+    );
+    pane.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+    pane.wait_text("Ask anything");
+    let copied_url = || {
+        pane.keys(&["C-x"]);
+        let start = std::time::Instant::now();
+        loop {
+            let out = pane.tmux(&["show-buffer"]);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if text.starts_with(&authorize) {
+                return text;
+            }
+            assert!(start.elapsed() < WAIT, "no URL copied: {text:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+
+    // A wrong code pasted into the editor: the exchange is refused.
+    pane.type_text("/login anthropic");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Claude Pro/Max account");
+    let url = copied_url();
+    assert_eq!(query(&url)["client_id"], "test-client");
+    pane.type_text("not-the-code");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Login to anthropic failed");
+    assert!(!env.home.path().join("auth.json").exists());
+
+    // Again, and the browser comes back with the right code.
+    pane.type_text("/login anthropic");
+    pane.keys(&["Enter"]);
+    let first_state = query(&url)["state"].clone();
+    let url = loop {
+        // Until the new login shows its URL, Ctrl+X copies the first one again.
+        let url = copied_url();
+        if query(&url)["state"] != first_state {
+            break url;
+        }
+    };
+    let q = query(&url);
+    let redirect = q["redirect_uri"].clone();
+    let port = url::Url::parse(&redirect).unwrap().port().unwrap();
+    let reply = oauth
+        .rt
+        .block_on(async {
+            reqwest::get(format!(
+                "http://127.0.0.1:{port}/callback?code=the-code&state={}",
+                q["state"]
+            ))
+            .await?
+            .text()
+            .await
+        })
+        .unwrap();
+    assert!(reply.contains("Login complete"), "{reply}");
+    pane.wait_text("Logged in to anthropic.");
+    assert_eq!(
+        auth_json(&env)["anthropic"]["access"],
+        "sk-ant-oat-access-1"
+    );
+    let screen = pane.screen();
+    assert!(!screen.contains("sk-ant-oat"), "secret shown:\n{screen}");
+
+    // Esc cancels a waiting login; the editor is a prompt editor again.
+    pane.type_text("/login openai-codex");
+    pane.keys(&["Enter"]);
+    pane.wait_text("ChatGPT Plus/Pro account");
+    pane.keys(&["Escape"]);
+    pane.wait_text("Login to openai-codex cancelled.");
+    assert!(auth_json(&env).get("openai-codex").is_none());
+    assert_eq!(mock.requests().len(), 0, "nothing went to the model");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

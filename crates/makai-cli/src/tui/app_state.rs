@@ -113,6 +113,8 @@ pub struct UiState {
     pub pending_jump: Option<bool>,
     /// Something only the UI loop can do with the terminal, asked for by a key.
     pub terminal_request: Option<TerminalRequest>,
+    /// A `/login` waiting for the browser or a pasted code.
+    pub login: Option<super::login::PendingLogin>,
 }
 
 /// What a key asks of the terminal itself.

@@ -41,7 +41,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "scoped-models",
         "Limit the models Ctrl+P cycles through (patterns)",
     ),
-    ("login", "Show stored credentials, or /login PROVIDER KEY"),
+    (
+        "login",
+        "Show stored credentials; /login PROVIDER KEY, or sign in: /login anthropic",
+    ),
     ("logout", "Remove stored credentials (/logout PROVIDER)"),
     ("mcp", "Show the MCP servers and their tools"),
     (

@@ -84,10 +84,17 @@ fn auth_store() -> Result<AuthStore, String> {
 }
 
 /// `/login [provider] [key]`: without a provider, who has credentials; with
-/// a provider and a key, stores the key in auth.json.
+/// a provider and a key, stores the key in auth.json; with a provider that
+/// has a sign-in and no key, runs the sign-in.
 pub fn login(ctx: &mut Ctx<'_>, arg: Option<&str>) {
     let mut words = arg.unwrap_or("").split_whitespace();
     let (provider, key) = (words.next(), words.next());
+    if let (Some(p), None) = (provider, key)
+        && crate::auth::has_login(p)
+    {
+        super::login::start(ctx, p);
+        return;
+    }
     let result = (|| -> Result<String, String> {
         let mut store = auth_store()?;
         match (provider, key) {
@@ -102,18 +109,15 @@ pub fn login(ctx: &mut Ctx<'_>, arg: Option<&str>) {
                 }
                 Ok(format!(
                     "Stored credentials ({}):\n{}\n/login PROVIDER KEY stores an API key; \
-                     a Claude Pro/Max login runs in a shell: makai auth login anthropic",
+                     /login anthropic, /login openai-codex and /login github-copilot sign in \
+                     with a Claude Pro/Max, ChatGPT or Copilot subscription",
                     store.path().display(),
                     lines.join("\n")
                 ))
             }
             (Some(p), None) => Err(format!(
-                "/login {p} needs the API key after the provider (/login {p} KEY){}",
-                if p == "anthropic" {
-                    "; for a Claude Pro/Max login run `makai auth login anthropic` in a shell"
-                } else {
-                    ""
-                }
+                "/login {p} needs the API key after the provider (/login {p} KEY); \
+                 sign-ins are offered for anthropic, openai-codex and github-copilot"
             )),
             (Some(p), Some(k)) => {
                 store.set(p, Credential::ApiKey { key: k.to_string() });

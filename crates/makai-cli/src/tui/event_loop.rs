@@ -47,6 +47,10 @@ pub enum UiMsg {
     PromptFailed(String),
     /// An approval question for the user.
     Approval(Box<super::approval::Question>),
+    /// The sign-in URL of the waiting login.
+    LoginUrl(String),
+    /// The waiting login ended: a notice saying how.
+    LoginEnded(Level, String),
 }
 
 /// Where background tasks send their results.
@@ -119,6 +123,16 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             st.notice(Level::Error, e);
         }
         UiMsg::Approval(q) => super::approval::push(ctx, *q),
+        UiMsg::LoginUrl(url) => {
+            if let Some(login) = &mut st.login {
+                login.url = Some(url);
+            }
+        }
+        UiMsg::LoginEnded(level, text) => {
+            st.login = None;
+            st.status = None;
+            st.notice(level, text);
+        }
     }
 }
 

@@ -13,7 +13,8 @@
 //! - [`input`]: keys, the editor and completion; [`keymap`]: pi's named
 //!   actions, their keys and `keybindings.json`; [`commands`] and
 //!   [`pickers`]: slash commands and their selectors ([`selectors`]).
-//! - [`approval`]: approval questions; [`bang`]: `!command` shell runs.
+//! - [`approval`]: approval questions; [`bang`]: `!command` shell runs;
+//!   [`login`]: `/login` sign-ins.
 //! - [`terminal`]: entering and restoring the terminal (also on panic),
 //!   suspending (Ctrl+Z) and handing it to an external editor (Ctrl+G).
 
@@ -26,6 +27,7 @@ pub mod config_commands;
 pub mod event_loop;
 pub mod input;
 pub mod keymap;
+pub mod login;
 pub mod markdown;
 pub mod pickers;
 pub mod render;

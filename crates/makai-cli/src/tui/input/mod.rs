@@ -187,7 +187,11 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         A::ThinkingCycle => commands::cycle_thinking(ctx),
         A::ThinkingToggle => ctx.st.show_thinking = !ctx.st.show_thinking,
         A::ToolsExpand => ctx.st.expand_tools = !ctx.st.expand_tools,
-        A::MessageCopy => super::config_commands::copy_last(ctx),
+        A::MessageCopy => {
+            if !super::login::copy_url(ctx) {
+                super::config_commands::copy_last(ctx)
+            }
+        }
         A::MessageDequeue => dequeue(ctx),
     }
     true
@@ -253,7 +257,7 @@ fn ctrl_c(ctx: &mut Ctx<'_>) {
 /// Esc: closes a popup, else aborts the run (queued messages return to the
 /// editor), else jumps back to the bottom of the conversation.
 fn escape(ctx: &mut Ctx<'_>) {
-    if approval::skip_reason(ctx) {
+    if approval::skip_reason(ctx) || super::login::cancel(ctx) {
         return;
     }
     if ctx.st.busy() || ctx.st.compacting || ctx.app.is_streaming() {
@@ -297,6 +301,9 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
         return;
     }
     if text.trim().is_empty() {
+        return;
+    }
+    if !text.starts_with('/') && super::login::take_pasted(ctx, &text) {
         return;
     }
     if text.starts_with('!') {
