@@ -172,3 +172,73 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_ui_back() {
     assert_eq!(mock.requests().len(), 1);
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// A 1x1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+#[test]
+fn ctrl_v_attaches_a_clipboard_image_to_the_prompt_and_pastes_clipboard_text() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("A single pixel")));
+    let env = Env::new();
+    // The desktop's clipboard program, as xclip answers: TARGETS, then the
+    // image; the mode file switches the clipboard to text.
+    let bin = env.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let png = env.home.path().join("clip.png");
+    std::fs::write(&png, PNG).unwrap();
+    let mode = env.home.path().join("clip-mode");
+    std::fs::write(&mode, "image").unwrap();
+    let script = format!(
+        "#!/bin/sh\nif [ \"$(cat '{mode}')\" = text ]; then\n  case \"$*\" in *TARGETS*) printf 'TARGETS\\nUTF8_STRING\\n';; *) printf 'from the clipboard';; esac\n  exit 0\nfi\ncase \"$*\" in\n  *TARGETS*) printf 'TARGETS\\nimage/png\\n' ;;\n  *image/png*) cat '{png}' ;;\n  *) exit 1 ;;\nesac\n",
+        mode = mode.display(),
+        png = png.display()
+    );
+    std::fs::write(bin.join("xclip"), script).unwrap();
+    std::fs::write(bin.join("wl-paste"), "#!/bin/sh\nexit 1\n").unwrap();
+    for name in ["xclip", "wl-paste"] {
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // A model that takes images (else makai leaves them out, saying so).
+    std::fs::write(
+        env.home.path().join("models.json"),
+        serde_json::json!({"providers": {"vision": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "eye", "input": ["text", "image"]}]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let args = ["--model".to_string(), "vision/eye".to_string()];
+    let pane = Pane::start_with(&env, &args, &[("PATH", path.as_str())]);
+    pane.wait_text("Ask anything");
+    pane.type_text("what is in ");
+    pane.keys(&["C-v"]);
+    pane.wait_text("Attached [image 1] (image/png");
+    editor_is(&pane, "what is in [image 1]");
+    pane.keys(&["Enter"]);
+    pane.wait_text("A single pixel");
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1);
+    let body = reqs[0].body.to_string();
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(PNG);
+    assert!(
+        body.contains(&format!("data:image/png;base64,{encoded}")),
+        "{body}"
+    );
+
+    std::fs::write(&mode, "text").unwrap();
+    pane.keys(&["C-v"]);
+    editor_is(&pane, "from the clipboard");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

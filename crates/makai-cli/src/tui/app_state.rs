@@ -115,6 +115,10 @@ pub struct UiState {
     pub terminal_request: Option<TerminalRequest>,
     /// A `/login` waiting for the browser or a pasted code.
     pub login: Option<super::login::PendingLogin>,
+    /// Images pasted into the prompt, each shown in the editor as
+    /// `[image N]` (N counts from 1); sent with the prompt while their marker
+    /// is still there.
+    pub images: Vec<makai_ai::ImageContent>,
 }
 
 /// What a key asks of the terminal itself.

@@ -51,6 +51,8 @@ pub enum UiMsg {
     LoginUrl(String),
     /// The waiting login ended: a notice saying how.
     LoginEnded(Level, String),
+    /// What Ctrl+V read from the clipboard.
+    Pasted(Result<super::clipboard::Pasted, String>),
 }
 
 /// Where background tasks send their results.
@@ -128,6 +130,7 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
                 login.url = Some(url);
             }
         }
+        UiMsg::Pasted(pasted) => super::input::on_clipboard(ctx, pasted),
         UiMsg::LoginEnded(level, text) => {
             st.login = None;
             st.status = None;

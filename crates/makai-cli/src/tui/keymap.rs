@@ -119,6 +119,8 @@ pub enum Action {
     MessageFollowUp,
     /// Move queued messages back into the editor.
     MessageDequeue,
+    /// Paste an image (or text) from the clipboard.
+    PasteImage,
 }
 
 /// Every action: its id in `keybindings.json`, its default keys and what it
@@ -415,6 +417,12 @@ const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "Expand or collapse tool output",
     ),
     (
+        Action::PasteImage,
+        "app.clipboard.pasteImage",
+        &["ctrl+v"],
+        "Paste an image (or text) from the clipboard",
+    ),
+    (
         Action::MessageCopy,
         "app.message.copy",
         &["ctrl+x"],
@@ -440,7 +448,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.altScreen.searchNext",
     "tui.altScreen.searchPrevious",
     "tui.altScreen.searchClose",
-    "app.clipboard.pasteImage",
     "app.session.togglePath",
     "app.session.toggleSort",
     "app.session.toggleNamedFilter",

@@ -193,8 +193,51 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
             }
         }
         A::MessageDequeue => dequeue(ctx),
+        A::PasteImage => ctx.spawn(async {
+            let pasted = tokio::task::spawn_blocking(super::clipboard::paste)
+                .await
+                .unwrap_or_else(|e| Err(format!("reading the clipboard failed: {e}")));
+            vec![UiMsg::Pasted(pasted)]
+        }),
     }
     true
+}
+
+/// The marker of pasted image `n` (from 1) in the editor.
+fn image_marker(n: usize) -> String {
+    format!("[image {n}]")
+}
+
+/// What Ctrl+V read: an image is attached (a marker goes into the editor),
+/// text is inserted.
+pub fn on_clipboard(ctx: &mut Ctx<'_>, pasted: Result<super::clipboard::Pasted, String>) {
+    use base64::Engine;
+    match pasted {
+        Ok(super::clipboard::Pasted::Image(bytes, mime)) => {
+            let kb = bytes.len().div_ceil(1024);
+            ctx.st.images.push(makai_ai::ImageContent {
+                data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                mime_type: mime.to_string(),
+            });
+            let marker = image_marker(ctx.st.images.len());
+            ctx.st.editor.insert_str(&format!("{marker} "));
+            ctx.st
+                .set_status(Level::Info, format!("Attached {marker} ({mime}, {kb} KB)"));
+        }
+        Ok(super::clipboard::Pasted::Text(text)) => ctx.st.editor.insert_str(&text),
+        Err(e) => ctx.st.set_status(Level::Warning, e),
+    }
+    update_completion(ctx);
+}
+
+/// The pasted images whose marker is still in `text`; the list empties.
+fn take_images(ctx: &mut Ctx<'_>, text: &str) -> Vec<makai_ai::ImageContent> {
+    std::mem::take(&mut ctx.st.images)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| text.contains(&image_marker(i + 1)))
+        .map(|(_, image)| image)
+        .collect()
 }
 
 /// Rows one page scroll moves.
@@ -324,16 +367,14 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     ctx.st.editor.clear();
     ctx.st.completion = None;
     ctx.st.scroll = 0;
+    let images = take_images(ctx, &text);
     if ctx.st.busy() || ctx.app.is_streaming() {
         match queue {
-            Queue::Steer => ctx.app.steer(text, Vec::new()),
-            Queue::FollowUp => ctx.app.follow_up(text, Vec::new()),
+            Queue::Steer => ctx.app.steer(text, images),
+            Queue::FollowUp => ctx.app.follow_up(text, images),
         }
     } else {
-        ctx.send_prompt(Prompt {
-            text,
-            images: Vec::new(),
-        });
+        ctx.send_prompt(Prompt { text, images });
     }
 }
 
