@@ -160,6 +160,10 @@ pub struct Settings {
     /// Text prepended to every `bash` command.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shell_command_prefix: Option<String>,
+    /// The command the external-editor key (Ctrl+G) opens, before `$VISUAL`
+    /// and `$EDITOR` (pi's `externalEditor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_editor: Option<String>,
     /// Folder for session files (absolute after loading).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_dir: Option<PathBuf>,

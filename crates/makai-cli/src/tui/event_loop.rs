@@ -160,7 +160,8 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
         }
         TerminalRequest::ExternalEditor => {
             let text = ctx.st.editor.text();
-            match tui.edit_externally(&text).await {
+            let configured = ctx.app.settings().external_editor.clone();
+            match tui.edit_externally(&text, configured.as_deref()).await {
                 Ok(edited) => ctx.st.editor.set_text(&edited),
                 Err(e) => ctx.st.notice(Level::Error, format!("External editor: {e}")),
             }

@@ -133,18 +133,28 @@ impl Tui {
         .await?
     }
 
-    /// Lets the user edit `text` in their editor (`$VISUAL`, else `$EDITOR`,
-    /// else `nano`; run through `sh` so `code --wait` works) and returns what
-    /// they saved, without the final newline editors add.
-    pub async fn edit_externally(&mut self, text: &str) -> std::io::Result<String> {
+    /// Lets the user edit `text` in their editor (`configured`, the
+    /// `externalEditor` setting, else `$VISUAL`, else `$EDITOR`, else `nano`;
+    /// run through `sh` so `code --wait` works) and returns what they saved,
+    /// without the final newline editors add.
+    pub async fn edit_externally(
+        &mut self,
+        text: &str,
+        configured: Option<&str>,
+    ) -> std::io::Result<String> {
         let file = tempfile::Builder::new()
             .prefix("makai-prompt-")
             .suffix(".md")
             .tempfile()?;
         std::fs::write(file.path(), text)?;
-        let editor = ["VISUAL", "EDITOR"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok())
+        let editor = configured
+            .map(str::to_string)
+            .into_iter()
+            .chain(
+                ["VISUAL", "EDITOR"]
+                    .iter()
+                    .filter_map(|v| std::env::var(v).ok()),
+            )
             .find(|v| !v.trim().is_empty())
             .unwrap_or_else(|| "nano".to_string());
         let status = self
