@@ -242,3 +242,35 @@ fn ctrl_v_attaches_a_clipboard_image_to_the_prompt_and_pastes_clipboard_text() {
     editor_is(&pane, "from the clipboard");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// Esc twice in an empty editor opens `/tree` (pi's default), or what the
+/// `doubleEscapeAction` setting names.
+#[test]
+fn double_escape_in_an_empty_editor_opens_the_tree_or_the_setting_s_choice() {
+    if !tmux_available() {
+        return;
+    }
+    for (setting, title) in [(None, "Session tree"), (Some("fork"), "Fork from prompt")] {
+        let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("First answer")));
+        let env = Env::new();
+        if let Some(action) = setting {
+            std::fs::write(
+                env.home.path().join("settings.json"),
+                serde_json::json!({"doubleEscapeAction": action}).to_string(),
+            )
+            .unwrap();
+        }
+        let pane = Pane::start(&env, &mock.args());
+        pane.wait_text("Ask anything");
+        pane.type_text("first question");
+        pane.keys(&["Enter"]);
+        pane.wait_text("First answer");
+        pane.keys(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        pane.keys(&["Escape"]);
+        pane.wait_text(title);
+        pane.keys(&["Escape"]);
+        pane.wait_for("the selector to close", |s| !s.contains(title));
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
+}

@@ -123,6 +123,19 @@ pub struct ThinkingBudgetSettings {
     pub high: Option<u32>,
 }
 
+/// What Esc pressed twice in an empty editor does in the interactive UI.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DoubleEscapeAction {
+    /// Opens the session tree (`/tree`).
+    #[default]
+    Tree,
+    /// Opens the fork selector (`/fork`).
+    Fork,
+    /// Nothing.
+    None,
+}
+
 /// The merged settings. Unknown keys (pi's UI settings and the like) are kept in `extra`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -164,6 +177,9 @@ pub struct Settings {
     /// and `$EDITOR` (pi's `externalEditor`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external_editor: Option<String>,
+    /// What Esc twice in an empty, idle editor opens (pi's `doubleEscapeAction`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub double_escape_action: DoubleEscapeAction,
     /// Folder for session files (absolute after loading).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_dir: Option<PathBuf>,

@@ -92,6 +92,9 @@ pub struct UiState {
     pub follow_up: Vec<String>,
     /// When Ctrl+C was last pressed.
     pub last_ctrl_c: Option<Instant>,
+    /// When Esc was last pressed in an empty, idle editor (twice opens the
+    /// `doubleEscapeAction`).
+    pub last_escape: Option<Instant>,
     /// Leave the UI.
     pub quit: bool,
     /// Something changed since the last frame.

@@ -20,9 +20,12 @@ use super::selectors::{SelectOutcome, SelectorKind};
 use super::transcript::Level;
 use crate::modes::print::Prompt;
 use complete::{CompletionKind, command_candidates, path_candidates, path_token};
+use makai_coding::settings::DoubleEscapeAction;
 
 /// Two Ctrl+C within this time leave the UI.
 const DOUBLE_CTRL_C: Duration = Duration::from_millis(1000);
+/// Two Esc within this time in an empty editor open the double-Esc action.
+const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
 /// Rows one mouse wheel step scrolls.
 const WHEEL_ROWS: usize = 3;
 
@@ -298,7 +301,9 @@ fn ctrl_c(ctx: &mut Ctx<'_>) {
 }
 
 /// Esc: closes a popup, else aborts the run (queued messages return to the
-/// editor), else jumps back to the bottom of the conversation.
+/// editor), else jumps back to the bottom of the conversation; twice within
+/// a moment in an empty editor, opens what `doubleEscapeAction` names
+/// (`/tree` by default, `/fork`, or nothing).
 fn escape(ctx: &mut Ctx<'_>) {
     if approval::skip_reason(ctx) || super::login::cancel(ctx) {
         return;
@@ -313,6 +318,22 @@ fn escape(ctx: &mut Ctx<'_>) {
         });
     } else {
         ctx.st.scroll = 0;
+        if !ctx.st.editor.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let again = ctx
+            .st
+            .last_escape
+            .is_some_and(|t| now.duration_since(t) <= DOUBLE_ESCAPE);
+        ctx.st.last_escape = (!again).then_some(now);
+        if again {
+            match ctx.app.settings().double_escape_action {
+                DoubleEscapeAction::Tree => pickers::open_tree(ctx),
+                DoubleEscapeAction::Fork => pickers::open_fork(ctx),
+                DoubleEscapeAction::None => {}
+            }
+        }
     }
 }
 
