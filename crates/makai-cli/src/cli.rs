@@ -52,8 +52,16 @@ pub struct Args {
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
     pub thinking: Option<ThinkingLevel>,
-    /// Comma-separated built-in tools to enable (read,write,edit,bash,grep,find,ls).
-    #[arg(short = 't', long, value_name = "LIST", conflicts_with = "no_tools")]
+    /// Comma-separated built-in tools to enable (read,write,edit,bash,grep,find,ls);
+    /// a list of only +name/-name entries changes the default selection (the
+    /// defaultTools setting) instead of replacing it, e.g. --tools -bash,+grep.
+    #[arg(
+        short = 't',
+        long,
+        value_name = "LIST",
+        conflicts_with = "no_tools",
+        allow_hyphen_values = true
+    )]
     pub tools: Option<String>,
     /// Disable every tool.
     #[arg(long = "no-tools")]

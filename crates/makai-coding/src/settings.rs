@@ -177,6 +177,12 @@ pub struct Settings {
     /// and `$EDITOR` (pi's `externalEditor`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external_editor: Option<String>,
+    /// The built-in tools of the default agent (pi's `defaultTools`: plain
+    /// names replace the default set, `+name`/`-name` change it; see
+    /// [`crate::tools::selection`]). A project list of only changes applies on
+    /// top of the user's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_tools: Option<Vec<String>>,
     /// What Esc twice in an empty, idle editor opens (pi's `doubleEscapeAction`).
     #[serde(skip_serializing_if = "is_default")]
     pub double_escape_action: DoubleEscapeAction,
@@ -198,6 +204,25 @@ pub struct Settings {
     /// Keys this version does not use, kept as read.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A project `defaultTools` list of only `+name`/`-name` entries changes the
+/// user's selection rather than replacing it: the user's list is put in
+/// front of it (the entries apply in order).
+fn chain_tool_changes(user: &Value, project: &mut Value) {
+    let (Some(Value::Array(user_list)), Some(Value::Array(project_list))) =
+        (user.get("defaultTools"), project.get("defaultTools"))
+    else {
+        return;
+    };
+    let entries: Option<Vec<String>> = project_list
+        .iter()
+        .map(|e| e.as_str().map(str::to_string))
+        .collect();
+    if entries.is_some_and(|e| crate::tools::selection::only_changes(&e)) {
+        let chained: Vec<Value> = user_list.iter().chain(project_list).cloned().collect();
+        project["defaultTools"] = Value::Array(chained);
+    }
 }
 
 /// A settings file that cannot be used.
@@ -293,6 +318,7 @@ impl Settings {
                     }
                 }
             }
+            chain_tool_changes(&merged, &mut v);
             deep_merge(&mut merged, v);
             out.sources.push(path.to_path_buf());
         }

@@ -294,8 +294,22 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 approver: approvals.clone(),
                 settings: settings.approvals.clone(),
             });
-        let names = args.tools.clone().unwrap_or_else(|| spec.tools.join(","));
-        tools_by_names(env, &names).map_err(|e| CliError::Usage(format!("--tools {names}: {e}")))?
+        let mut names = spec.tools.clone();
+        // pi's defaultTools choose the default agent's tools; a spec of its own lists them.
+        if args.agent.is_none()
+            && settings.default_agent.is_none()
+            && let Some(list) = &settings.default_tools
+        {
+            names = makai_coding::tools::select_tools(&names, list);
+            names = checked_tools(names, "the defaultTools setting", CliError::Config)?;
+        }
+        if let Some(list) = &args.tools {
+            let entries = makai_coding::tools::selection::parse_list(list);
+            names = makai_coding::tools::select_tools(&names, &entries);
+            names = checked_tools(names, &format!("--tools {list}"), CliError::Usage)?;
+        }
+        tools_by_names(env, &names.join(","))
+            .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
     };
 
     if let Some(sp) = &args.system_prompt {
@@ -380,4 +394,24 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         app.set_session_name(name)?;
     }
     Ok(app)
+}
+
+/// `names` when every one is a built-in tool; else the error `make` builds,
+/// naming `source`.
+fn checked_tools(
+    names: Vec<String>,
+    source: &str,
+    make: fn(String) -> CliError,
+) -> Result<Vec<String>, CliError> {
+    match names
+        .iter()
+        .find(|n| !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str()))
+    {
+        Some(bad) => Err(make(format!(
+            "{source}: unknown tool '{}'; the built-in tools are: {}",
+            makai_ai::quote::bounded(bad),
+            makai_coding::tools::BUILTIN_TOOL_NAMES.join(", ")
+        ))),
+        None => Ok(names),
+    }
 }

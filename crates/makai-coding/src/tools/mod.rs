@@ -21,6 +21,7 @@ pub mod grep;
 pub mod ls;
 pub mod policy;
 pub mod read;
+pub mod selection;
 pub mod truncate;
 pub mod write;
 
@@ -34,6 +35,7 @@ pub use adapter::{BuiltinTool, builtin_tools, tools_by_names};
 pub use error::ToolError;
 pub use makai_agent::ToolOutput;
 pub use policy::{PathPolicy, ResolvedPath};
+pub use selection::select_tools;
 
 /// The names of the built-in tools, in their usual order.
 pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];

@@ -1,0 +1,87 @@
+//! pi's `defaultTools` setting and `--tools` lists with `+name`/`-name`:
+//! plain names replace the selection, changes apply on top of it, a project
+//! list of changes applies on top of the user's, and an unknown name is an
+//! error naming where it came from. Checked on the tools the model is offered.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::json;
+
+/// The names of the tools the first request offered.
+fn offered(env: &Env, extra: &[&str]) -> Vec<String> {
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut args = mock.args();
+    args.extend(s(extra));
+    args.extend(s(&["-p", "hi"]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = mock.requests();
+    reqs[0].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn settings(path: &std::path::Path, value: serde_json::Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+#[test]
+fn default_tools_and_tool_changes_select_the_offered_tools() {
+    let env = Env::new();
+    let user = env.home.path().join("settings.json");
+    let project = env.work().join(".makai/settings.json");
+    settings(&user, json!({"defaultTools": ["read", "bash"]}));
+    assert_eq!(offered(&env, &[]), ["read", "bash"]);
+    // The project's changes apply on top of the user's selection.
+    settings(&project, json!({"defaultTools": ["+grep", "-bash"]}));
+    assert_eq!(offered(&env, &[]), ["read", "grep"]);
+    // --tools changes apply on top of the settings; plain names replace.
+    assert_eq!(offered(&env, &["--tools", "+ls,-read"]), ["grep", "ls"]);
+    assert_eq!(offered(&env, &["--tools", "find,ls"]), ["find", "ls"]);
+    // A project list with plain names replaces the user's.
+    settings(&project, json!({"defaultTools": ["edit"]}));
+    assert_eq!(offered(&env, &[]), ["edit"]);
+    // An empty list offers no built-in tool.
+    settings(&project, json!({"defaultTools": []}));
+    assert!(offered(&env, &[]).is_empty());
+    std::fs::remove_file(&project).unwrap();
+    std::fs::remove_file(&user).unwrap();
+    assert_eq!(offered(&env, &[]).len(), 7, "makai's default: all seven");
+    assert_eq!(offered(&env, &["--tools", "-bash"]).len(), 6);
+}
+
+#[test]
+fn an_unknown_tool_in_default_tools_or_a_change_is_an_error_naming_its_source() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
+    let mut args = mock.args();
+    args.extend(s(&["-p", "hi"]));
+    settings(
+        &env.home.path().join("settings.json"),
+        json!({"defaultTools": ["+telnet"]}),
+    );
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("defaultTools") && stderr(&out).contains("telnet"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(env.home.path().join("settings.json")).unwrap();
+    let mut bad = args.clone();
+    bad.extend(s(&["--tools", "+telnet"]));
+    let out = env.run(&bad, "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--tools +telnet"), "{}", stderr(&out));
+    assert!(mock.requests().is_empty(), "nothing was sent");
+}
