@@ -63,19 +63,50 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     pub tools: Option<String>,
-    /// Disable every tool.
+    /// Disable every tool (pi's -nt).
     #[arg(long = "no-tools")]
     pub no_tools: bool,
+    /// Disable the built-in tools, keeping MCP tools (pi's -nbt).
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+    /// Disable tools by name or pattern (`*` matches any run of characters)
+    /// after every other selection, MCP tools included (pi's -xt). Comma-separated;
+    /// may be repeated.
+    #[arg(long = "exclude-tools", value_name = "LIST")]
+    pub exclude_tools: Vec<String>,
+    /// Models for startup and Ctrl+P / cycle_model: comma-separated ids,
+    /// `provider/id`, fuzzy names or `*` globs, each with an optional `:thinking`.
+    /// Without --model, the first one available starts the run.
+    #[arg(long, value_name = "PATTERNS")]
+    pub models: Option<String>,
+    /// Start no MCP server: no MCP tools this run.
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
+    /// Load a skill file or folder besides the discovered ones (may be
+    /// repeated; loaded even with --no-skills).
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skill: Vec<PathBuf>,
+    /// Load a prompt template file or folder besides the discovered ones (may
+    /// be repeated; loaded even with --no-prompt-templates).
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_template: Vec<PathBuf>,
+    /// Skip AGENTS.md / CLAUDE.md discovery (pi's -nc).
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
+    /// Export a session file to HTML and exit (OUTPUT defaults to the input's
+    /// name with .html).
+    #[arg(long, value_name = "INPUT [OUTPUT]", num_args = 1..=2)]
+    pub export: Option<Vec<PathBuf>>,
     /// Replace the agent's system prompt (text, or a path to a file holding it).
     #[arg(long = "system-prompt", value_name = "TEXT")]
     pub system_prompt: Option<String>,
     /// Append text to the system prompt (may be repeated).
     #[arg(long = "append-system-prompt", value_name = "TEXT")]
     pub append_system_prompt: Vec<String>,
-    /// Skip skill discovery (makai's, pi's and `.agents/skills` folders).
+    /// Skip skill discovery (makai's, pi's and `.agents/skills` folders; pi's -ns).
     #[arg(long = "no-skills")]
     pub no_skills: bool,
-    /// Skip prompt template discovery (`/name` commands).
+    /// Skip prompt template discovery (`/name` commands; pi's -np).
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
     /// Continue the most recent session of this directory.
@@ -234,7 +265,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let argv: Vec<OsString> = pi_short_flags(argv.into_iter().map(Into::into).collect());
     match argv.get(1).and_then(|a| a.to_str()) {
         Some("auth") => return parse_auth(&argv[2..]).map(Invocation::Auth),
         Some("serve") => return crate::serve::args::parse(&argv[2..]),
@@ -258,6 +289,36 @@ where
             _ => Err(CliError::Usage(clap_message(&e))),
         },
     }
+}
+
+/// pi's short flags of more than one letter, as the long flags they stand for.
+const PI_SHORT_FLAGS: [(&str, &str); 6] = [
+    ("-nt", "--no-tools"),
+    ("-nbt", "--no-builtin-tools"),
+    ("-xt", "--exclude-tools"),
+    ("-ns", "--no-skills"),
+    ("-np", "--no-prompt-templates"),
+    ("-nc", "--no-context-files"),
+];
+
+/// `argv` with pi's multi-letter short flags (`-nt`, `-xt`, ...) spelled as
+/// their long flags, up to a `--` (clap reads one letter per short flag).
+fn pi_short_flags(argv: Vec<OsString>) -> Vec<OsString> {
+    let mut options = true;
+    argv.into_iter()
+        .map(|a| {
+            if a == "--" {
+                options = false;
+            }
+            match PI_SHORT_FLAGS
+                .iter()
+                .find(|(short, _)| options && a == *short)
+            {
+                Some((_, long)) => OsString::from(long),
+                None => a,
+            }
+        })
+        .collect()
 }
 
 /// clap's error text without its trailing usage block and "For more information" line.
@@ -292,6 +353,18 @@ pub(crate) fn require_name(flag: &str, what: &str, value: Option<&str>) -> Resul
         ))),
         _ => Ok(()),
     }
+}
+
+/// A comma-separated list given to `flag` must name something, with no
+/// empty entries.
+fn validate_list(flag: &str, list: &str) -> Result<(), CliError> {
+    if list.split(',').any(|n| n.trim().is_empty()) {
+        return Err(CliError::Usage(format!(
+            "{flag} {:?}: an entry of the list is empty; separate entries with single commas",
+            bounded(list)
+        )));
+    }
+    Ok(())
 }
 
 /// Every name in a comma-separated `--tools` list must be non-empty.
@@ -386,6 +459,37 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
             "--cwd {}: no such directory",
             bounded(&dir.to_string_lossy())
         )));
+    }
+    for (flag, paths) in [
+        ("--skill", &args.skill),
+        ("--prompt-template", &args.prompt_template),
+    ] {
+        if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+            return Err(CliError::Usage(format!(
+                "{flag} {}: no such file or folder",
+                bounded(&missing.to_string_lossy())
+            )));
+        }
+    }
+    if let Some(list) = &args.models {
+        validate_list("--models", list)?;
+    }
+    for list in &args.exclude_tools {
+        validate_list("--exclude-tools", list)?;
+    }
+    if let Some(list) = &args.tools {
+        let entries = makai_coding::tools::selection::parse_list(list);
+        let changes = entries
+            .iter()
+            .filter(|e| e.starts_with('+') || e.starts_with('-'))
+            .count();
+        if changes > 0 && changes < entries.len() {
+            return Err(CliError::Usage(format!(
+                "--tools {}: plain names and +name/-name changes cannot be mixed; \
+                 name every tool, or only add and remove",
+                bounded(list)
+            )));
+        }
     }
     if args.mode == Some(Mode::Rpc) && !args.messages.is_empty() {
         return Err(CliError::Usage(

@@ -120,35 +120,96 @@ fn render_message(out: &mut String, m: &AgentMessage) {
     out.push_str("</div>\n");
 }
 
+/// What a session page shows.
+struct Page<'a> {
+    messages: &'a [AgentMessage],
+    title: String,
+    session_id: &'a str,
+    cwd: &'a str,
+    /// `provider/id` of the model, when known.
+    model: String,
+}
+
 /// The HTML page of a session.
 pub fn render(app: &AppSession) -> String {
     let messages = app.messages();
     let model = app.model();
-    let usage = total_usage(&messages);
-    let title = app
-        .session_name()
-        .unwrap_or_else(|| format!("makai session {}", app.session_id()));
+    let id = app.session_id();
+    let cwd = app.cwd().display().to_string();
+    render_page(&Page {
+        messages: &messages,
+        title: app
+            .session_name()
+            .unwrap_or_else(|| format!("makai session {id}")),
+        session_id: &id,
+        cwd: &cwd,
+        model: format!("{}/{}", model.provider, model.id),
+    })
+}
+
+fn render_page(page: &Page<'_>) -> String {
+    let usage = total_usage(page.messages);
     let mut out = String::with_capacity(16 * 1024);
     out.push_str(&format!("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\
-         <p class=\"meta\">session {} · {} · model {}/{} · {} messages · {} tokens in, {} out · ${:.4}</p>\n",
-        escape(&title),
-        escape(&title),
-        escape(&app.session_id()),
-        escape(&app.cwd().display().to_string()),
-        escape(&model.provider),
-        escape(&model.id),
-        messages.len(),
+         <p class=\"meta\">session {} · {} · model {} · {} messages · {} tokens in, {} out · ${:.4}</p>\n",
+        escape(&page.title),
+        escape(&page.title),
+        escape(page.session_id),
+        escape(page.cwd),
+        escape(&page.model),
+        page.messages.len(),
         usage.input + usage.cache_read + usage.cache_write,
         usage.output,
         usage.cost.total
     ));
-    for m in &messages {
+    for m in page.messages {
         render_message(&mut out, m);
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// `makai --export INPUT [OUTPUT]`: writes the HTML page of the session file
+/// `input` (its current branch) to `output`, by default the input's path with
+/// `.html`; returns the path written. A damaged file is refused, as when it is
+/// opened to continue.
+pub fn export_file(input: &Path, output: Option<&Path>) -> Result<String, CliError> {
+    let session = makai_coding::Session::open(input)
+        .map_err(|e| CliError::failed(format!("--export {}: {e}", input.display())))?;
+    let context = session.context();
+    let page = Page {
+        messages: &context.messages,
+        title: session
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("makai session {}", session.id())),
+        session_id: session.id(),
+        cwd: session.cwd(),
+        model: context
+            .model
+            .as_ref()
+            .map(|m| format!("{}/{}", m.provider, m.model_id))
+            .unwrap_or_else(|| "unknown".into()),
+    };
+    let path = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| input.with_extension("html"));
+    write_page(&path, &render_page(&page))?;
+    Ok(path.display().to_string())
+}
+
+/// Writes `html` to `path`, creating its folder.
+fn write_page(path: &Path, html: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(path, html)
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Writes the export; returns its path. Default: `makai-session-<id>.html` in the
@@ -167,14 +228,7 @@ pub fn export(app: &AppSession, output: Option<&str>) -> Result<String, CliError
             .cwd()
             .join(format!("makai-session-{}.html", app.session_id())),
     };
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    std::fs::write(&path, render(app))
-        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+    write_page(&path, &render(app))?;
     Ok(path.display().to_string())
 }
 

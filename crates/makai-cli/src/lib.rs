@@ -112,6 +112,11 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         print!("{}", models::list(&registry, pattern));
         return Ok(EXIT_OK);
     }
+    if let Some(paths) = &args.export {
+        let written = export_html::export_file(&paths[0], paths.get(1).map(|p| p.as_path()))?;
+        println!("Exported to {written}");
+        return Ok(EXIT_OK);
+    }
     let mode = args.effective_mode(std::io::stdout().is_terminal());
     let cwd = app::setup::working_dir(&args)?;
     let (files, mut messages) = attachments::split_args(&args.messages);

@@ -17,8 +17,19 @@ impl AppSession {
         let Some(mcp) = &self.inner.mcp else {
             return;
         };
-        let tools = self.inner.base_tools.iter().cloned().chain(mcp.tools());
+        let excluded = super::lock(&self.inner.state).excluded_tools.clone();
+        let mcp_tools = mcp
+            .tools()
+            .into_iter()
+            .filter(|t| !super::model::tool_excluded(t.name(), &excluded));
+        let tools = self.inner.base_tools.iter().cloned().chain(mcp_tools);
         self.inner.agent.set_tools(makai_agent::ToolSet::new(tools));
+    }
+
+    /// Tools (by name or `*` pattern) kept out of every run, MCP tools
+    /// included (`--exclude-tools`).
+    pub fn set_excluded_tools(&self, patterns: Vec<String>) {
+        super::lock(&self.inner.state).excluded_tools = patterns;
     }
 
     /// Waits until every MCP server has started or failed, at most `limit`

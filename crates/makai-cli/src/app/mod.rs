@@ -59,6 +59,8 @@ pub(crate) struct AppState {
     persist_warned: bool,
     /// `/scoped-models`: patterns limiting the Ctrl+P cycle (empty: every model).
     scoped_models: Vec<String>,
+    /// `--exclude-tools` patterns, applied to the MCP tools of every run.
+    excluded_tools: Vec<String>,
 }
 
 pub(crate) struct Shared {

@@ -213,6 +213,14 @@ pub fn model_matches(m: &Model, pattern: &str) -> bool {
     full == p || m.id == p || m.id.to_ascii_lowercase().contains(&p.to_ascii_lowercase())
 }
 
+/// True when tool `name` matches one of the `--exclude-tools` patterns
+/// (exact, or `*` globs).
+pub fn tool_excluded(name: &str, patterns: &[String]) -> bool {
+    patterns
+        .iter()
+        .any(|p| p == name || (p.contains('*') && wildcard(p, name)))
+}
+
 /// `*` matches any run of characters.
 fn wildcard(pattern: &str, text: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();

@@ -11,7 +11,7 @@ use super::{AppSession, lock};
 /// Which resources a session loads (`--no-skills`, `--no-prompt-templates`)
 /// and whether the skills are listed in the system prompt (not without tools:
 /// the model could not read them).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ResourceOptions {
     /// Load skills.
     pub skills: bool,
@@ -19,6 +19,12 @@ pub struct ResourceOptions {
     pub templates: bool,
     /// List the skills in the system prompt.
     pub skills_in_prompt: bool,
+    /// Skill files or folders loaded besides the discovered ones (`--skill`),
+    /// whether discovery is on or not.
+    pub skill_paths: Vec<std::path::PathBuf>,
+    /// Prompt template files or folders loaded besides the discovered ones
+    /// (`--prompt-template`).
+    pub template_paths: Vec<std::path::PathBuf>,
 }
 
 impl ResourceOptions {
@@ -31,7 +37,9 @@ impl ResourceOptions {
         if !self.templates {
             r.templates.clear();
         }
-        r
+        let mut explicit = Resources::load_paths(&self.skill_paths, &self.template_paths);
+        explicit.add(r);
+        explicit
     }
 }
 

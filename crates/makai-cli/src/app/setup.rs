@@ -242,8 +242,12 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
 
     let probe_keys = KeyResolver::new(home.clone(), None, None)
         .with_configured_keys(registry.provider_keys().clone());
+    let scoped_start = match (&args.model, &args.models) {
+        (None, Some(list)) => first_scoped_model(&registry, &probe_keys, list).await,
+        _ => None,
+    };
     let request = ModelRequest {
-        model: args.model.clone(),
+        model: args.model.clone().or(scoped_start),
         provider: args.provider.clone(),
         endpoint: args.base_url.clone().zip(args.api),
         session_model: ctx
@@ -308,6 +312,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             names = makai_coding::tools::select_tools(&names, &entries);
             names = checked_tools(names, &format!("--tools {list}"), CliError::Usage)?;
         }
+        if args.no_builtin_tools {
+            names.clear();
+        }
+        let excluded = excluded_tools(args);
+        names.retain(|n| !super::model::tool_excluded(n, &excluded));
         tools_by_names(env, &names.join(","))
             .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
     };
@@ -315,11 +324,17 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(sp) = &args.system_prompt {
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
-    let files = discover_context_files(&cwd, home.as_deref());
+    let files = if args.no_context_files {
+        Vec::new()
+    } else {
+        discover_context_files(&cwd, home.as_deref())
+    };
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,
         skills_in_prompt: !args.no_tools,
+        skill_paths: absolute(&cwd, &args.skill),
+        template_paths: absolute(&cwd, &args.prompt_template),
     };
     let resources = resource_options.discover(&cwd);
     if args.verbose {
@@ -366,7 +381,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
-    let mcp = if args.no_tools {
+    let mcp = if args.no_tools || args.no_mcp {
         None
     } else {
         super::mcp::start_servers(
@@ -393,7 +408,59 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
     }
+    app.set_excluded_tools(excluded_tools(args));
+    if let Some(list) = &args.models {
+        let patterns = makai_coding::tools::selection::parse_list(list)
+            .iter()
+            .map(|p| models::split_thinking(p).0)
+            .collect();
+        app.set_scoped_models(patterns);
+    }
     Ok(app)
+}
+
+/// The first model `--models` names that is usable (no key needed, or one
+/// configured), as `provider/id[:thinking]`, patterns taken in order; `None`
+/// when none is, so the usual choice applies.
+async fn first_scoped_model(
+    registry: &makai_ai::catalog::ModelRegistry,
+    keys: &KeyResolver,
+    list: &str,
+) -> Option<String> {
+    for pattern in makai_coding::tools::selection::parse_list(list) {
+        let (pattern, thinking) = models::split_thinking(&pattern);
+        for m in registry.models() {
+            if !super::model::model_matches(m, &pattern) {
+                continue;
+            }
+            let usable = !makai_ai::credentials::needs_credential(m)
+                || makai_ai::credentials::ambient_configured(
+                    m,
+                    &makai_ai::credentials::Env::process(),
+                )
+                || keys.source(&m.provider).await.ok().flatten().is_some();
+            if usable {
+                let suffix = thinking
+                    .map(|t| format!(":{}", t.as_str()))
+                    .unwrap_or_default();
+                return Some(format!("{}/{}{suffix}", m.provider, m.id));
+            }
+        }
+    }
+    None
+}
+
+/// The `--exclude-tools` patterns.
+fn excluded_tools(args: &Args) -> Vec<String> {
+    args.exclude_tools
+        .iter()
+        .flat_map(|list| makai_coding::tools::selection::parse_list(list))
+        .collect()
+}
+
+/// `paths`, relative ones taken from `cwd`.
+fn absolute(cwd: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    paths.iter().map(|p| cwd.join(p)).collect()
 }
 
 /// `names` when every one is a built-in tool; else the error `make` builds,

@@ -25,7 +25,6 @@ mod frontmatter;
 mod skills;
 mod templates;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -119,6 +118,11 @@ impl ResourceDirs {
     }
 }
 
+/// True when `a` and `b` are the same file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    canonical(a) == canonical(b)
+}
+
 /// The skills and prompt templates of a working directory.
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
@@ -143,7 +147,6 @@ impl Resources {
 
     /// Discovers the resources in the given folders.
     pub fn discover_in(dirs: &ResourceDirs) -> Self {
-        let mut warnings = Vec::new();
         let mut skill_dirs: Vec<(PathBuf, &str)> = Vec::new();
         let mut prompt_dirs: Vec<(PathBuf, &str)> = Vec::new();
         if let Some(h) = &dirs.makai_home {
@@ -168,54 +171,121 @@ impl Resources {
             }
         }
 
-        let mut seen_files = HashSet::new();
-        let mut skills: Vec<Skill> = Vec::new();
+        let mut out = Resources::empty();
         for (dir, scope) in skill_dirs {
-            for skill in skills::load_dir(&dir, scope, &mut warnings) {
-                if !seen_files.insert(canonical(&skill.file_path)) {
-                    continue;
-                }
-                if let Some(winner) = skills.iter().find(|s| s.name == skill.name) {
-                    warnings.push(ResourceWarning::new(
-                        &skill.file_path,
-                        format!(
-                            "skill name \"{}\" is already taken by {}; this one is ignored",
-                            skill.name,
-                            winner.file_path.display()
-                        ),
-                    ));
-                    continue;
-                }
-                skills.push(skill);
-            }
+            let mut warnings = Vec::new();
+            let skills = skills::load_dir(&dir, scope, &mut warnings);
+            out.add(Resources {
+                skills,
+                templates: Vec::new(),
+                warnings,
+            });
         }
-        let mut templates: Vec<PromptTemplate> = Vec::new();
         for (dir, scope) in prompt_dirs {
-            for t in templates::load_dir(&dir, scope, &mut warnings) {
-                if !seen_files.insert(canonical(&t.file_path)) {
-                    continue;
-                }
-                if let Some(winner) = templates.iter().find(|w| w.name == t.name) {
-                    warnings.push(ResourceWarning::new(
-                        &t.file_path,
-                        format!(
-                            "prompt template /{} is already defined by {}; this one is ignored",
-                            t.name,
-                            winner.file_path.display()
-                        ),
-                    ));
-                    continue;
-                }
-                templates.push(t);
-            }
+            let mut warnings = Vec::new();
+            let templates = templates::load_dir(&dir, scope, &mut warnings);
+            out.add(Resources {
+                skills: Vec::new(),
+                templates,
+                warnings,
+            });
         }
-        for w in &warnings {
+        for w in &out.warnings {
             tracing::warn!("{w}");
         }
-        Resources {
-            skills,
-            templates,
-            warnings,
+        out
+    }
+
+    /// The skills and templates of explicit files or folders (`--skill`,
+    /// `--prompt-template`): a skill folder (with `SKILL.md`) or a folder of
+    /// skills, a skill file; a template file or a folder of templates. What
+    /// cannot be read or used becomes a warning.
+    pub fn load_paths(skill_paths: &[PathBuf], template_paths: &[PathBuf]) -> Self {
+        let mut out = Resources::empty();
+        for path in skill_paths {
+            let found = if path.is_dir() {
+                skills::load_dir(path, "user", &mut out.warnings)
+            } else {
+                skills::load_path(path, "user", &mut out.warnings)
+                    .into_iter()
+                    .collect()
+            };
+            if found.is_empty() {
+                out.warnings.push(ResourceWarning::new(
+                    path,
+                    "no skill found here".to_string(),
+                ));
+            }
+            out.add(Resources {
+                skills: found,
+                ..Resources::default()
+            });
+        }
+        for path in template_paths {
+            let found = if path.is_dir() {
+                templates::load_dir(path, "user", &mut out.warnings)
+            } else {
+                templates::load_path(path, "user", &mut out.warnings)
+                    .into_iter()
+                    .collect()
+            };
+            if found.is_empty() {
+                out.warnings.push(ResourceWarning::new(
+                    path,
+                    "no prompt template found here".to_string(),
+                ));
+            }
+            out.add(Resources {
+                templates: found,
+                ..Resources::default()
+            });
+        }
+        out
+    }
+
+    /// Adds `other`'s skills, templates and warnings; a name already taken
+    /// keeps the one present (a warning says which was ignored), and a file
+    /// already loaded is not loaded twice.
+    pub fn add(&mut self, other: Resources) {
+        self.warnings.extend(other.warnings);
+        for skill in other.skills {
+            if self
+                .skills
+                .iter()
+                .any(|s| same_file(&s.file_path, &skill.file_path))
+            {
+                continue;
+            }
+            if let Some(winner) = self.skills.iter().find(|s| s.name == skill.name) {
+                let text = format!(
+                    "skill name \"{}\" is already taken by {}; this one is ignored",
+                    skill.name,
+                    winner.file_path.display()
+                );
+                self.warnings
+                    .push(ResourceWarning::new(&skill.file_path, text));
+                continue;
+            }
+            self.skills.push(skill);
+        }
+        for t in other.templates {
+            if self
+                .templates
+                .iter()
+                .any(|w| same_file(&w.file_path, &t.file_path))
+            {
+                continue;
+            }
+            if let Some(winner) = self.templates.iter().find(|w| w.name == t.name) {
+                let text = format!(
+                    "prompt template /{} is already defined by {}; this one is ignored",
+                    t.name,
+                    winner.file_path.display()
+                );
+                self.warnings.push(ResourceWarning::new(&t.file_path, text));
+                continue;
+            }
+            self.templates.push(t);
         }
     }
 

@@ -53,6 +53,16 @@ pub(crate) fn load_dir(dir: &Path, scope: &str, warnings: &mut Vec<ResourceWarni
     out
 }
 
+/// Loads one skill file given by path (a `SKILL.md` or a Markdown file with a
+/// description); its problems are reported.
+pub(crate) fn load_path(
+    path: &Path,
+    scope: &str,
+    warnings: &mut Vec<ResourceWarning>,
+) -> Option<Skill> {
+    load_file(path, scope, true, warnings)
+}
+
 fn walk(
     dir: &Path,
     scope: &str,

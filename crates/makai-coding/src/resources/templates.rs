@@ -55,6 +55,15 @@ pub(crate) fn load_dir(
         .collect()
 }
 
+/// Loads one template file given by path.
+pub(crate) fn load_path(
+    path: &Path,
+    scope: &str,
+    warnings: &mut Vec<ResourceWarning>,
+) -> Option<PromptTemplate> {
+    load_file(path, scope, warnings)
+}
+
 fn load_file(
     path: &Path,
     scope: &str,

@@ -1,0 +1,242 @@
+//! pi 1.5.2's command-line options beyond the basics (docs/cli.md): the
+//! multi-letter short flags (-nt, -nbt, -xt, -ns, -np, -nc), --exclude-tools
+//! (built-in and MCP tools), --no-builtin-tools, --no-mcp, --models, --skill
+//! and --prompt-template, --no-context-files and --export. Checked on what
+//! the scripted server receives and on the files written.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::{Value, json};
+
+/// Runs `makai -p hi` with the mock's arguments and `extra`; the first request.
+fn first_request(env: &Env, mock_args: bool, extra: &[&str]) -> Value {
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut args = if mock_args { mock.args() } else { Vec::new() };
+    if !mock_args {
+        write_models(env, &mock);
+    }
+    args.extend(s(extra));
+    args.extend(s(&["-p", "hi"]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    mock.requests()[0].body.clone()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system_prompt(body: &Value) -> String {
+    body["messages"][0]["content"].as_str().unwrap().to_string()
+}
+
+/// A models.json with two models of one provider on the mock.
+fn write_models(env: &Env, mock: &Mock) {
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "alpha"}, {"id": "beta", "reasoning": true}]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn short_flags_and_tool_exclusion_choose_the_offered_tools() {
+    let env = Env::new();
+    assert!(tool_names(&first_request(&env, true, &["-nt"])).is_empty());
+    assert!(tool_names(&first_request(&env, true, &["-nbt"])).is_empty());
+    assert_eq!(
+        tool_names(&first_request(
+            &env,
+            true,
+            &["-xt", "b*,ls", "--exclude-tools", "wri*"]
+        )),
+        ["read", "edit", "grep", "find"]
+    );
+    assert_eq!(
+        tool_names(&first_request(
+            &env,
+            true,
+            &["--tools", "read,ls,bash", "-xt", "ls"]
+        )),
+        ["read", "bash"]
+    );
+    // Plain names and changes cannot be mixed in --tools (pi's rule).
+    let out = env.run(&s(&["--tools", "read,+ls", "-p", "hi"]), "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot be mixed"), "{}", stderr(&out));
+}
+
+#[test]
+fn exclude_tools_and_no_mcp_reach_the_mcp_tools() {
+    let env = Env::new();
+    let work = env.work().display().to_string();
+    let home = env.home.path().display().to_string();
+    let out = env.run(
+        &s(&[
+            "mcp",
+            "add",
+            "self",
+            "-e",
+            &format!("MAKAI_HOME={home}"),
+            "--",
+            env!("CARGO_BIN_EXE_makai"),
+            "mcp",
+            "serve",
+            "--cwd",
+            &work,
+        ]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = tool_names(&first_request(&env, true, &["--tools", "read"]));
+    assert!(all.contains(&"self__ls".to_string()), "{all:?}");
+    assert!(all.contains(&"self__bash".to_string()), "{all:?}");
+    let kept = tool_names(&first_request(
+        &env,
+        true,
+        &["--tools", "read", "-xt", "self__b*"],
+    ));
+    assert!(kept.contains(&"self__ls".to_string()), "{kept:?}");
+    assert!(!kept.iter().any(|t| t.starts_with("self__b")), "{kept:?}");
+    // -nbt keeps the MCP tools; --no-mcp drops them.
+    let mcp_only = tool_names(&first_request(&env, true, &["-nbt"]));
+    assert!(
+        mcp_only.iter().all(|t| t.starts_with("self__")),
+        "{mcp_only:?}"
+    );
+    assert!(!mcp_only.is_empty());
+    let none = tool_names(&first_request(&env, true, &["--tools", "read", "--no-mcp"]));
+    assert_eq!(none, ["read"]);
+}
+
+#[test]
+fn models_scope_the_start_model_with_its_thinking_level() {
+    let env = Env::new();
+    let body = first_request(&env, false, &["--models", "nothing-like-it*,beta:high"]);
+    assert_eq!(body["model"], "beta");
+    assert_eq!(body["reasoning_effort"], "high", "{body}");
+    let body = first_request(&env, false, &["--models", "lab/a*"]);
+    assert_eq!(body["model"], "alpha");
+    // --model still wins.
+    let body = first_request(&env, false, &["--models", "beta", "--model", "lab/alpha"]);
+    assert_eq!(body["model"], "alpha");
+}
+
+#[test]
+fn explicit_skills_and_templates_load_even_when_discovery_is_off() {
+    let env = Env::new();
+    let extra = env.home.path().join("extra");
+    std::fs::create_dir_all(extra.join("deploy")).unwrap();
+    std::fs::write(
+        extra.join("deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        extra.join("review.md"),
+        "---\ndescription: Review\n---\nReview the code, focus on $1.\n",
+    )
+    .unwrap();
+    // A discovered skill that -ns turns off.
+    std::fs::create_dir_all(env.work().join(".pi/skills/found")).unwrap();
+    std::fs::write(
+        env.work().join(".pi/skills/found/SKILL.md"),
+        "---\nname: found\ndescription: Found by discovery\n---\nx\n",
+    )
+    .unwrap();
+    let skill = extra.join("deploy").display().to_string();
+    let template = extra.join("review.md").display().to_string();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut args = mock.args();
+    args.extend(s(&[
+        "-ns",
+        "-np",
+        "--skill",
+        &skill,
+        "--prompt-template",
+        &template,
+        "-p",
+        "/review security",
+    ]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = mock.requests()[0].body.clone();
+    let prompt = system_prompt(&body);
+    assert!(
+        prompt.contains("deploy") && prompt.contains("Deploy the service"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("Found by discovery"), "{prompt}");
+    assert!(
+        request_text(&mock.requests()[0]).contains("Review the code, focus on security."),
+        "{}",
+        request_text(&mock.requests()[0])
+    );
+    let out = env.run(&s(&["--skill", "/no/such/skill", "-p", "hi"]), "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--skill"), "{}", stderr(&out));
+}
+
+#[test]
+fn no_context_files_leaves_agents_md_out() {
+    let env = Env::new();
+    std::fs::write(env.work().join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
+    assert!(system_prompt(&first_request(&env, true, &[])).contains("Always answer in haiku."));
+    assert!(
+        !system_prompt(&first_request(&env, true, &["-nc"])).contains("Always answer in haiku.")
+    );
+}
+
+#[test]
+fn export_writes_a_session_file_as_html() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("The <answer> & more")));
+    let mut args = mock.args();
+    args.extend(s(&["-p", "the question"]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = env.session_files().pop().unwrap();
+    let out = env.run(&s(&["--export", session.to_str().unwrap()]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(session.with_extension("html")).unwrap();
+    assert!(html.contains("the question"), "{html}");
+    assert!(html.contains("The &lt;answer&gt; &amp; more"), "{html}");
+    assert!(html.contains("mock-model"), "{html}");
+    let target = env.work().join("out/page.html");
+    let out = env.run(
+        &s(&[
+            "--export",
+            session.to_str().unwrap(),
+            target.to_str().unwrap(),
+        ]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("page.html"), "{}", stdout(&out));
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("the question")
+    );
+    // A file that is not a session is refused with a clear error.
+    let junk = env.work().join("junk.jsonl");
+    std::fs::write(&junk, "not json\n").unwrap();
+    let out = env.run(&s(&["--export", junk.to_str().unwrap()]), "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--export"), "{}", stderr(&out));
+    assert_eq!(mock.requests().len(), 1, "exporting asks no model");
+}
