@@ -234,6 +234,12 @@ pub enum EndReason {
         /// How many identical calls in a row were seen.
         repeats: u32,
     },
+    /// The budget refused the next model call before it was sent (see
+    /// [`crate::budget`]); raise the cap and continue.
+    BudgetExhausted {
+        /// What was spent and what the next request could cost.
+        message: String,
+    },
     /// The `before_turn` hook stopped the run.
     StoppedByHook {
         /// The hook's reason.
@@ -279,6 +285,7 @@ impl EndReason {
             EndReason::LoopDetected { tool_name, repeats } => format!(
                 "the run stopped because tool '{tool_name}' was called {repeats} times in a row with the same arguments (loop detection)"
             ),
+            EndReason::BudgetExhausted { message } => message.clone(),
             EndReason::StoppedByHook { reason } => {
                 format!("the before_turn hook stopped the run: {reason}")
             }

@@ -64,6 +64,7 @@
 
 mod agent;
 mod agent_loop;
+pub mod budget;
 mod compaction;
 mod config;
 mod error;
@@ -79,6 +80,7 @@ pub use agent::{Agent, AgentState, AgentStatus, PromptInput, RunHandle};
 pub use agent_loop::{
     AgentRun, INTERRUPTED_TOOL_TEXT, RunOutcome, SKIPPED_TOOL_TEXT, agent_loop, agent_loop_continue,
 };
+pub use budget::{Budget, BudgetedClient, Ledger, LedgerReport};
 pub use compaction::{
     CompactionCheck, CompactionContext, CompactionError, CompactionOutput, CompactionStrategy,
     DefaultCompaction, estimate_message_tokens, estimate_tokens, is_context_overflow,

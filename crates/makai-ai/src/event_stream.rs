@@ -27,8 +27,13 @@ pub struct AssistantMessageEventStream {
     buffer: VecDeque<AssistantMessageEvent>,
     /// The terminal event has been delivered.
     finished: bool,
+    /// Called with the final message as the terminal event is delivered.
+    on_terminal: Option<TerminalObserver>,
     _guard: tokio_util::sync::DropGuard,
 }
+
+/// See [`AssistantMessageEventStream::on_terminal`].
+type TerminalObserver = Box<dyn FnOnce(&AssistantMessage) + Send + Sync>;
 
 impl AssistantMessageEventStream {
     /// Consumes the rest of the stream and returns the final message (also on error:
@@ -75,8 +80,22 @@ impl AssistantMessageEventStream {
             rx,
             buffer: VecDeque::new(),
             finished: false,
+            on_terminal: None,
             _guard: cancel.drop_guard(),
         }
+    }
+
+    /// Calls `f` with the final message when the terminal event (`done` or
+    /// `error`) is delivered to the reader. A stream dropped before its end
+    /// never calls it (it drops `f` instead), so a wrapper that settles an
+    /// account learns both outcomes (a budget ledger, say). Replaces an
+    /// observer set before.
+    pub fn on_terminal(
+        mut self,
+        f: impl FnOnce(&AssistantMessage) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_terminal = Some(Box::new(f));
+        self
     }
 }
 
@@ -91,6 +110,13 @@ impl Stream for AssistantMessageEventStream {
             }
             if let Some(event) = self.buffer.pop_front() {
                 self.finished = event.is_terminal();
+                if let Some(f) = self.on_terminal.take_if(|_| event.is_terminal()) {
+                    match &event {
+                        AssistantMessageEvent::Done { message, .. } => f(message),
+                        AssistantMessageEvent::Error { error, .. } => f(error),
+                        _ => {}
+                    }
+                }
                 return Poll::Ready(Some(event));
             }
             match self.rx.poll_recv(cx) {
@@ -154,6 +180,50 @@ mod tests {
             .result()
             .await;
         assert_eq!(m.stop_reason, StopReason::Error);
+    }
+
+    #[tokio::test]
+    async fn the_terminal_observer_sees_the_final_message_once() {
+        use std::sync::{Arc, Mutex};
+        let (tx, rx) = mpsc::channel(1);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let stream = AssistantMessageEventStream::from_channel(
+            rx,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .on_terminal(move |m| log.lock().unwrap().push(m.usage.output));
+        let message = AssistantMessage {
+            stop_reason: StopReason::Stop,
+            usage: crate::Usage {
+                output: 7,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let done = AssistantMessageEvent::Done {
+            reason: StopReason::Stop,
+            message: Box::new(message),
+        };
+        tx.send(vec![AssistantMessageEvent::Start, done])
+            .await
+            .unwrap();
+        let m = stream.result().await;
+        assert_eq!(m.usage.output, 7);
+        assert_eq!(*seen.lock().unwrap(), [7]);
+
+        // Dropped before its end: never called.
+        let (_tx, rx) = mpsc::channel(1);
+        let called = Arc::new(Mutex::new(false));
+        let flag = called.clone();
+        drop(
+            AssistantMessageEventStream::from_channel(
+                rx,
+                tokio_util::sync::CancellationToken::new(),
+            )
+            .on_terminal(move |_| *flag.lock().unwrap() = true),
+        );
+        assert!(!*called.lock().unwrap());
     }
 
     #[tokio::test]

@@ -355,8 +355,11 @@ impl Run {
                     {
                         self.cancel_reason()
                     } else {
-                        EndReason::Error {
-                            message: message.error_message.clone().unwrap_or_default(),
+                        let text = message.error_message.clone().unwrap_or_default();
+                        if crate::budget::is_budget_refusal(&text) {
+                            EndReason::BudgetExhausted { message: text }
+                        } else {
+                            EndReason::Error { message: text }
                         }
                     };
                 }

@@ -37,21 +37,38 @@ const MESSAGE_OVERHEAD: u64 = 4;
 
 /// Rough token count of one message: characters / 4 plus a small overhead.
 pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
-    fn parts(content: &[UserContent]) -> u64 {
-        content
-            .iter()
-            .map(|c| match c {
-                UserContent::Text(t) => t.text.len() as u64 / 4,
-                _ => IMAGE_TOKENS,
-            })
-            .sum()
-    }
     let body = match message {
-        AgentMessage::Llm(Message::User(u)) => parts(&u.content),
-        AgentMessage::Llm(Message::ToolResult(r)) => {
-            parts(&r.content) + r.tool_name.len() as u64 / 4
+        AgentMessage::Llm(m) => return estimate_llm_message_tokens(m),
+        AgentMessage::Custom(c) => match &c.content {
+            crate::message::MessageContent::Text(t) => t.len() as u64 / 4,
+            crate::message::MessageContent::Parts(p) => parts_tokens(p),
+        },
+        AgentMessage::CompactionSummary(s) => s.summary.len() as u64 / 4,
+        AgentMessage::BranchSummary(s) => s.summary.len() as u64 / 4,
+        AgentMessage::BashExecution(b) if b.exclude_from_context != Some(true) => {
+            (b.command.len() + b.output.len()) as u64 / 4
         }
-        AgentMessage::Llm(Message::Assistant(a)) => a
+        _ => 0,
+    };
+    body + MESSAGE_OVERHEAD
+}
+
+fn parts_tokens(content: &[UserContent]) -> u64 {
+    content
+        .iter()
+        .map(|c| match c {
+            UserContent::Text(t) => t.text.len() as u64 / 4,
+            _ => IMAGE_TOKENS,
+        })
+        .sum()
+}
+
+/// Rough token count of one LLM message (as [`estimate_message_tokens`]).
+pub(crate) fn estimate_llm_message_tokens(message: &Message) -> u64 {
+    let body = match message {
+        Message::User(u) => parts_tokens(&u.content),
+        Message::ToolResult(r) => parts_tokens(&r.content) + r.tool_name.len() as u64 / 4,
+        Message::Assistant(a) => a
             .content
             .iter()
             .map(|c| match c {
@@ -64,21 +81,13 @@ pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
                 _ => 0,
             })
             .sum(),
-        AgentMessage::Custom(c) => match &c.content {
-            crate::message::MessageContent::Text(t) => t.len() as u64 / 4,
-            crate::message::MessageContent::Parts(p) => parts(p),
-        },
-        AgentMessage::CompactionSummary(s) => s.summary.len() as u64 / 4,
-        AgentMessage::BranchSummary(s) => s.summary.len() as u64 / 4,
-        AgentMessage::BashExecution(b) if b.exclude_from_context != Some(true) => {
-            (b.command.len() + b.output.len()) as u64 / 4
-        }
         _ => 0,
     };
     body + MESSAGE_OVERHEAD
 }
 
-fn json_len(v: &Value) -> usize {
+/// Length of a JSON value written compactly (close enough for an estimate).
+pub(crate) fn json_len(v: &Value) -> usize {
     match v {
         Value::String(s) => s.len() + 2,
         Value::Array(a) => a.iter().map(json_len).sum::<usize>() + 2,
