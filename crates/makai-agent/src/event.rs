@@ -413,6 +413,7 @@ mod tests {
             result: Arc::new(ToolOutput {
                 content: vec![UserContent::text("ok")],
                 details: json!({"x": 1}),
+                usage: None,
             }),
             is_error: false,
             duration_ms: Some(12),

@@ -7,7 +7,21 @@
 //! tools = ["read", "grep", "find", "ls"]  # absent: all seven built-in tools
 //! model = "anthropic/claude-sonnet-4-5"   # optional default model
 //! thinking = "medium"                     # optional default thinking level
+//!
+//! [limits]                                # optional, see `crate::limits`
+//! max_turns = 20                          # per run
+//! max_time = "10m"                        # per run
+//! max_cost = 0.50                         # dollars; as a sub-agent: its own cap
+//! max_tokens = 400000
+//!
+//! [subagents]                             # optional: the `task` tool's limits
+//! max_depth = 2                           # levels of sub-agents below the main agent
+//! max_parallel = 4                        # children of one agent at once
 //! ```
+//!
+//! As a sub-agent (the `task` tool), a spec gets only the tools it lists that
+//! its parent has; it may start sub-agents of its own only when it lists
+//! `task` and the depth allows (default depth 1: children cannot spawn).
 //!
 //! Specs are `*.toml` files in `.makai/agents/` of the working directory
 //! (project) and `<makai home>/agents/` (user). A project spec wins over a
@@ -26,13 +40,35 @@ use makai_ai::ThinkingLevel;
 use serde::Deserialize;
 
 use crate::context_files::{ContextFile, context_section};
-use crate::prompts::{CODER_SPEC_TOML, CODER_SYSTEM_PROMPT};
+use crate::limits::Limits;
+use crate::prompts::{
+    CODER_SPEC_TOML, CODER_SYSTEM_PROMPT, WORKER_SPEC_TOML, WORKER_SYSTEM_PROMPT,
+};
 
 /// The tools a spec gets when it does not list any.
 pub const DEFAULT_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
 
 /// The name of the built-in default agent.
 pub const DEFAULT_AGENT: &str = "coder";
+
+/// The name of the built-in spec the `task` tool uses for an inline instruction.
+pub const WORKER_AGENT: &str = "worker";
+
+/// The `task` tool's limits a spec may set (`[subagents]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubagentPolicy {
+    /// Levels of sub-agents below the main agent (1: children cannot spawn).
+    #[serde(default, alias = "max_depth", skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
+    /// Children one agent runs at once (read-only ones; mutating ones run alone).
+    #[serde(
+        default,
+        alias = "max_parallel",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_parallel: Option<usize>,
+}
 
 /// Where a spec came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,6 +96,10 @@ pub struct AgentSpec {
     pub model: Option<String>,
     /// Default thinking level.
     pub thinking: Option<ThinkingLevel>,
+    /// Limits of its runs and its budget (as a sub-agent: a cap of its own).
+    pub limits: Limits,
+    /// The `task` tool's limits.
+    pub subagents: SubagentPolicy,
     /// Where it came from.
     pub source: SpecSource,
     /// Its file (`None` for built-in specs).
@@ -76,6 +116,8 @@ struct SpecFile {
     tools: Option<Vec<String>>,
     model: Option<String>,
     thinking: Option<ThinkingLevel>,
+    limits: Option<Limits>,
+    subagents: Option<SubagentPolicy>,
 }
 
 /// A spec that cannot be used.
@@ -122,8 +164,8 @@ pub fn parse_spec(
         origin: origin.clone(),
         reason,
     };
-    let file: SpecFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
-    let system_prompt = match (file.system_prompt, file.system_prompt_file) {
+    let mut file: SpecFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let system_prompt = match (file.system_prompt.take(), file.system_prompt_file.take()) {
         (Some(p), None) => p,
         (None, Some(rel)) => read_prompt_file(path, &rel, prompt_root)?,
         (Some(_), Some(_)) => {
@@ -137,30 +179,32 @@ pub fn parse_spec(
             ));
         }
     };
-    finish(
-        file_name_default(path, file.name),
-        file.description,
-        system_prompt,
-        file.tools,
-        file.model,
-        file.thinking,
-        source,
-        Some(path.to_path_buf()),
-    )
-    .map_err(invalid)
+    let name = file_name_default(path, file.name.clone());
+    finish(file, name, system_prompt, source, Some(path.to_path_buf())).map_err(invalid)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn finish(
+    file: SpecFile,
     name: Option<String>,
-    description: Option<String>,
     system_prompt: String,
-    tools: Option<Vec<String>>,
-    model: Option<String>,
-    thinking: Option<ThinkingLevel>,
     source: SpecSource,
     path: Option<PathBuf>,
 ) -> Result<AgentSpec, String> {
+    let SpecFile {
+        description,
+        tools,
+        model,
+        thinking,
+        limits,
+        subagents,
+        ..
+    } = file;
+    let limits = limits.unwrap_or_default();
+    limits.check()?;
+    let subagents = subagents.unwrap_or_default();
+    if subagents.max_parallel == Some(0) {
+        return Err("[subagents] max_parallel must be at least 1".into());
+    }
     let name = name.unwrap_or_default();
     if name.is_empty()
         || !name
@@ -190,6 +234,8 @@ fn finish(
         tools,
         model,
         thinking,
+        limits,
+        subagents,
         source,
         path,
     })
@@ -234,13 +280,16 @@ fn read_prompt_file(
     std::fs::read_to_string(&prompt).map_err(read_err)
 }
 
-/// The built-in specs (currently the default coding agent, `coder`).
+/// The built-in specs: the default coding agent, `coder`, and `worker`, the
+/// spec of the `task` tool's inline instructions.
 pub fn builtin_specs() -> Vec<AgentSpec> {
     let mut out = Vec::new();
-    match parse_builtin(CODER_SPEC_TOML) {
-        Ok(s) => out.push(s),
-        // Checked by a unit test; never expected at run time.
-        Err(e) => tracing::error!("built-in agent spec is invalid: {e}"),
+    for text in [CODER_SPEC_TOML, WORKER_SPEC_TOML] {
+        match parse_builtin(text) {
+            Ok(s) => out.push(s),
+            // Checked by a unit test; never expected at run time.
+            Err(e) => tracing::error!("built-in agent spec is invalid: {e}"),
+        }
     }
     out
 }
@@ -256,22 +305,17 @@ fn parse_builtin(text: &str) -> Result<AgentSpec, AgentSpecError> {
         reason,
     };
     let file: SpecFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
-    let prompt = match (file.system_prompt, file.system_prompt_file.as_deref()) {
+    let prompt = match (
+        file.system_prompt.clone(),
+        file.system_prompt_file.as_deref(),
+    ) {
         (Some(p), None) => p,
         (None, Some("coder.md")) => CODER_SYSTEM_PROMPT.to_string(),
+        (None, Some("worker.md")) => WORKER_SYSTEM_PROMPT.to_string(),
         _ => return Err(invalid("unknown embedded prompt".into())),
     };
-    finish(
-        file.name,
-        file.description,
-        prompt,
-        file.tools,
-        file.model,
-        file.thinking,
-        SpecSource::Builtin,
-        None,
-    )
-    .map_err(invalid)
+    let name = file.name.clone();
+    finish(file, name, prompt, SpecSource::Builtin, None).map_err(invalid)
 }
 
 /// All specs visible from a working directory, by name.
@@ -415,13 +459,39 @@ mod tests {
     fn builtin_coder_is_valid_and_lists_the_tools() {
         let s = default_spec().unwrap();
         assert_eq!(s.name, DEFAULT_AGENT);
-        assert_eq!(s.tools, DEFAULT_TOOLS);
-        for t in DEFAULT_TOOLS {
+        assert_eq!(s.tools[..7], DEFAULT_TOOLS);
+        assert_eq!(s.tools[7], "task");
+        for t in &s.tools {
             assert!(
                 s.system_prompt.contains(&format!("## {t}\n")),
                 "prompt lacks {t}"
             );
         }
+    }
+
+    #[test]
+    fn builtin_worker_is_valid_and_limits_and_subagents_parse() {
+        let cat = AgentCatalog::load(Path::new("/nonexistent"), None);
+        let w = cat.require(WORKER_AGENT).unwrap();
+        assert_eq!(w.tools, DEFAULT_TOOLS);
+        let s = parse_spec(
+            "system_prompt = \"a\"\n[limits]\nmax_turns = 3\nmax_cost = 0.5\n[subagents]\nmax_depth = 2",
+            Path::new("/x/a.toml"),
+            SpecSource::User,
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.limits.max_turns, Some(3));
+        assert_eq!(s.limits.max_cost, Some(0.5));
+        assert_eq!(s.subagents.max_depth, Some(2));
+        let e = parse_spec(
+            "system_prompt = \"a\"\n[limits]\nmax_turns = 0",
+            Path::new("/x/a.toml"),
+            SpecSource::User,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("maxTurns"), "{e}");
     }
 
     #[test]

@@ -2,15 +2,18 @@
 pub mod agent_spec;
 pub mod approvals;
 pub mod context_files;
+pub mod limits;
 pub mod prompts;
 pub mod resources;
 pub mod sandbox_settings;
 pub mod session;
 pub mod settings;
+pub mod subagent;
 pub mod tools;
 
 pub use agent_spec::{AgentCatalog, AgentSpec, build_system_prompt};
 pub use context_files::{ContextFile, context_section, discover_context_files};
+pub use limits::Limits;
 pub use resources::{CommandInfo, Expanded, Resources, expand_input, list_commands};
 pub use session::{Session, SessionStore, SharedSession};
 pub use settings::{Settings, makai_home};

@@ -198,6 +198,9 @@ pub struct Settings {
     /// Which tool calls need the user's approval.
     #[serde(skip_serializing_if = "is_default")]
     pub approvals: ApprovalSettings,
+    /// Limits of runs and the budget of the session tree (see [`crate::limits`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub limits: crate::limits::Limits,
     /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,

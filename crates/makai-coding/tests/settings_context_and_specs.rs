@@ -104,7 +104,12 @@ fn builtin_coder_is_the_default_spec() {
     let cat = AgentCatalog::load(tmp.path(), None);
     let coder = cat.require(DEFAULT_AGENT).unwrap();
     assert_eq!(coder.source, SpecSource::Builtin);
-    assert_eq!(coder.tools, DEFAULT_TOOLS);
+    assert_eq!(coder.tools[..7], DEFAULT_TOOLS);
+    assert_eq!(
+        coder.tools[7..],
+        ["task"],
+        "the coder may hand work to sub-agents"
+    );
     assert!(coder.system_prompt.contains("## edit"));
     assert_eq!(coder, &default_spec().unwrap());
     assert!(cat.problems.is_empty());
@@ -155,7 +160,7 @@ fn project_specs_win_over_user_specs_which_win_over_builtin() {
         "no tools key: all built-in tools"
     );
     let names: Vec<&str> = cat.specs().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["coder", "reviewer"]);
+    assert_eq!(names, ["coder", "reviewer", "worker"]);
 
     let err = cat.require("ghost").unwrap_err();
     assert!(matches!(err, AgentSpecError::NotFound { .. }));

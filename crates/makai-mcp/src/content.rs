@@ -67,6 +67,7 @@ pub fn outcome_from_json(server: &str, tool: &str, result: &Value) -> CallOutcom
         output: ToolOutput {
             content,
             details: Value::Object(details),
+            usage: None,
         },
         is_error,
     }
@@ -207,6 +208,7 @@ mod tests {
                 UserContent::image("AA", "image/png"),
             ],
             details: Value::Null,
+            usage: None,
         };
         let j = output_to_json(&out, true);
         assert_eq!(j["isError"], true);

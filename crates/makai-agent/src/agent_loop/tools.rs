@@ -135,6 +135,7 @@ impl Batch<'_> {
                 tool_name: call.name.clone(),
                 content: output.content.clone(),
                 details: (!output.details.is_null()).then(|| output.details.clone()),
+                usage: output.usage.as_deref().copied(),
                 is_error: *is_error,
                 timestamp: now_ms(),
             };
@@ -378,6 +379,7 @@ fn snapshot_of(run: &Run) -> AgentSnapshot {
         thinking_level: run.cfg.options.thinking,
         messages: run.ctx.messages.clone(),
         tools: run.ctx.tools.clone(),
+        config: run.cfg.clone(),
     }
 }
 
@@ -509,6 +511,7 @@ pub(super) fn fail_truncated_calls(run: &mut Run, assistant: &AssistantMessage) 
             tool_name: call.name.clone(),
             content: output.content.clone(),
             details: None,
+            usage: None,
             is_error: true,
             timestamp: now_ms(),
         };

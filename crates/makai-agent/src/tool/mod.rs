@@ -35,6 +35,12 @@ pub struct ToolOutput {
     /// Application data (UI rendering, logs); never sent to the model.
     #[serde(default)]
     pub details: Value,
+    /// Model usage of work the tool did itself (pi's `usage` of a tool
+    /// result: a sub-agent's calls, say); kept on the result message and
+    /// counted in session totals. Boxed: rarely set, and it keeps results
+    /// (and `ToolError`) small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Box<makai_ai::Usage>>,
 }
 
 impl ToolOutput {
@@ -43,6 +49,7 @@ impl ToolOutput {
         ToolOutput {
             content: vec![UserContent::text(text)],
             details: Value::Null,
+            usage: None,
         }
     }
 
@@ -230,6 +237,9 @@ pub struct AgentSnapshot {
     pub messages: Vec<AgentMessage>,
     /// The tools of the run.
     pub tools: ToolSet,
+    /// The run's configuration (client, hooks, options, limits): what a
+    /// sub-agent starts from, so it can never have more than its parent.
+    pub config: Arc<crate::config::AgentLoopConfig>,
 }
 
 /// What a running tool is given.

@@ -286,6 +286,10 @@ pub struct ToolResultMessage {
     /// Application data for UIs; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Model usage of work the tool did itself (a sub-agent's calls, say):
+    /// counted in the session's totals, never part of a model call's usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// True when the tool failed; the content says why.
     #[serde(default)]
     pub is_error: bool,
@@ -307,6 +311,7 @@ impl ToolResultMessage {
             tool_name: tool_name.into(),
             content: vec![UserContent::text(text)],
             details: None,
+            usage: None,
             is_error,
             timestamp: now_ms(),
         }

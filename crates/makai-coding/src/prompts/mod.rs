@@ -15,6 +15,12 @@ pub const CODER_SYSTEM_PROMPT: &str = include_str!("coder.md");
 /// The default coding agent's spec (TOML).
 pub const CODER_SPEC_TOML: &str = include_str!("coder.toml");
 
+/// The `task` tool's default worker's system prompt.
+pub const WORKER_SYSTEM_PROMPT: &str = include_str!("worker.md");
+
+/// The `task` tool's default worker's spec (TOML).
+pub const WORKER_SPEC_TOML: &str = include_str!("worker.toml");
+
 /// System prompt of the background call that names a session.
 pub const TITLE_SYSTEM_PROMPT: &str = include_str!("title.md");
 

@@ -66,6 +66,19 @@ impl Session {
         Session::with_header(header, Some(path.into()))
     }
 
+    /// A new session for a sub-agent of this one: in this session's folder
+    /// (in memory when this one is), its header's `parentSession` naming
+    /// this session's file, as pi writes it for forks.
+    pub fn create_child(&self) -> Session {
+        let mut header = SessionHeader::new(new_session_id(), self.cwd());
+        header.parent_session = self.path().map(|p| p.display().to_string());
+        let path = self
+            .path()
+            .and_then(Path::parent)
+            .map(|dir| dir.join(session_file_name(&header)));
+        Session::with_header(header, path)
+    }
+
     /// A session that is never written to disk.
     pub fn in_memory(cwd: impl Into<String>) -> Session {
         Session::with_header(SessionHeader::new(new_session_id(), cwd), None)

@@ -34,6 +34,7 @@ mod file;
 mod handle;
 pub mod repair;
 mod scan;
+mod spending;
 
 mod new_entry;
 mod store;
@@ -60,5 +61,6 @@ pub use handle::{Session, SharedSession, new_session_id, session_file_name};
 pub use repair::{RepairPlan, RepairReport, plan_repair, repair_session_file};
 
 pub use new_entry::{CompactionRecord, NewEntry};
+pub use spending::{SUBAGENT_LINK, SubagentLink, file_spending, session_spending, subagent_links};
 pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
 pub use tree::{SessionTree, TreeNode, TreeView};

@@ -275,6 +275,7 @@ pub(crate) async fn run_command(
     let output = ToolOutput {
         content: vec![makai_ai::UserContent::text(text)],
         details,
+        usage: None,
     };
     if is_error {
         Err(ToolError::Output(output))

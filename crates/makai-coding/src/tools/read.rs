@@ -123,6 +123,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
                 UserContent::image(data, mime),
             ],
             details: json!({ "path": shown, "mimeType": mime, "bytes": all.len() }),
+            usage: None,
         });
     }
     if let Some(at) = first_nul(&head) {
