@@ -175,6 +175,21 @@ pub struct Args {
     /// Leave the local model server running when makai exits (it is reused next time).
     #[arg(long = "keep-local")]
     pub keep_local: bool,
+    /// Most model calls per run (each prompt and what follows it).
+    #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Longest a run may take: 90s, 20m, 1h 30m (or seconds).
+    #[arg(long = "max-time", value_name = "DURATION", value_parser = makai_coding::limits::parse_duration)]
+    pub max_time: Option<std::time::Duration>,
+    /// Most tokens (input and output) the session may use, sub-agents,
+    /// compactions and titles included; checked before each request.
+    #[arg(long = "max-tokens", value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Most dollars the session may spend (model prices from the catalog or
+    /// models.json), sub-agents, compactions and titles included; each
+    /// request is refused before it is sent when its worst case would pass it.
+    #[arg(long = "max-cost", value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
     /// Working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -252,6 +267,17 @@ fn parse_steering(s: &str) -> Result<makai_agent::SteeringBehavior, String> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
         format!("'{s}' is not a steering delivery; use interrupt-tools or after-tool-batch")
     })
+}
+
+fn parse_cost(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_start_matches('$');
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "'{}' is not an amount of dollars; write it like 0.50 or 5",
+            makai_ai::quote::bounded(s)
+        )),
+    }
 }
 
 fn parse_api(s: &str) -> Result<Api, String> {

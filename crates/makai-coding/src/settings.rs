@@ -201,6 +201,9 @@ pub struct Settings {
     /// Limits of runs and the budget of the session tree (see [`crate::limits`]).
     #[serde(skip_serializing_if = "is_default")]
     pub limits: crate::limits::Limits,
+    /// The `task` tool's depth and parallelism (`{"maxDepth": 1, "maxParallel": 4}`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub subagents: crate::agent_spec::SubagentPolicy,
     /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,

@@ -81,6 +81,24 @@ async fn title_from_a_real_model_call_is_appended_as_session_info() {
         Some(SessionEntry::SessionInfo(_))
     ));
     assert_eq!(back.name(), Some("Fix empty password crash"));
+    // What the title call used is recorded (session totals and budgets count it).
+    let used: Vec<_> = back
+        .entries()
+        .iter()
+        .filter_map(|e| match e {
+            SessionEntry::Usage(u) => Some(u),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(used.len(), 1, "{used:?}");
+    assert_eq!(used[0].kind, "title");
+    assert_eq!(used[0].model, "title-model");
+    assert_eq!((used[0].usage.input, used[0].usage.output), (10, 20));
+    assert_eq!(
+        makai_coding::session::session_spending(&back).output,
+        20,
+        "the title counts in what the session spent"
+    );
     let store = SessionStore::flat(dir.path());
     assert_eq!(
         store.list("/w").unwrap()[0].title,

@@ -270,6 +270,11 @@ pub enum RpcCommand {
     SetSessionName(SetSessionNameCommand),
     /// The commands a prompt can invoke (templates, skills).
     GetCommands,
+    /// makai: change the limits in force (`maxTurns`, `maxTime` per run;
+    /// `maxTokens`, `maxCost` for the session tree); the fields given
+    /// replace the current ones, the others stay. Raising a cap lets a
+    /// session the budget stopped go on.
+    SetLimits(makai_coding::Limits),
 }
 
 impl RpcCommand {
@@ -309,6 +314,7 @@ impl RpcCommand {
             RpcCommand::GetLastAssistantText => "get_last_assistant_text",
             RpcCommand::SetSessionName(_) => "set_session_name",
             RpcCommand::GetCommands => "get_commands",
+            RpcCommand::SetLimits(_) => "set_limits",
         }
     }
 
@@ -386,6 +392,7 @@ impl RpcCommand {
             "get_last_assistant_text" => RpcCommand::GetLastAssistantText,
             "set_session_name" => RpcCommand::SetSessionName(fields_of(fields)?),
             "get_commands" => RpcCommand::GetCommands,
+            "set_limits" => RpcCommand::SetLimits(fields_of(fields)?),
             _ => return Ok(None),
         }))
     }

@@ -76,6 +76,14 @@ pub enum SessionEvent {
     },
     /// A dialog or notice for the client.
     ExtensionUiRequest(Box<ExtensionUiRequest>),
+    /// makai: the budget refused a model call before it was sent (a run,
+    /// a compaction, a title or a sub-agent's); raise the cap to go on.
+    BudgetExhausted {
+        /// What was spent and what the refused request could have cost.
+        message: String,
+        /// The ledger's figures at that moment.
+        budget: makai_agent::LedgerReport,
+    },
     /// makai serve only: this subscriber fell too far behind and its
     /// subscription ends here (subscribe again and read the state to catch up).
     SubscriptionOverflow {
@@ -94,6 +102,7 @@ impl SessionEvent {
             SessionEvent::ThinkingLevelChanged { .. } => "thinking_level_changed",
             SessionEvent::EntryAppended { .. } => "entry_appended",
             SessionEvent::ExtensionUiRequest(_) => "extension_ui_request",
+            SessionEvent::BudgetExhausted { .. } => "budget_exhausted",
             SessionEvent::SubscriptionOverflow { .. } => "subscription_overflow",
         }
     }

@@ -53,6 +53,11 @@ pub struct RpcState {
     pub message_count: usize,
     /// Queued steering plus follow-up messages.
     pub pending_message_count: usize,
+    /// makai: the limits in force (`maxTurns` and `maxTime` per run,
+    /// `maxTokens` and `maxCost` for the session tree).
+    pub limits: makai_coding::Limits,
+    /// makai: the session tree's budget (spent, reserved, caps).
+    pub budget: makai_agent::LedgerReport,
 }
 
 /// Tokens used, by kind (`get_session_stats`).
@@ -108,6 +113,11 @@ pub struct SessionStats {
     /// The context window's use (absent without a context window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
+    /// makai: sub-agents this session started (their usage is in
+    /// `tokens` and `cost`, reported by their `task` results).
+    pub subagents: usize,
+    /// makai: the session tree's budget (caps, spent, reserved).
+    pub budget: makai_agent::LedgerReport,
 }
 
 /// pi's `BashResult` (`bash`).

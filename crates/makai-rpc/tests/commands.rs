@@ -114,3 +114,28 @@ proptest! {
         let _outcome = Record::parse(&bytes);
     }
 }
+
+#[test]
+fn set_limits_reads_the_limits_given_and_names_a_bad_one() {
+    let Record::Command(r) = Record::from_value(json!({
+        "type": "set_limits", "id": "l", "maxCost": 1.5, "maxTime": "20m"
+    }))
+    .unwrap() else {
+        panic!("set_limits is a command")
+    };
+    let RpcCommand::SetLimits(limits) = r.command else {
+        panic!("{:?}", r.command)
+    };
+    assert_eq!(limits.max_cost, Some(1.5));
+    assert_eq!(limits.max_time, Some(std::time::Duration::from_secs(1200)));
+    assert_eq!(limits.max_turns, None);
+    for (field, value) in [("maxCost", json!("lots")), ("maxTurns", json!(-1))] {
+        let mut object = json!({"type": "set_limits"});
+        object[field] = value;
+        let e = Record::from_value(object).unwrap_err();
+        assert_eq!(e.command, "set_limits");
+        assert!(e.message.contains(field), "{}", e.message);
+    }
+    let e = Record::from_value(json!({"type": "set_limits", "maxDollars": 1})).unwrap_err();
+    assert!(e.message.contains("maxDollars"), "{}", e.message);
+}

@@ -13,6 +13,7 @@
 
 pub mod approvals;
 mod bash;
+mod budget;
 mod compact;
 mod events;
 mod mcp;
@@ -91,6 +92,10 @@ pub(crate) struct Shared {
     sandbox: makai_coding::tools::SandboxChoice,
     /// Approval rules, pre-approvals and the mode's prompt.
     approvals: Arc<approvals::Approvals>,
+    /// The budget of the session tree (every model call goes through it).
+    ledger: makai_agent::Ledger,
+    /// The limits in force.
+    limits: Mutex<makai_coding::Limits>,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -146,6 +151,10 @@ pub struct AppParts {
     pub sandbox: makai_coding::tools::SandboxChoice,
     /// The approvals (already installed as the agent's hooks).
     pub approvals: Arc<approvals::Approvals>,
+    /// The ledger the agent's client reserves every request against.
+    pub ledger: makai_agent::Ledger,
+    /// The limits in force.
+    pub limits: makai_coding::Limits,
 }
 
 impl AppSession {
@@ -177,7 +186,11 @@ impl AppSession {
             start_model: start.model,
             sandbox: parts.sandbox,
             approvals: parts.approvals,
+            ledger: parts.ledger,
+            limits: Mutex::new(parts.limits),
         });
+        shared.restore_ledger();
+        shared.report_refusals();
         let weak = Arc::downgrade(&shared);
         shared.approvals.set_recorder(move |data| {
             let Some(shared) = weak.upgrade() else {
@@ -524,6 +537,8 @@ impl AppSession {
             auto_compaction_enabled: self.auto_compaction(),
             message_count: agent.messages.len(),
             pending_message_count: self.pending_message_count(),
+            limits: self.limits(),
+            budget: self.budget(),
         }
     }
 

@@ -22,6 +22,7 @@ impl AppSession {
         self.abort().await;
         let ctx = session.context();
         *self.session().lock() = session;
+        self.inner.restore_ledger();
         self.agent().clear_all_queues();
         self.load_session_messages();
         if restore_model

@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use makai_agent::{Agent, AgentLoopConfig, InProcessClient, ProtocolClient, ToolSet};
+use makai_agent::{
+    Agent, AgentLoopConfig, BudgetedClient, InProcessClient, Ledger, ProtocolClient, ToolSet,
+};
 use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
@@ -279,11 +281,21 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .unwrap_or(ThinkingLevel::Off);
     let thinking = super::clamp_thinking(&model, thinking);
 
+    let limits = super::budget::limits_for(&settings.limits, &spec.limits, args)?;
+    if let Some(note) = super::budget::unpriced_note(&model, &limits) {
+        eprintln!("makai: {note}");
+    }
+    let session = SharedSession::new(session);
     let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
     let approvals = Arc::new(super::approvals::Approvals::new(
         settings.approvals.clone(),
         super::approvals::PreApproved::parse(&args.approve),
     ));
+    let files = if args.no_context_files {
+        Vec::new()
+    } else {
+        discover_context_files(&cwd, home.as_deref())
+    };
     let tools = if args.no_tools {
         Vec::new()
     } else {
@@ -317,18 +329,31 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
         let excluded = excluded_tools(args);
         names.retain(|n| !super::model::tool_excluded(n, &excluded));
-        tools_by_names(env, &names.join(","))
-            .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
+        let task = names.iter().any(|n| n == makai_coding::subagent::TASK_TOOL);
+        names.retain(|n| n != makai_coding::subagent::TASK_TOOL);
+        let mut tools = if names.is_empty() {
+            Vec::new()
+        } else {
+            tools_by_names(env, &names.join(","))
+                .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
+        };
+        if task {
+            tools.push(super::budget::task_tool(super::budget::TaskParts {
+                catalog: catalog.clone(),
+                registry: &registry,
+                session: &session,
+                cwd: &cwd,
+                context_files: &files,
+                settings: settings.subagents,
+                spec: spec.subagents,
+            }));
+        }
+        tools
     };
 
     if let Some(sp) = &args.system_prompt {
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
-    let files = if args.no_context_files {
-        Vec::new()
-    } else {
-        discover_context_files(&cwd, home.as_deref())
-    };
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,
@@ -362,18 +387,22 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(layer) = options.client_layer {
         client = layer(client);
     }
-    let config = AgentLoopConfig::builder(model.clone(), client)
+    // The budget of the session tree, checked before each request.
+    let ledger = Ledger::new(limits.budget());
+    let client: Arc<dyn ProtocolClient> = Arc::new(BudgetedClient::new(client, ledger.clone()));
+    let mut config = AgentLoopConfig::builder(model.clone(), client)
         .cwd(cwd.clone())
         .partial_snapshots(false)
         .thinking(thinking)
         .thinking_budgets(budgets)
-        .session_id(session.id().to_string())
+        .session_id(session.lock().id().to_string())
         .steering(args.steering.unwrap_or(settings.steering_delivery))
         // Dry run is the agent's: every tool that is not read-only (built-in,
         // MCP, sub-agent) only says what it would do.
         .dry_run(args.dry_run)
         .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())))
         .build();
+    config.limits = limits.execution();
     let agent = Agent::new(config)
         .with_system_prompt(system_prompt.clone())
         .with_tools(ToolSet::new(tools));
@@ -392,7 +421,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     };
     let app = AppSession::new(AppParts {
         agent,
-        session: SharedSession::new(session),
+        session,
         registry,
         keys,
         settings,
@@ -404,6 +433,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         mcp,
         sandbox,
         approvals,
+        ledger,
+        limits,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
@@ -472,12 +503,15 @@ fn checked_tools(
 ) -> Result<Vec<String>, CliError> {
     match names
         .iter()
-        .find(|n| !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str()))
-    {
+        .find(|n| {
+            !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
+                && n.as_str() != makai_coding::subagent::TASK_TOOL
+        }) {
         Some(bad) => Err(make(format!(
-            "{source}: unknown tool '{}'; the built-in tools are: {}",
+            "{source}: unknown tool '{}'; the built-in tools are: {}, {}",
             makai_ai::quote::bounded(bad),
-            makai_coding::tools::BUILTIN_TOOL_NAMES.join(", ")
+            makai_coding::tools::BUILTIN_TOOL_NAMES.join(", "),
+            makai_coding::subagent::TASK_TOOL
         ))),
         None => Ok(names),
     }

@@ -8,15 +8,38 @@ use super::AppSession;
 
 pub use makai_rpc::{ContextUsage, SessionStats, TokenTotals};
 
-/// Sums usage over the assistant messages of a transcript.
+/// Sums usage over the assistant messages of a transcript and the usage
+/// tools reported on their results (a sub-agent's run).
 pub fn total_usage(messages: &[AgentMessage]) -> Usage {
     let mut u = Usage::default();
     for m in messages {
         if let Some(a) = m.as_assistant() {
             u.add(&a.usage);
+        } else if let Some(used) = m.as_tool_result().and_then(|r| r.usage.as_ref()) {
+            u.add(used);
         }
     }
     u
+}
+
+/// Sub-agents started over the whole session file: one per child reported
+/// in the `details.agents` of each `task` result.
+fn subagent_count(entries: &[SessionEntry]) -> usize {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            SessionEntry::Message(m) => m.message.as_tool_result(),
+            _ => None,
+        })
+        .filter(|r| r.tool_name == makai_coding::subagent::TASK_TOOL)
+        .map(|r| {
+            r.details
+                .as_ref()
+                .and_then(|d| d.get("agents"))
+                .and_then(|a| a.as_array())
+                .map_or(0, Vec::len)
+        })
+        .sum()
 }
 
 /// One line of usage and cost, e.g. for `--verbose` and the TUI footer.
@@ -42,6 +65,8 @@ impl AppSession {
             tokens: TokenTotals::default(),
             cost: 0.0,
             context_usage: self.context_usage(),
+            subagents: subagent_count(self.session().lock().entries()),
+            budget: self.budget(),
         };
         for m in &messages {
             match m.role() {

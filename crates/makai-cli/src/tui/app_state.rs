@@ -53,6 +53,8 @@ pub struct FooterInfo {
     pub cwd: String,
     /// The session's name.
     pub session_name: Option<String>,
+    /// The session tree's budget (caps, spent).
+    pub budget: makai_agent::LedgerReport,
 }
 
 /// Everything the UI shows and remembers between frames.
@@ -230,6 +232,7 @@ impl UiState {
             context: app.context_usage(),
             cwd,
             session_name: app.session_name(),
+            budget: app.budget(),
         };
         self.dirty = true;
     }

@@ -66,6 +66,28 @@ fn truncate_chars(s: &str, max: usize) -> String {
 pub trait TitleModel: Send + Sync {
     /// The raw title text, or why there is none.
     async fn title(&self, request: TitleRequest) -> Result<String, String>;
+
+    /// The raw title and the usage of the model call that wrote it, when
+    /// there was one (recorded as a `usage` entry of kind `title`, so the
+    /// session's totals and budget count it). Default: [`TitleModel::title`]
+    /// without usage.
+    async fn title_with_usage(
+        &self,
+        request: TitleRequest,
+    ) -> Result<(String, Option<TitleUsage>), String> {
+        self.title(request).await.map(|t| (t, None))
+    }
+}
+
+/// What a title call used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TitleUsage {
+    /// The provider.
+    pub provider: String,
+    /// The model id.
+    pub model: String,
+    /// Tokens and cost.
+    pub usage: makai_ai::Usage,
 }
 
 /// A [`TitleModel`] that asks a model through a [`ProtocolClient`] (the same
@@ -104,6 +126,13 @@ impl ModelTitler {
 #[async_trait]
 impl TitleModel for ModelTitler {
     async fn title(&self, request: TitleRequest) -> Result<String, String> {
+        self.title_with_usage(request).await.map(|(t, _)| t)
+    }
+
+    async fn title_with_usage(
+        &self,
+        request: TitleRequest,
+    ) -> Result<(String, Option<TitleUsage>), String> {
         let context = Context {
             system_prompt: Some(request.system_prompt),
             messages: vec![UserMessage::text(request.prompt).into()],
@@ -118,7 +147,14 @@ impl TitleModel for ModelTitler {
                     format!("the title call ended with {}", reply.stop_reason.as_str())
                 }))
             }
-            _ => Ok(reply.text()),
+            _ => Ok((
+                reply.text(),
+                Some(TitleUsage {
+                    provider: self.model.provider.clone(),
+                    model: self.model.id.clone(),
+                    usage: reply.usage,
+                }),
+            )),
         }
     }
 }
@@ -185,9 +221,17 @@ pub async fn generate_title(
     let Some((user, reply)) = needs_title(session) else {
         return Ok(None);
     };
-    let raw = model.title(TitleRequest::new(&user, &reply)).await?;
-    let title = clean_title(&raw).ok_or_else(|| format!("the model's title was empty: {raw:?}"))?;
+    let (raw, used) = model
+        .title_with_usage(TitleRequest::new(&user, &reply))
+        .await?;
     let mut s = session.lock();
+    // What the call cost counts even when its title is not used.
+    if let Some(u) = used
+        && let Err(e) = s.append_usage("title", u.provider, u.model, u.usage)
+    {
+        tracing::warn!(error = %e, "the title call's usage could not be recorded");
+    }
+    let title = clean_title(&raw).ok_or_else(|| format!("the model's title was empty: {raw:?}"))?;
     if s.name().is_some() {
         return Ok(None);
     }

@@ -279,6 +279,10 @@ impl Handler {
                 app.set_session_name(name)?;
                 None
             }
+            RpcCommand::SetLimits(limits) => {
+                app.set_limits(limits)?;
+                None
+            }
             RpcCommand::GetCommands => Some(ResponseData::Commands {
                 commands: app.commands(),
             }),

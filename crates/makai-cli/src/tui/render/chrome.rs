@@ -188,6 +188,7 @@ pub fn draw_footer(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         stats.push(format!("W{}", short_count(u.cache_write)));
     }
     stats.push(format!("${:.3}", u.cost.total));
+    stats.extend(budget_stats(&info.budget));
     let ctx_style = match &info.context {
         Some(c) => {
             let pct = c
@@ -224,9 +225,50 @@ pub fn draw_footer(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// The caps in force with what the session tree spent against them
+/// (`cap $0.42/$0.50`, `cap 120k/200k tok`); nothing without caps.
+pub fn budget_stats(b: &makai_agent::LedgerReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(cap) = b.max_cost {
+        out.push(format!(
+            "cap {}/{}",
+            makai_agent::budget::dollars(b.spent_cost),
+            makai_agent::budget::dollars(cap)
+        ));
+    }
+    if let Some(cap) = b.max_tokens {
+        out.push(format!(
+            "cap {}/{} tok",
+            short_count(b.spent_tokens),
+            short_count(cap)
+        ));
+    }
+    if b.refused > 0 {
+        out.push("budget exhausted".into());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::short_count;
+    use super::{budget_stats, short_count};
+
+    #[test]
+    fn the_footer_shows_the_caps_and_what_was_spent() {
+        assert!(budget_stats(&makai_agent::LedgerReport::default()).is_empty());
+        let b = makai_agent::LedgerReport {
+            max_cost: Some(0.5),
+            spent_cost: 0.42,
+            max_tokens: Some(200_000),
+            spent_tokens: 120_000,
+            refused: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            budget_stats(&b),
+            ["cap $0.42/$0.50", "cap 120k/200k tok", "budget exhausted"]
+        );
+    }
 
     #[test]
     fn counts_are_short() {

@@ -99,6 +99,22 @@ fn summary(t: &ToolCallView) -> Option<String> {
             let pattern = str_arg(a, "pattern")?;
             format!("{pattern} in {}", path.unwrap_or("."))
         }
+        // A sub-agent call: the spec and the task's first line (its children
+        // then show one status line each: spec, turns, cost).
+        "task" => match a.get("tasks").and_then(Value::as_array) {
+            Some(tasks) => {
+                let names: Vec<&str> = tasks
+                    .iter()
+                    .map(|t| str_arg(t, "agent").unwrap_or("worker"))
+                    .collect();
+                format!("{} tasks: {}", tasks.len(), names.join(", "))
+            }
+            None => format!(
+                "{}: {}",
+                str_arg(a, "agent").unwrap_or("worker"),
+                str_arg(a, "task")?.lines().next().unwrap_or("")
+            ),
+        },
         _ => return None,
     })
 }
@@ -216,6 +232,39 @@ mod tests {
             is_error: false,
             state: ToolState::Done,
         })
+    }
+
+    #[test]
+    fn a_running_task_is_its_spec_and_task_then_one_status_line_per_child() {
+        let mut item = tool(
+            "task",
+            serde_json::json!({"agent": "scout", "task": "Find the tests\nand more"}),
+            "scout: running · 2 turns · $0.0123 · 900 tokens · read",
+        );
+        if let ItemKind::Tool(t) = &mut item {
+            t.state = ToolState::Running;
+        }
+        let view = View {
+            width: 80,
+            show_thinking: false,
+            expand_tools: false,
+        };
+        assert_eq!(
+            text(&item_lines(&item, view)),
+            [
+                "● task scout: Find the tests",
+                "  scout: running · 2 turns · $0.0123 · 900 tokens · read"
+            ]
+        );
+        let two = tool(
+            "task",
+            serde_json::json!({"tasks": [{"task": "a"}, {"agent": "scout", "task": "b"}]}),
+            "worker: done · 1 turn · $0.00 · 10 tokens\nscout: running · 0 turns · $0.00 · 0 tokens",
+        );
+        assert_eq!(
+            text(&item_lines(&two, view))[0],
+            "● task 2 tasks: worker, scout"
+        );
     }
 
     #[test]
