@@ -24,7 +24,10 @@ pub struct TaskItem {
     pub instruction: Option<String>,
     /// A JSON Schema (an object schema): the sub-agent then also submits a
     /// result matching it, returned as JSON.
+    // Typed as an object in the schema: an untyped subschema is one that
+    // grammar-constrained servers (llama.cpp) cannot use at all.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub result_schema: Option<Value>,
 }
 
@@ -45,7 +48,10 @@ pub struct TaskArgs {
     pub instruction: Option<String>,
     /// A JSON Schema (an object schema): the sub-agent then also submits a
     /// result matching it, returned as JSON.
+    // Typed as an object in the schema: an untyped subschema is one that
+    // grammar-constrained servers (llama.cpp) cannot use at all.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub result_schema: Option<Value>,
     /// Instead of `task`: several independent tasks, each with its own
     /// `task`, `agent` or `instruction` and `resultSchema` (at most 8).
