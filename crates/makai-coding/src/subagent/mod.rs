@@ -284,4 +284,17 @@ impl Tool for TaskTool {
         let ends = futures::future::join_all(runs).await;
         output::finish(&items, ends, &progress)
     }
+
+    /// Under a dry run the children still run, under the same dry run (their
+    /// configuration is the parent run's): their read-only tools act, their
+    /// mutating ones only say what they would have done, and their answers
+    /// come back as usual.
+    async fn dry_run(
+        &self,
+        call_id: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.execute(call_id, args, ctx).await
+    }
 }
