@@ -501,12 +501,10 @@ fn checked_tools(
     source: &str,
     make: fn(String) -> CliError,
 ) -> Result<Vec<String>, CliError> {
-    match names
-        .iter()
-        .find(|n| {
-            !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
-                && n.as_str() != makai_coding::subagent::TASK_TOOL
-        }) {
+    match names.iter().find(|n| {
+        !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
+            && n.as_str() != makai_coding::subagent::TASK_TOOL
+    }) {
         Some(bad) => Err(make(format!(
             "{source}: unknown tool '{}'; the built-in tools are: {}, {}",
             makai_ai::quote::bounded(bad),
