@@ -56,8 +56,13 @@ fn default_tools_and_tool_changes_select_the_offered_tools() {
     assert!(offered(&env, &[]).is_empty());
     std::fs::remove_file(&project).unwrap();
     std::fs::remove_file(&user).unwrap();
-    assert_eq!(offered(&env, &[]).len(), 7, "makai's default: all seven");
-    assert_eq!(offered(&env, &["--tools", "-bash"]).len(), 6);
+    assert_eq!(
+        offered(&env, &[]),
+        ["read", "write", "edit", "bash", "grep", "find", "ls", "task"],
+        "makai's default: the seven file and shell tools and task"
+    );
+    assert_eq!(offered(&env, &["--tools", "-bash"]).len(), 7);
+    assert_eq!(offered(&env, &["--tools", "-task"]).len(), 7);
 }
 
 #[test]

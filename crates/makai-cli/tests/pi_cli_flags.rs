@@ -64,7 +64,7 @@ fn short_flags_and_tool_exclusion_choose_the_offered_tools() {
             true,
             &["-xt", "b*,ls", "--exclude-tools", "wri*"]
         )),
-        ["read", "edit", "grep", "find"]
+        ["read", "edit", "grep", "find", "task"]
     );
     assert_eq!(
         tool_names(&first_request(
