@@ -42,7 +42,11 @@ await c.abortRetry();
 
 // Queueing while a slow answer streams.
 const second = c.collectEvents(30000);
+// Queue only once the answer streams: a steer sent before the run took its
+// first look at the queue would go out with the first request.
+const streaming = firstUpdate();
 out.started = await c.prompt("count slowly");
+await streaming;
 out.steered = await c.steer("dropped steer");
 out.followed = await c.followUp("dropped follow-up");
 out.cleared = await c.clearQueue();
@@ -54,8 +58,9 @@ out.settled2 = events2[events2.length - 1];
 
 // Aborting a slow answer.
 const third = c.collectEvents(30000);
+const streaming3 = firstUpdate();
 await c.prompt("another slow one");
-await firstUpdate();
+await streaming3;
 await c.abort();
 const events3 = await third;
 out.settled3 = events3[events3.length - 1];
