@@ -130,6 +130,11 @@ pub struct Args {
     /// Folder holding the session files.
     #[arg(long = "session-dir", value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
+    /// Where sessions are stored: `jsonl` (the session files, the default) or
+    /// a PostgreSQL URL (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`, TLS with
+    /// `?sslmode=require`). Overrides the `store` setting.
+    #[arg(long, value_name = "jsonl|URL", conflicts_with = "no_session")]
+    pub store: Option<String>,
     /// Keep the session in memory only.
     #[arg(long = "no-session")]
     pub no_session: bool,

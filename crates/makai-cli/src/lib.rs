@@ -27,6 +27,7 @@ pub mod sandboxing;
 pub mod serve;
 pub mod sessions_cmd;
 pub mod signals;
+pub mod store;
 pub mod tui;
 
 use std::ffi::OsString;

@@ -79,6 +79,7 @@ async fn a_layer_around_the_client_sees_every_model_call_of_a_session() {
                     calls: counter,
                 })
             })),
+            ..Default::default()
         },
     )
     .await

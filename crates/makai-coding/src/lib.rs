@@ -15,6 +15,6 @@ pub use agent_spec::{AgentCatalog, AgentSpec, build_system_prompt};
 pub use context_files::{ContextFile, context_section, discover_context_files};
 pub use limits::Limits;
 pub use resources::{CommandInfo, Expanded, Resources, expand_input, list_commands};
-pub use session::{Session, SessionStore, SharedSession};
+pub use session::{JsonlStore, Session, SessionStore, SharedSession};
 pub use settings::{Settings, makai_home};
 pub use tools::{PathPolicy, ToolEnv, builtin_tools, tools_by_names};

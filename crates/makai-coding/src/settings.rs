@@ -7,7 +7,7 @@
 //!
 //! Security-sensitive keys — `allowedPaths`, `shellPath`,
 //! `shellCommandPrefix`, `sandbox` and `approvals` — widen what tools may
-//! touch or run. A project file
+//! touch or run; `store` decides where sessions (and what they hold) go. A project file
 //! comes with the repository, so these keys are taken from it only when the
 //! user settings say `"trustProjectSettings": true`; otherwise they are
 //! ignored with a warning.
@@ -34,12 +34,13 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 pub const HOME_ENV: &str = "MAKAI_HOME";
 
 /// Keys a project settings file may only set when the user trusts it.
-pub const PROJECT_RESTRICTED_KEYS: [&str; 5] = [
+pub const PROJECT_RESTRICTED_KEYS: [&str; 6] = [
     "allowedPaths",
     "shellPath",
     "shellCommandPrefix",
     "sandbox",
     "approvals",
+    "store",
 ];
 
 /// The makai home folder: `$MAKAI_HOME` when set and non-empty, else `~/.makai`.
@@ -189,6 +190,10 @@ pub struct Settings {
     /// Folder for session files (absolute after loading).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_dir: Option<PathBuf>,
+    /// Where sessions are stored: `jsonl` (the files, the default) or a
+    /// PostgreSQL URL. User settings only unless the project is trusted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
     /// Agent spec used when none is named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_agent: Option<String>,
@@ -317,7 +322,7 @@ impl Settings {
                     for key in PROJECT_RESTRICTED_KEYS {
                         if map.remove(key).is_some() {
                             out.warnings.push(format!(
-                                "ignored \"{key}\" in project settings {}: it lets the project widen what tools may touch or run; set \"trustProjectSettings\": true in your user settings to allow it",
+                                "ignored \"{key}\" in project settings {}: it lets the project widen what tools may touch or run, or send the sessions elsewhere; set \"trustProjectSettings\": true in your user settings to allow it",
                                 path.display()
                             ));
                         }

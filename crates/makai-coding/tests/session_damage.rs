@@ -427,7 +427,7 @@ fn a_damaged_session_stays_in_the_list_marked_with_its_first_damaged_line() {
     let mut lines = lines_of(&text);
     lines.insert(3, "junk".into());
     write_lines(&path, &lines);
-    let store = makai_coding::session::SessionStore::flat(dir.path());
+    let store = makai_coding::session::JsonlStore::flat(dir.path());
     let listed = store.list("/w").unwrap();
     assert_eq!(listed.len(), 1, "the damaged session is listed");
     assert_eq!(listed[0].damaged_at, Some(4));

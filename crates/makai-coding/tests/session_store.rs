@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use makai_ai::{AssistantMessage, UserMessage};
-use makai_coding::session::{SESSION_DIR_ENV, SessionError, SessionStore, encode_cwd};
+use makai_coding::session::{JsonlStore, SESSION_DIR_ENV, SessionError, encode_cwd};
 
 fn set_mtime(path: &Path, secs_ago: u64) {
     let f = std::fs::File::options().append(true).open(path).unwrap();
@@ -17,7 +17,7 @@ fn set_mtime(path: &Path, secs_ago: u64) {
 #[test]
 fn sessions_go_under_the_encoded_working_directory() {
     let root = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(root.path());
+    let store = JsonlStore::new(root.path());
     let mut s = store.create("/home/user/project");
     s.append_message(UserMessage::text("hi")).unwrap();
     let path = s.path().unwrap();
@@ -35,7 +35,7 @@ fn sessions_go_under_the_encoded_working_directory() {
 #[test]
 fn list_shows_title_first_message_time_and_counts_newest_first() {
     let root = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(root.path());
+    let store = JsonlStore::new(root.path());
     let cwd = "/w/proj";
 
     let mut a = store.create(cwd);
@@ -72,7 +72,7 @@ fn list_shows_title_first_message_time_and_counts_newest_first() {
 #[test]
 fn resume_latest_opens_the_most_recent_session_of_the_directory() {
     let root = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(root.path());
+    let store = JsonlStore::new(root.path());
     assert!(store.resume_latest("/w").unwrap().is_none());
     let fresh = store.continue_or_create("/w").unwrap();
     assert!(fresh.entries().is_empty());
@@ -96,7 +96,7 @@ fn resume_latest_opens_the_most_recent_session_of_the_directory() {
 #[test]
 fn open_by_id_prefix_full_id_or_path() {
     let root = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(root.path());
+    let store = JsonlStore::new(root.path());
     let mut a = store.create("/w");
     a.append_message(UserMessage::text("a")).unwrap();
     let mut b = store.create("/w");
@@ -130,7 +130,7 @@ fn open_by_id_prefix_full_id_or_path() {
 #[test]
 fn delete_removes_session_files_only() {
     let root = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(root.path());
+    let store = JsonlStore::new(root.path());
     let mut s = store.create("/w");
     s.append_message(UserMessage::text("bye")).unwrap();
     let path = s.path().unwrap().to_path_buf();
@@ -158,29 +158,29 @@ fn store_location_precedence_flag_env_setting_home() {
     let setting = Path::new("/setting");
     let home = Path::new("/home/u/.makai");
     let r =
-        |f, e: Option<&str>, s| SessionStore::resolve(f, e.map(Into::into), s, Some(home)).unwrap();
+        |f, e: Option<&str>, s| JsonlStore::resolve(f, e.map(Into::into), s, Some(home)).unwrap();
     assert_eq!(
         r(Some(flag), Some("/env"), Some(setting)),
-        SessionStore::flat("/flag")
+        JsonlStore::flat("/flag")
     );
     assert_eq!(
         r(None, Some("/env"), Some(setting)),
-        SessionStore::flat("/env")
+        JsonlStore::flat("/env")
     );
     assert_eq!(
         r(None, Some(""), Some(setting)),
-        SessionStore::flat("/setting")
+        JsonlStore::flat("/setting")
     );
     assert_eq!(
         r(None, None, None),
-        SessionStore::new("/home/u/.makai/sessions")
+        JsonlStore::new("/home/u/.makai/sessions")
     );
     assert!(matches!(
-        SessionStore::resolve(None, None, None, None),
+        JsonlStore::resolve(None, None, None, None),
         Err(SessionError::NoHome)
     ));
     // A flat store keeps every working directory's sessions together.
-    let flat = SessionStore::flat("/x");
+    let flat = JsonlStore::flat("/x");
     assert_eq!(flat.dir_for("/a"), flat.dir_for("/b"));
     assert_eq!(SESSION_DIR_ENV, "MAKAI_SESSION_DIR");
 }
@@ -189,7 +189,7 @@ fn store_location_precedence_flag_env_setting_home() {
 fn env_variables_select_the_store_in_a_child_process() {
     // Environment variables are process-wide; check them in a fresh process.
     if let Ok(expect) = std::env::var("MAKAI_TEST_EXPECT_STORE") {
-        let store = SessionStore::from_env(None).unwrap();
+        let store = JsonlStore::from_env(None).unwrap();
         assert_eq!(store.dir_for("/a/b"), Path::new(&expect));
         return;
     }

@@ -11,7 +11,7 @@ use makai_coding::session::title::{
     FnTitleModel, ModelTitler, TitleModel, TitleRequest, generate_title, spawn_title,
     spawn_title_with,
 };
-use makai_coding::session::{Session, SessionEntry, SessionStore, SharedSession};
+use makai_coding::session::{JsonlStore, Session, SessionEntry, SharedSession};
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse};
 
 fn reply(text: &str) -> AssistantMessage {
@@ -99,7 +99,7 @@ async fn title_from_a_real_model_call_is_appended_as_session_info() {
         20,
         "the title counts in what the session spent"
     );
-    let store = SessionStore::flat(dir.path());
+    let store = JsonlStore::flat(dir.path());
     assert_eq!(
         store.list("/w").unwrap()[0].title,
         "Fix empty password crash"

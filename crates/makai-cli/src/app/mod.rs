@@ -72,7 +72,7 @@ pub(crate) struct Shared {
     settings: Settings,
     cwd: PathBuf,
     /// Where new sessions go; `None` keeps sessions in memory.
-    store: Option<SessionStore>,
+    store: Option<Arc<dyn SessionStore>>,
     system_prompt: String,
     /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
     resources: Mutex<Arc<Resources>>,
@@ -138,7 +138,7 @@ pub struct AppParts {
     /// The working directory.
     pub cwd: PathBuf,
     /// Where new sessions go (`None`: in memory).
-    pub store: Option<SessionStore>,
+    pub store: Option<Arc<dyn SessionStore>>,
     /// The system prompt.
     pub system_prompt: String,
     /// Skills and prompt templates.
@@ -496,9 +496,20 @@ impl AppSession {
         self.inner.session.lock().id().to_string()
     }
 
-    /// The session file (`None` in memory).
+    /// The session file (`None` in memory or in a database).
     pub fn session_file(&self) -> Option<PathBuf> {
         self.inner.session.lock().path().map(PathBuf::from)
+    }
+
+    /// Where the session is stored: its file, or the database and its id
+    /// (`None` in memory). What `get_state` reports as `sessionFile`.
+    pub fn session_location(&self) -> Option<String> {
+        self.inner.session.lock().location()
+    }
+
+    /// The session store (`None` when sessions are kept in memory).
+    pub fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.inner.store.as_ref()
     }
 
     /// The session's display name.
@@ -531,7 +542,7 @@ impl AppSession {
             is_compacting: self.is_compacting(),
             steering_mode: self.inner.agent.steering_mode(),
             follow_up_mode: self.inner.agent.follow_up_mode(),
-            session_file: self.session_file().map(|p| p.display().to_string()),
+            session_file: self.session_location(),
             session_id: self.session_id(),
             session_name: self.session_name(),
             auto_compaction_enabled: self.auto_compaction(),

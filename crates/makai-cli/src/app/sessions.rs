@@ -40,30 +40,23 @@ impl AppSession {
         }
     }
 
-    /// The folder new session files go to (`None` when sessions are in memory).
+    /// The folder of the current session's file (`None` when the session is
+    /// in memory or in a database).
     fn session_dir(&self) -> Option<PathBuf> {
-        if let Some(dir) = self
-            .session_file()
+        self.session_file()
             .and_then(|p| p.parent().map(Path::to_path_buf))
-        {
-            return Some(dir);
-        }
-        let store = self.shared().store.as_ref()?;
-        Some(store.dir_for(&self.cwd().display().to_string()))
     }
 
-    /// Starts a new, empty session (in the same folder). `parent` is recorded in
-    /// its header.
+    /// Starts a new, empty session (in the same folder, or the same store).
+    /// `parent` is recorded in its header.
     pub async fn new_session(&self, parent: Option<&str>) -> Result<(), CliError> {
         let cwd = self.cwd().display().to_string();
-        let session = match self.session_dir() {
-            None => Session::in_memory(cwd),
-            Some(dir) => match parent {
+        let mut header = SessionHeader::new(makai_coding::session::new_session_id(), cwd.clone());
+        header.parent_session = parent.map(str::to_string);
+        let session = match (self.session_dir(), self.shared().store.as_ref()) {
+            (Some(dir), _) => match parent {
                 None => Session::create(&dir, cwd),
-                Some(parent) => {
-                    let mut header =
-                        SessionHeader::new(makai_coding::session::new_session_id(), cwd);
-                    header.parent_session = Some(parent.to_string());
+                Some(_) => {
                     let path = dir.join(makai_coding::session::session_file_name(&header));
                     std::fs::create_dir_all(&dir).map_err(session_error)?;
                     let line = serde_json::to_string(&header).map_err(session_error)?;
@@ -71,18 +64,25 @@ impl AppSession {
                     Session::open(&path).map_err(session_error)?
                 }
             },
+            (None, Some(store)) => store.create_with(header),
+            (None, None) => Session::in_memory(cwd),
         };
         self.replace_session(session, false).await;
         Ok(())
     }
 
-    /// Opens another session file and makes it current.
-    pub async fn switch_session(&self, path: &str) -> Result<(), CliError> {
-        let p = Path::new(path);
-        if !p.is_file() {
-            return Err(CliError::failed(format!("Session file not found: {path}")));
-        }
-        let session = Session::open(p).map_err(session_error)?;
+    /// Opens another session and makes it current: a session file, or (with a
+    /// store) a session id or unique id prefix.
+    pub async fn switch_session(&self, query: &str) -> Result<(), CliError> {
+        let p = Path::new(query);
+        let session = if p.is_file() {
+            Session::open(p).map_err(session_error)?
+        } else if let Some(store) = self.shared().store.clone() {
+            let cwd = self.cwd().display().to_string();
+            store.open(&cwd, query).map_err(session_error)?
+        } else {
+            return Err(CliError::failed(format!("Session file not found: {query}")));
+        };
         self.replace_session(session, true).await;
         Ok(())
     }
@@ -116,11 +116,7 @@ impl AppSession {
             let Some(u) = m.message.as_user() else {
                 return Err(CliError::failed("Invalid entry ID for forking"));
             };
-            (
-                user_text(&u.content),
-                m.parent_id.clone(),
-                s.path().map(|p| p.display().to_string()),
-            )
+            (user_text(&u.content), m.parent_id.clone(), s.location())
         };
         match (parent, persisted) {
             (None, parent_file) => self.new_session(parent_file.as_deref()).await?,
@@ -149,7 +145,7 @@ impl AppSession {
     pub async fn clone_branch(&self) -> Result<(), CliError> {
         let forked = {
             let s = self.session().lock();
-            match (s.leaf_id(), s.path()) {
+            match (s.leaf_id(), s.location()) {
                 (Some(leaf), Some(_)) => Some(s.fork_here(leaf).map_err(session_error)?),
                 _ => None,
             }

@@ -14,7 +14,8 @@ use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
-    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
+    AgentCatalog, JsonlStore, Session, SessionStore, Settings, build_system_prompt,
+    discover_context_files,
 };
 
 use super::{AppParts, AppSession, ResourceOptions};
@@ -64,7 +65,7 @@ impl From<SessionError> for OpenFailure {
 /// Opens or creates the session the flags ask for. A damaged session file is
 /// refused (exit 1, the message names the lines and the repair), or repaired
 /// first with `--repair`.
-fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, CliError> {
+fn open_session(args: &Args, store: &dyn SessionStore, cwd: &str) -> Result<Session, CliError> {
     let fail = |e: SessionError| CliError::config(e.to_string());
     match try_open_session(args, store, cwd) {
         Ok(s) => Ok(s),
@@ -78,7 +79,11 @@ fn open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session,
     }
 }
 
-fn try_open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Session, OpenFailure> {
+fn try_open_session(
+    args: &Args,
+    store: &dyn SessionStore,
+    cwd: &str,
+) -> Result<Session, OpenFailure> {
     if args.no_session {
         return Ok(Session::in_memory(cwd));
     }
@@ -112,7 +117,7 @@ fn try_open_session(args: &Args, store: &SessionStore, cwd: &str) -> Result<Sess
 }
 
 /// `--resume`: lists the sessions of this directory and asks for one.
-fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, OpenFailure> {
+fn pick_session(store: &dyn SessionStore, cwd: &str) -> Result<Session, OpenFailure> {
     let list = store
         .list(cwd)
         .map_err(|e| CliError::config(e.to_string()))?;
@@ -153,7 +158,31 @@ fn pick_session(store: &SessionStore, cwd: &str) -> Result<Session, OpenFailure>
     let info = list
         .get(n.wrapping_sub(1))
         .ok_or_else(|| CliError::Usage(format!("--resume: {n} is not in the list")))?;
-    Ok(Session::open(&info.path)?)
+    Ok(match &info.path {
+        Some(path) => Session::open(path)?,
+        None => store.open(cwd, &info.id)?,
+    })
+}
+
+/// The session store the flags and settings name: `--store` (or the `store`
+/// setting) when it is a database URL, else the JSONL files (`--session-dir`,
+/// `MAKAI_SESSION_DIR`, the `sessionDir` setting, `~/.makai/sessions`).
+pub fn choose_store(
+    args: &Args,
+    settings: &Settings,
+    home: Option<&Path>,
+) -> Result<Arc<dyn SessionStore>, CliError> {
+    if let Some(store) = crate::store::open(args.store.as_deref(), settings.store.as_deref())? {
+        return Ok(store);
+    }
+    let files = JsonlStore::resolve(
+        args.session_dir.as_deref(),
+        std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
+        settings.session_dir.as_deref(),
+        home,
+    )
+    .map_err(|e| CliError::config(e.to_string()))?;
+    Ok(Arc::new(files))
 }
 
 /// Wraps the session's one client: every model call of the session (runs,
@@ -169,6 +198,11 @@ pub struct BuildOptions {
     pub home: Option<PathBuf>,
     /// A layer around the in-process client.
     pub client_layer: Option<ClientLayer>,
+    /// The session store to use instead of the one the flags and settings
+    /// name (a server shares one database pool across its sessions).
+    pub store: Option<Arc<dyn SessionStore>>,
+    /// The session to serve instead of the one the flags name.
+    pub session: Option<Session>,
 }
 
 impl std::fmt::Debug for BuildOptions {
@@ -176,6 +210,8 @@ impl std::fmt::Debug for BuildOptions {
         f.debug_struct("BuildOptions")
             .field("home", &self.home)
             .field("client_layer", &self.client_layer.is_some())
+            .field("store", &self.store)
+            .field("session", &self.session.as_ref().map(Session::id))
             .finish()
     }
 }
@@ -217,27 +253,20 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         })?
         .clone();
 
-    let store = if args.no_session {
-        None
-    } else {
-        Some(
-            SessionStore::resolve(
-                args.session_dir.as_deref(),
-                std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
-                settings.session_dir.as_deref(),
-                home.as_deref(),
-            )
-            .map_err(|e| CliError::config(e.to_string()))?,
-        )
+    let store = match options.store {
+        Some(store) => Some(store),
+        None if args.no_session => None,
+        None => Some(choose_store(args, &settings, home.as_deref())?),
     };
-    let session = match &store {
-        Some(store) => open_session(args, store, &cwd_str)?,
-        None => Session::in_memory(cwd_str.clone()),
+    let session = match (options.session, &store) {
+        (Some(session), _) => session,
+        (None, Some(store)) => open_session(args, store.as_ref(), &cwd_str)?,
+        (None, None) => Session::in_memory(cwd_str.clone()),
     };
-    if let Some(path) = session.path() {
+    if let Some(location) = session.location() {
         // What loading skipped or kept with a remark (a torn last line, say).
         for w in session.warnings() {
-            eprintln!("makai: session {}: {w}", path.display());
+            eprintln!("makai: session {location}: {w}");
         }
     }
     let ctx = session.context();

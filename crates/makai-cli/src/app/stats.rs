@@ -55,7 +55,7 @@ impl AppSession {
     pub fn session_stats(&self) -> SessionStats {
         let messages = self.messages();
         let mut s = SessionStats {
-            session_file: self.session_file().map(|p| p.display().to_string()),
+            session_file: self.session_location(),
             session_id: self.session_id(),
             user_messages: 0,
             assistant_messages: 0,

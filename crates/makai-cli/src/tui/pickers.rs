@@ -2,13 +2,14 @@
 //! `/fork`: what they list and what choosing an item does.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use makai_agent::AgentMessage;
 use makai_ai::Message;
 use makai_ai::{Model, ThinkingLevel};
-use makai_coding::SessionStore;
 use makai_coding::session::{SessionEntry, TreeView};
+use makai_coding::{JsonlStore, SessionStore};
 
 use super::commands::set_thinking;
 use super::event_loop::{Ctx, UiMsg};
@@ -123,22 +124,28 @@ fn ago(t: SystemTime) -> String {
     }
 }
 
-/// `/resume`: the saved sessions of the session folder, newest first.
+/// `/resume`: the saved sessions of the session folder (or of this
+/// directory in the session store), newest first.
 pub fn open_resume(ctx: &mut Ctx<'_>) {
-    let Some(dir) = ctx
+    let folder = ctx
         .app
         .session_file()
-        .and_then(|p| p.parent().map(PathBuf::from))
-    else {
-        ctx.st.notice(
-            Level::Warning,
-            "Sessions are not saved in this run (--no-session), so there is nothing to resume.",
-        );
-        return;
+        .and_then(|p| p.parent().map(PathBuf::from));
+    let store: Arc<dyn SessionStore> = match (folder, ctx.app.store()) {
+        (Some(dir), _) => Arc::new(JsonlStore::flat(dir)),
+        (None, Some(store)) => store.clone(),
+        (None, None) => {
+            ctx.st.notice(
+                Level::Warning,
+                "Sessions are not saved in this run (--no-session), so there is nothing to resume.",
+            );
+            return;
+        }
     };
-    let current = ctx.app.session_file();
+    let current = ctx.app.session_id();
+    let cwd = ctx.app.cwd().display().to_string();
     ctx.spawn(async move {
-        let listed = tokio::task::spawn_blocking(move || SessionStore::flat(dir).list("")).await;
+        let listed = tokio::task::spawn_blocking(move || store.list(&cwd)).await;
         let list = match listed {
             Ok(Ok(list)) => list,
             Ok(Err(e)) => {
@@ -156,7 +163,7 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
         };
         let items: Vec<SelectItem> = list
             .iter()
-            .filter(|s| s.message_count > 0 || Some(&s.path) == current.as_ref())
+            .filter(|s| s.message_count > 0 || s.id == current)
             .map(|s| {
                 let short_id: String = s.id.chars().take(8).collect();
                 let damaged = s
@@ -168,8 +175,11 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
                     s.message_count,
                     ago(s.modified)
                 );
-                SelectItem::new(one_line(&s.title), detail, s.path.display().to_string())
-                    .current(Some(&s.path) == current.as_ref())
+                let value = match &s.path {
+                    Some(path) => path.display().to_string(),
+                    None => s.id.clone(),
+                };
+                SelectItem::new(one_line(&s.title), detail, value).current(s.id == current)
             })
             .collect();
         if items.is_empty() {

@@ -127,6 +127,20 @@ pub enum SessionError {
     /// An entry could not be serialized (should not happen for well-formed values).
     #[error("cannot serialize a session entry: {0}")]
     Serialize(#[from] serde_json::Error),
+    /// The store already has a session with this id (an import).
+    #[error(
+        "the store already has session {id} ({location}); delete it first or import into another store"
+    )]
+    AlreadyExists {
+        /// The session id.
+        id: String,
+        /// Where the existing one is.
+        location: String,
+    },
+    /// A store other than the JSONL files (a database) failed or refused;
+    /// its error says what happened and what to do.
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// No home folder to put `~/.makai` in.
     #[error("cannot find the home folder; set MAKAI_HOME to the folder makai should use")]
     NoHome,

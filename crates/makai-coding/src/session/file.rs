@@ -368,6 +368,42 @@ impl SessionFile {
     }
 }
 
+impl super::backend::SessionLog for SessionFile {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
+    fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
+    }
+
+    fn append(
+        &mut self,
+        header: &SessionHeader,
+        build: &mut super::backend::BuildEntries<'_>,
+    ) -> Result<(Foreign, Vec<SessionEntry>), SessionError> {
+        SessionFile::append(self, header, build)
+    }
+
+    fn sibling(&self, header: &SessionHeader) -> Box<dyn super::backend::SessionLog> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let path = dir.join(super::handle::session_file_name(header));
+        Box::new(SessionFile::new(path, self.durability))
+    }
+
+    fn revision(&self) -> u64 {
+        self.known_len
+    }
+}
+
 #[derive(Clone, Copy)]
 struct State {
     known_len: u64,

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use makai_ai::{ThinkingLevel, Usage};
 use serde_json::Value;
 
+use super::backend::SessionLog;
 use super::context_edit::ContentReplacement;
 use super::damage::{Damage, check_appended};
 use super::entry::{LabelEntry, SessionEntry, SessionHeader, now_iso};
@@ -16,7 +17,8 @@ use super::new_entry::{CompactionRecord, NewEntry};
 use super::tree::SessionTree;
 use makai_agent::{AgentMessage, MessageContent};
 
-/// A session: the tree in memory plus, unless in memory only, its file.
+/// A session: the tree in memory plus, unless in memory only, its log in a
+/// store (a file, or a database: [`SessionLog`]).
 ///
 /// Every append is written (and by default synced) before the method returns;
 /// the tree changes only when the write succeeded. Read access goes through
@@ -24,7 +26,7 @@ use makai_agent::{AgentMessage, MessageContent};
 #[derive(Debug)]
 pub struct Session {
     tree: SessionTree,
-    file: Option<SessionFile>,
+    log: Option<Box<dyn SessionLog>>,
     warnings: Vec<LoadWarning>,
 }
 
@@ -66,17 +68,26 @@ impl Session {
         Session::with_header(header, Some(path.into()))
     }
 
-    /// A new session for a sub-agent of this one: in this session's folder
-    /// (in memory when this one is), its header's `parentSession` naming
-    /// this session's file, as pi writes it for forks.
+    /// A new session for a sub-agent of this one: in this session's store
+    /// (its folder, for a file; in memory when this one is), its header's
+    /// `parentSession` naming this session's file (or where a database holds
+    /// it), as pi writes it for forks.
     pub fn create_child(&self) -> Session {
         let mut header = SessionHeader::new(new_session_id(), self.cwd());
-        header.parent_session = self.path().map(|p| p.display().to_string());
-        let path = self
-            .path()
-            .and_then(Path::parent)
-            .map(|dir| dir.join(session_file_name(&header)));
-        Session::with_header(header, path)
+        header.parent_session = self.location();
+        match &self.log {
+            Some(log) => {
+                let sibling = log.sibling(&header);
+                Session::from_store(header, Vec::new(), sibling, Vec::new())
+            }
+            None => Session::with_header(header, None),
+        }
+    }
+
+    /// A new session with this header, stored in the file at `path` (created
+    /// by the first append).
+    pub fn create_with_header(header: SessionHeader, path: impl Into<PathBuf>) -> Session {
+        Session::with_header(header, Some(path.into()))
     }
 
     /// A session that is never written to disk.
@@ -87,8 +98,28 @@ impl Session {
     fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Session {
         Session {
             tree: SessionTree::new(header),
-            file: path.map(|p| SessionFile::new(p, Durability::default())),
+            log: path.map(|p| {
+                Box::new(SessionFile::new(p, Durability::default())) as Box<dyn SessionLog>
+            }),
             warnings: Vec::new(),
+        }
+    }
+
+    /// A session whose entries were read from a store, appending through
+    /// `log`. The leaf is the last entry, as in pi. For stores other than the
+    /// JSONL files (which [`Session::open`] reads).
+    pub fn from_store(
+        header: SessionHeader,
+        entries: Vec<SessionEntry>,
+        log: Box<dyn SessionLog>,
+        mut warnings: Vec<LoadWarning>,
+    ) -> Session {
+        let (tree, more) = SessionTree::from_entries(header, entries);
+        warnings.extend(more);
+        Session {
+            tree,
+            log: Some(log),
+            warnings,
         }
     }
 
@@ -125,7 +156,7 @@ impl Session {
         warnings.extend(more);
         Ok(Session {
             tree,
-            file: Some(file),
+            log: Some(Box::new(file)),
             warnings,
         })
     }
@@ -163,9 +194,27 @@ impl Session {
         &self.tree.header().cwd
     }
 
-    /// The session file (`None` when in memory only).
+    /// The session file (`None` when in memory only or in a database).
     pub fn path(&self) -> Option<&Path> {
-        self.file.as_ref().map(SessionFile::path)
+        self.log.as_ref().and_then(|l| l.path())
+    }
+
+    /// Where the session is stored, for people: its file, or the database and
+    /// its id (`None` when in memory only).
+    pub fn location(&self) -> Option<String> {
+        self.log.as_ref().map(|l| l.location())
+    }
+
+    /// The store's revision of this session as far as this handle has seen:
+    /// it grows with every append by any writer (`0` in memory). A store can
+    /// compare it with its own to tell whether others appended meanwhile.
+    pub fn revision(&self) -> u64 {
+        self.log.as_ref().map_or(0, |l| l.revision())
+    }
+
+    /// The log appends go through (`None` in memory only).
+    pub fn log_mut(&mut self) -> Option<&mut (dyn SessionLog + 'static)> {
+        self.log.as_deref_mut()
     }
 
     /// What loading and later appends skipped or repaired.
@@ -175,8 +224,8 @@ impl Session {
 
     /// Sets how appends reach the disk (default [`Durability::Fsync`]).
     pub fn set_durability(&mut self, durability: Durability) {
-        if let Some(f) = &mut self.file {
-            f.set_durability(durability);
+        if let Some(l) = &mut self.log {
+            l.set_durability(durability);
         }
     }
 
@@ -208,16 +257,17 @@ impl Session {
             }
             out
         };
-        let built = match &mut self.file {
+        let built = match &mut self.log {
             None => build(tree),
-            Some(file) => {
+            Some(log) => {
                 let header = tree.header().clone();
-                let file_path = file.path().to_path_buf();
-                let (foreign, built) = file.append(&header, |foreign| {
+                let location = log.location();
+                let mut build = Some(build);
+                let mut news_build = |foreign: &super::file::Foreign| {
                     if let Some(h) = &foreign.header
                         && h.id != header.id
                     {
-                        tracing::warn!(ours = %header.id, theirs = %h.id, "session file was created by another process; adopting its header");
+                        tracing::warn!(ours = %header.id, theirs = %h.id, "session was created by another process; adopting its header");
                         tree.set_header(h.clone());
                     }
                     let check = check_appended(
@@ -228,7 +278,7 @@ impl Session {
                     );
                     if !check.repeated.is_empty() || !check.broken.is_empty() {
                         return Err(SessionError::Damaged {
-                            path: file_path.clone(),
+                            path: PathBuf::from(&location),
                             damage: Box::new(Damage {
                                 lines: check.repeated,
                                 links: check.broken,
@@ -239,8 +289,16 @@ impl Session {
                     for e in &foreign.entries {
                         tree.insert(e.clone());
                     }
+                    let build = build.take().ok_or_else(|| {
+                        SessionError::io(
+                            "build the entries to append to",
+                            PathBuf::from(&location),
+                            std::io::Error::other("the store asked for them twice"),
+                        )
+                    })?;
                     Ok(build(tree))
-                })?;
+                };
+                let (foreign, built) = log.append(&header, &mut news_build)?;
                 self.warnings.extend(foreign.warnings);
                 built
             }
@@ -428,21 +486,34 @@ impl Session {
     /// `path`, with `parentSession` pointing at this session's file. Labels on
     /// copied entries are carried over. The new file is written before this returns.
     pub fn fork(&self, leaf_id: &str, path: impl Into<PathBuf>) -> Result<Session, SessionError> {
-        let header = SessionHeader::new(new_session_id(), self.cwd());
-        self.fork_with(header, leaf_id, path.into())
+        let header = self.fork_header();
+        let durability = self
+            .log
+            .as_ref()
+            .map(|l| l.durability())
+            .unwrap_or_default();
+        let log = Box::new(SessionFile::new(path.into(), durability));
+        self.fork_with(header, leaf_id, log)
+    }
+
+    /// The header of a fork: a new id, this session's working directory and
+    /// location as `parentSession`.
+    fn fork_header(&self) -> SessionHeader {
+        let mut header = SessionHeader::new(new_session_id(), self.cwd());
+        header.parent_session = self.location();
+        header
     }
 
     fn fork_with(
         &self,
-        mut header: SessionHeader,
+        header: SessionHeader,
         leaf_id: &str,
-        path: PathBuf,
+        mut log: Box<dyn SessionLog>,
     ) -> Result<Session, SessionError> {
         let branch = self.tree.path_to(leaf_id);
         if branch.is_empty() {
             return Err(self.tree.not_found(leaf_id));
         }
-        header.parent_session = self.path().map(|p| p.display().to_string());
         let copied: Vec<SessionEntry> = branch
             .into_iter()
             .filter(|e| !matches!(e, SessionEntry::Label(_)))
@@ -473,34 +544,27 @@ impl Session {
                 tree.push(last.clone());
             }
         }
-        let mut file = SessionFile::new(
-            &path,
-            self.file
-                .as_ref()
-                .map(SessionFile::durability)
-                .unwrap_or_default(),
-        );
-        let all: Vec<SessionEntry> = copied.into_iter().chain(label_entries).collect();
-        file.append(&header, |_| Ok(all))?;
+        let mut all = Some(copied.into_iter().chain(label_entries).collect::<Vec<_>>());
+        log.append(&header, &mut |_| Ok(all.take().unwrap_or_default()))?;
         Ok(Session {
             tree,
-            file: Some(file),
+            log: Some(log),
             warnings: Vec::new(),
         })
     }
 
-    /// Forks into the same folder as this session's file, under a new pi-style name.
+    /// Forks into the same store as this session (for a file: the same
+    /// folder, under a new pi-style name).
     pub fn fork_here(&self, leaf_id: &str) -> Result<Session, SessionError> {
-        let dir = self
-            .path()
-            .and_then(Path::parent)
+        let log = self
+            .log
+            .as_ref()
             .ok_or_else(|| SessionError::NotPersisted {
                 session: self.id().to_string(),
-            })?
-            .to_path_buf();
-        let header = SessionHeader::new(new_session_id(), self.cwd());
-        let path = dir.join(session_file_name(&header));
-        self.fork_with(header, leaf_id, path)
+            })?;
+        let header = self.fork_header();
+        let sibling = log.sibling(&header);
+        self.fork_with(header, leaf_id, sibling)
     }
 }
 

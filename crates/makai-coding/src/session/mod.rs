@@ -2,10 +2,11 @@
 //!
 //! A session file is one header line followed by one entry per line
 //! ([`SessionEntry`]); entries link to their parent by id, so the file is an
-//! append-only tree. [`Session`] keeps a [`SessionTree`] in sync with its file
-//! ([`SessionFile`] does the durable, locked appends), [`SessionStore`] finds
-//! sessions under `~/.makai/sessions/<encoded cwd>/`, and [`title`] names a
-//! session in the background after its first exchange.
+//! append-only tree. [`Session`] keeps a [`SessionTree`] in sync with its log
+//! in a store ([`SessionLog`]; [`SessionFile`] does the durable, locked appends
+//! of a file), a [`SessionStore`] finds sessions ([`JsonlStore`]: under
+//! `~/.makai/sessions/<encoded cwd>/`; PostgreSQL in crate `makai-store-pg`),
+//! and [`title`] names a session in the background after its first exchange.
 //!
 //! Damage ([`damage`]) is refused, never skipped: a complete line that does not
 //! parse, a missing or second header, a repeated id or a broken parent link
@@ -16,15 +17,16 @@
 //! ```no_run
 //! # fn demo() -> Result<(), makai_coding::session::SessionError> {
 //! use makai_ai::UserMessage;
-//! use makai_coding::session::SessionStore;
+//! use makai_coding::session::JsonlStore;
 //!
-//! let store = SessionStore::from_env(None)?;
+//! let store = JsonlStore::from_env(None)?;
 //! let mut session = store.create("/home/me/project");
 //! session.append_message(UserMessage::text("Fix the failing test"))?;
 //! let messages = session.path_to_leaf(); // what the model sees
 //! # let _ = messages; Ok(()) }
 //! ```
 
+mod backend;
 mod context;
 mod context_edit;
 pub mod damage;
@@ -41,6 +43,7 @@ mod store;
 pub mod title;
 mod tree;
 
+pub use backend::{BuildEntries, SessionLog, SessionStore, StoredSession};
 pub use context::{ModelRef, SessionContext};
 pub use context_edit::{ContentReplacement, ContextEditEntry, ReplacementBlock};
 pub use damage::{
@@ -62,5 +65,5 @@ pub use repair::{RepairPlan, RepairReport, plan_repair, repair_session_file};
 
 pub use new_entry::{CompactionRecord, NewEntry};
 pub use spending::{SUBAGENT_LINK, SubagentLink, file_spending, session_spending, subagent_links};
-pub use store::{SESSION_DIR_ENV, SessionInfo, SessionStore, encode_cwd};
+pub use store::{JsonlStore, SESSION_DIR_ENV, SessionInfo, encode_cwd, session_title};
 pub use tree::{SessionTree, TreeNode, TreeView};

@@ -1,14 +1,16 @@
-//! Where sessions live: `~/.makai/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`.
+//! The JSONL store ([`JsonlStore`], the default [`SessionStore`]): sessions
+//! live in `~/.makai/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::backend::{SessionStore, StoredSession};
 use super::entry::{SessionEntry, SessionHeader};
 use super::error::SessionError;
 use super::file::inspect_session_file;
-use super::handle::{Session, id_from_file_name};
+use super::handle::{Session, id_from_file_name, session_file_name};
 
 /// Environment variable naming a folder that holds session files directly
 /// (like the `--session-dir` flag).
@@ -27,8 +29,8 @@ pub fn encode_cwd(cwd: &str) -> String {
 /// A session as the session list shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionInfo {
-    /// The file.
-    pub path: PathBuf,
+    /// The file (`None` for a session in a database).
+    pub path: Option<PathBuf>,
     /// The session id.
     pub id: String,
     /// The working directory in its header.
@@ -41,7 +43,7 @@ pub struct SessionInfo {
     pub first_message: String,
     /// When it was created (the header's ISO timestamp).
     pub created: String,
-    /// When the file was last written.
+    /// When the session was last written.
     pub modified: SystemTime,
     /// Number of `message` entries.
     pub message_count: usize,
@@ -64,14 +66,14 @@ enum Layout {
 
 /// Finds, lists, opens and deletes session files.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionStore {
+pub struct JsonlStore {
     layout: Layout,
 }
 
-impl SessionStore {
+impl JsonlStore {
     /// Sessions under `root/<encoded cwd>/` (the default root is `~/.makai/sessions`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        SessionStore {
+        JsonlStore {
             layout: Layout::PerCwd(root.into()),
         }
     }
@@ -79,7 +81,7 @@ impl SessionStore {
     /// All sessions directly in `dir`, whatever their working directory
     /// (what `--session-dir` and `MAKAI_SESSION_DIR` select).
     pub fn flat(dir: impl Into<PathBuf>) -> Self {
-        SessionStore {
+        JsonlStore {
             layout: Layout::Flat(dir.into()),
         }
     }
@@ -94,23 +96,23 @@ impl SessionStore {
         home: Option<&Path>,
     ) -> Result<Self, SessionError> {
         if let Some(dir) = explicit {
-            return Ok(SessionStore::flat(dir));
+            return Ok(JsonlStore::flat(dir));
         }
         if let Some(dir) = env_dir.filter(|d| !d.is_empty()) {
-            return Ok(SessionStore::flat(PathBuf::from(dir)));
+            return Ok(JsonlStore::flat(PathBuf::from(dir)));
         }
         if let Some(dir) = settings_dir {
-            return Ok(SessionStore::flat(dir));
+            return Ok(JsonlStore::flat(dir));
         }
         let home = home.ok_or(SessionError::NoHome)?;
-        Ok(SessionStore::new(home.join("sessions")))
+        Ok(JsonlStore::new(home.join("sessions")))
     }
 
-    /// [`SessionStore::resolve`] with `MAKAI_SESSION_DIR` and `MAKAI_HOME` read
+    /// [`JsonlStore::resolve`] with `MAKAI_SESSION_DIR` and `MAKAI_HOME` read
     /// from the environment (no settings).
     pub fn from_env(explicit: Option<&Path>) -> Result<Self, SessionError> {
         let home = crate::settings::makai_home();
-        SessionStore::resolve(
+        JsonlStore::resolve(
             explicit,
             std::env::var_os(SESSION_DIR_ENV),
             None,
@@ -223,7 +225,7 @@ impl SessionStore {
         })
     }
 
-    /// Opens a session by path or id prefix (see [`SessionStore::find`]).
+    /// Opens a session by path or id prefix (see [`JsonlStore::find`]).
     pub fn open(&self, cwd: &str, query: &str) -> Result<Session, SessionError> {
         Session::open(self.find(cwd, query)?)
     }
@@ -246,6 +248,81 @@ impl SessionStore {
         }
         std::fs::remove_file(path).map_err(|e| SessionError::io("delete session file", path, e))
     }
+}
+
+impl SessionStore for JsonlStore {
+    fn describe(&self) -> String {
+        match &self.layout {
+            Layout::PerCwd(root) => format!("the session folders under {}", root.display()),
+            Layout::Flat(dir) => format!("the session folder {}", dir.display()),
+        }
+    }
+
+    fn create(&self, cwd: &str) -> Session {
+        JsonlStore::create(self, cwd)
+    }
+
+    fn create_with(&self, header: SessionHeader) -> Session {
+        let path = self.dir_for(&header.cwd).join(session_file_name(&header));
+        Session::create_with_header(header, path)
+    }
+
+    fn list(&self, cwd: &str) -> Result<Vec<SessionInfo>, SessionError> {
+        JsonlStore::list(self, cwd)
+    }
+
+    fn list_all(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        JsonlStore::list_all(self)
+    }
+
+    fn open(&self, cwd: &str, query: &str) -> Result<Session, SessionError> {
+        JsonlStore::open(self, cwd, query)
+    }
+
+    fn resume_latest(&self, cwd: &str) -> Result<Option<Session>, SessionError> {
+        JsonlStore::resume_latest(self, cwd)
+    }
+
+    fn delete(&self, cwd: &str, query: &str) -> Result<(), SessionError> {
+        JsonlStore::delete(self, &self.find(cwd, query)?)
+    }
+
+    fn export(&self, cwd: &str, query: &str) -> Result<StoredSession, SessionError> {
+        let path = self.find(cwd, query)?;
+        let bytes =
+            std::fs::read(&path).map_err(|e| SessionError::io("read session file", &path, e))?;
+        StoredSession::from_jsonl(&path, &bytes)
+    }
+
+    fn import(&self, session: &StoredSession) -> Result<(), SessionError> {
+        let id = &session.header.id;
+        if let Ok(existing) = self.find(&session.header.cwd, id)
+            && id_from_file_name(&existing).as_deref() == Some(id.as_str())
+        {
+            return Err(SessionError::AlreadyExists {
+                id: id.clone(),
+                location: existing.display().to_string(),
+            });
+        }
+        let dir = self.dir_for(&session.header.cwd);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SessionError::io("create session folder", &dir, e))?;
+        let path = dir.join(session_file_name(&session.header));
+        write_new_file(&path, session.to_jsonl().as_bytes())
+    }
+}
+
+/// Writes a file that must not exist yet, synced before returning.
+fn write_new_file(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| SessionError::io("create session file", path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| SessionError::io("write session file", path, e))
 }
 
 fn sort_newest_first(v: &mut [SessionInfo]) {
@@ -385,13 +462,9 @@ pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionEr
             _ => {}
         }
     }
-    let title = match &name {
-        Some(n) => n.clone(),
-        None if first_message.is_empty() => "(no messages)".to_string(),
-        None => one_line(&first_message, TITLE_CHARS),
-    };
+    let title = session_title(name.as_deref(), &first_message);
     Ok(Some(SessionInfo {
-        path: path.to_path_buf(),
+        path: Some(path.to_path_buf()),
         id: header.id,
         cwd: header.cwd,
         name,
@@ -404,6 +477,16 @@ pub(crate) fn session_info(path: &Path) -> Result<Option<SessionInfo>, SessionEr
         parent_session: header.parent_session,
         damaged_at: loaded.damage.first_line(),
     }))
+}
+
+/// A session's title in a list: its name, else its first user message (one
+/// line, shortened to 80 characters), else `(no messages)`.
+pub fn session_title(name: Option<&str>, first_message: &str) -> String {
+    match name {
+        Some(n) => n.to_string(),
+        None if first_message.is_empty() => "(no messages)".to_string(),
+        None => one_line(first_message, TITLE_CHARS),
+    }
 }
 
 /// The text on one line, shortened to `max` characters with an ellipsis.

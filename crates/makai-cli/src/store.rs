@@ -1,0 +1,45 @@
+//! The session store a run uses: `--store` (or the `store` setting) when it
+//! names a database, else the JSONL files (see [`crate::app::setup::choose_store`]).
+
+use std::sync::Arc;
+
+use makai_coding::SessionStore;
+
+use crate::error::CliError;
+
+/// The database store named by `flag` (`--store`), else by `setting` (the
+/// `store` setting); `None` for the JSONL files (nothing named, or `jsonl`).
+/// Connecting checks the login and brings the schema up to date.
+pub fn open(
+    flag: Option<&str>,
+    setting: Option<&str>,
+) -> Result<Option<Arc<dyn SessionStore>>, CliError> {
+    let (value, from_flag) = match (flag, setting) {
+        (Some(f), _) => (f.trim(), true),
+        (None, Some(s)) => (s.trim(), false),
+        (None, None) => return Ok(None),
+    };
+    if value.is_empty() || value.eq_ignore_ascii_case("jsonl") {
+        return Ok(None);
+    }
+    if !makai_store_pg::is_postgres_url(value) {
+        // A URL loses its password; anything else is shown as given.
+        let redacted = match url::Url::parse(value) {
+            Ok(_) => makai_store_pg::redact(value),
+            Err(_) => value.to_string(),
+        };
+        let shown = makai_ai::quote::bounded(&redacted);
+        let what = format!(
+            "'{shown}' is not a session store: use `jsonl` (the session files) or a \
+             PostgreSQL URL, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        );
+        return Err(if from_flag {
+            CliError::Usage(format!("--store {what}"))
+        } else {
+            CliError::config(format!("the store setting {what}"))
+        });
+    }
+    let store =
+        makai_store_pg::PgStore::connect(value).map_err(|e| CliError::config(e.to_string()))?;
+    Ok(Some(Arc::new(store)))
+}
