@@ -49,5 +49,5 @@ pub use server::{
     DEFAULT_PORT, Limits, ProtocolServer, ServeError, ServerConfig, ServerStats, ShutdownReport,
     serve,
 };
-pub use session::SessionHandler;
+pub use session::{Refusal, SessionHandler};
 pub use token::{ServeToken, TokenError, generate_token};

@@ -307,6 +307,8 @@ pub enum ErrorCode {
     ShuttingDown,
     /// This server has no agent session (`rpc_command` / `subscribe` unavailable).
     NoSession,
+    /// The session's shared store could not be reached; retry later.
+    Unavailable,
     /// A server bug.
     Internal,
 }

@@ -11,14 +11,31 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde::Serialize;
 
-use crate::payload::Json;
+use crate::payload::{ErrorCode, Json};
 
-/// One agent session served to remote clients.
+/// Why a handler refused to open or resume a subscription.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The error code sent to the client.
+    pub code: ErrorCode,
+    /// What happened and what to do.
+    pub message: String,
+}
+
+/// The agent session(s) served to remote clients.
 ///
 /// Every connection of the server shares the one handler. Implementations
 /// must not block: a slow subscriber slows only its own subscription stream
 /// (the server stops polling it), so a handler that fans events out should
 /// use bounded queues per subscriber and drop or coalesce for laggards.
+///
+/// A handler that serves many sessions, or shares them with other servers
+/// through a common store, implements the `_from` methods, which name the
+/// client: the session id the server gave it in `welcome`, the same after a
+/// reconnect. With [`SessionHandler::knows_client`] and
+/// [`SessionHandler::resume_subscription`], a client that reconnects to
+/// another server of the same store keeps its id, and its subscriptions go on
+/// at the next sequence number.
 #[async_trait]
 pub trait SessionHandler: Send + Sync + 'static {
     /// A command of the session.
@@ -45,15 +62,67 @@ pub trait SessionHandler: Send + Sync + 'static {
     /// Called once during graceful shutdown, after in-flight streams ended and
     /// before the server returns: persist anything pending (no session entry may be lost).
     async fn shutdown(&self) {}
+
+    /// [`SessionHandler::handle_command`] for `client`. The default ignores the client.
+    async fn handle_command_from(&self, client: &str, command: Self::Command) -> Self::Response {
+        let _ = client;
+        self.handle_command(command).await
+    }
+
+    /// [`SessionHandler::subscribe`] for `client`'s stream `stream`; its
+    /// first event is the stream's message 1. The default ignores both.
+    async fn subscribe_from(
+        &self,
+        client: &str,
+        stream: u64,
+    ) -> Result<BoxStream<'static, Self::Event>, Refusal> {
+        let _ = (client, stream);
+        Ok(self.subscribe())
+    }
+
+    /// True when `client`, an id this server did not give out, is a client
+    /// of the handler's shared store (it connected through another server):
+    /// the server then keeps the id for it. The default knows none.
+    async fn knows_client(&self, client: &str) -> bool {
+        let _ = client;
+        false
+    }
+
+    /// Resumes `client`'s subscription `stream` that another server (or an
+    /// earlier run of this one) served: the events after its message
+    /// `last_seq`, the first being message `last_seq + 1`. `None` when the
+    /// handler does not know the stream (the default).
+    async fn resume_subscription(
+        &self,
+        client: &str,
+        stream: u64,
+        last_seq: u64,
+    ) -> Option<Result<BoxStream<'static, Self::Event>, Refusal>> {
+        let _ = (client, stream, last_seq);
+        None
+    }
 }
 
 /// A [`SessionHandler`] with its types erased to JSON, as the server holds it.
 #[async_trait]
 pub(crate) trait ServedSession: Send + Sync + 'static {
-    /// Parses, runs and answers one command.
-    async fn command(&self, payload: Json) -> Json;
-    /// The session's events, encoded.
-    fn events(&self) -> BoxStream<'static, Json>;
+    /// Parses, runs and answers one command of `client`.
+    async fn command(&self, client: &str, payload: Json) -> Json;
+    /// `client`'s subscription on `stream`, encoded.
+    async fn events(
+        &self,
+        client: &str,
+        stream: u64,
+    ) -> Result<BoxStream<'static, Json>, Refusal>;
+    /// [`SessionHandler::knows_client`].
+    async fn knows_client(&self, client: &str) -> bool;
+    /// [`SessionHandler::resume_subscription`], encoded.
+    async fn resume(
+        &self,
+        client: &str,
+        stream: u64,
+        last_seq: u64,
+    ) -> Option<Result<BoxStream<'static, Json>, Refusal>>;
     /// [`SessionHandler::shutdown`].
     async fn shutdown(&self);
 }
@@ -72,16 +141,35 @@ fn encode<T: Serialize>(value: &T) -> Json {
 
 #[async_trait]
 impl<H: SessionHandler> ServedSession for H {
-    async fn command(&self, payload: Json) -> Json {
+    async fn command(&self, client: &str, payload: Json) -> Json {
         let response = match self.parse_command(payload.get()) {
-            Ok(command) => self.handle_command(command).await,
+            Ok(command) => self.handle_command_from(client, command).await,
             Err(response) => response,
         };
         encode(&response)
     }
 
-    fn events(&self) -> BoxStream<'static, Json> {
-        self.subscribe().map(|event| encode(&event)).boxed()
+    async fn events(
+        &self,
+        client: &str,
+        stream: u64,
+    ) -> Result<BoxStream<'static, Json>, Refusal> {
+        let events = self.subscribe_from(client, stream).await?;
+        Ok(events.map(|event| encode(&event)).boxed())
+    }
+
+    async fn knows_client(&self, client: &str) -> bool {
+        SessionHandler::knows_client(self, client).await
+    }
+
+    async fn resume(
+        &self,
+        client: &str,
+        stream: u64,
+        last_seq: u64,
+    ) -> Option<Result<BoxStream<'static, Json>, Refusal>> {
+        let resumed = self.resume_subscription(client, stream, last_seq).await?;
+        Some(resumed.map(|events| events.map(|event| encode(&event)).boxed()))
     }
 
     async fn shutdown(&self) {

@@ -96,7 +96,14 @@ pub(crate) async fn serve_connection(
         let msg = "the server is shutting down; reconnect once it is back".to_string();
         return reject(sender, (ErrorCode::ShuttingDown, msg)).await;
     }
-    let (session, resumed) = match shared.open_session(hello.session.as_deref()) {
+    // A session id another server of the same store gave out is kept.
+    let adopt = match (hello.session.as_deref(), &shared.session) {
+        (Some(id), Some(handler)) if id.len() <= 128 && !shared.has_session(id) => {
+            handler.knows_client(id).await
+        }
+        _ => false,
+    };
+    let (session, resumed) = match shared.open_session(hello.session.as_deref(), adopt) {
         Ok(s) => s,
         Err(refusal) => return reject(sender, refusal).await,
     };
@@ -262,18 +269,17 @@ impl Conn {
                     let msg = "subscribe needs a non-zero stream id".to_string();
                     return self.error(0, ErrorCode::MalformedEnvelope, msg).await;
                 }
-                let entry = self.new_stream(id, StreamKind::Subscription);
-                if let Err((code, msg)) = self.register(&entry) {
-                    return self.error(id, code, msg).await;
+                if self.shared.get_stream(&key).is_some() {
+                    let msg = format!(
+                        "stream {id} is already open in this session; use a new stream id"
+                    );
+                    return self.error(id, ErrorCode::DuplicateStream, msg).await;
                 }
-                let events = handler.events();
-                let shared = Arc::clone(&self.shared);
-                self.shared.tracker.spawn(finish_stream(
-                    shared.clone(),
-                    entry.clone(),
-                    async move { run_subscription(shared, entry, events).await },
-                ));
-                true
+                let events = match handler.events(&self.session, id).await {
+                    Ok(events) => events,
+                    Err(r) => return self.error(id, r.code, r.message).await,
+                };
+                self.start_subscription(id, 0, events).await
             }
             Body::Cancel => {
                 if let Some(entry) = self.shared.get_stream(&key) {
@@ -291,6 +297,19 @@ impl Conn {
             }
             Body::Resume(resume) => {
                 let Some(entry) = self.shared.get_stream(&key) else {
+                    // A subscription another server served, continued here.
+                    if let Some(handler) = self.shared.session.clone()
+                        && let Some(resumed) =
+                            handler.resume(&self.session, id, resume.last_seq).await
+                    {
+                        return match resumed {
+                            Ok(events) => {
+                                self.start_subscription(id, resume.last_seq, events)
+                                    .await
+                            }
+                            Err(r) => self.error(id, r.code, r.message).await,
+                        };
+                    }
                     let msg = format!(
                         "cannot resume stream {id}: the server does not have it (it finished and was acknowledged, expired after the client stayed away too long, or the server restarted)"
                     );
@@ -315,6 +334,37 @@ impl Conn {
                 self.error(id, ErrorCode::UnexpectedType, msg).await
             }
         }
+    }
+
+    /// Registers and starts a subscription whose first event is message `after + 1`.
+    async fn start_subscription(
+        &self,
+        id: u64,
+        after: u64,
+        events: futures::stream::BoxStream<'static, Json>,
+    ) -> bool {
+        let limits = &self.shared.limits;
+        let entry = StreamEntry::after(
+            (Arc::clone(&self.session), id),
+            StreamKind::Subscription,
+            limits.replay_capacity,
+            limits.send_window,
+            after,
+        );
+        if let Err((code, msg)) = self.shared.insert_stream(&entry) {
+            return self.error(id, code, msg).await;
+        }
+        if let Err(r) = entry.attach(&self.outbox, after) {
+            self.shared.remove_stream(&entry.key);
+            return self.error(id, r.code, r.message).await;
+        }
+        let shared = Arc::clone(&self.shared);
+        self.shared.tracker.spawn(finish_stream(
+            shared.clone(),
+            entry.clone(),
+            async move { run_subscription(shared, entry, events, after).await },
+        ));
+        true
     }
 
     fn new_stream(&self, id: u64, kind: StreamKind) -> Arc<StreamEntry> {
@@ -350,8 +400,9 @@ impl Conn {
         let control = self.control.clone();
         let shared = Arc::clone(&self.shared);
         shared.rpc_in_flight.fetch_add(1, Ordering::AcqRel);
+        let client = Arc::clone(&self.session);
         self.shared.tracker.spawn(async move {
-            let response = handler.command(command).await;
+            let response = handler.command(&client, command).await;
             shared.rpc_in_flight.fetch_sub(1, Ordering::AcqRel);
             let frame = Envelope::new(id, Body::RpcResponse(response)).to_frame();
             // Fails only when the connection closed: its response has no reader.

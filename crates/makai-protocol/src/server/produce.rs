@@ -111,15 +111,17 @@ pub(crate) async fn run_provider(shared: Arc<Shared>, entry: Arc<StreamEntry>, r
     out.end(reason, message).await;
 }
 
-/// Forwards an agent-session subscription as `agent_event` messages.
+/// Forwards an agent-session subscription as `agent_event` messages; the
+/// first is message `after + 1`.
 pub(crate) async fn run_subscription(
     shared: Arc<Shared>,
     entry: Arc<StreamEntry>,
     mut events: BoxStream<'static, Json>,
+    after: u64,
 ) {
     let mut out = Seq {
         entry: &entry,
-        seq: 0,
+        seq: after,
     };
     let (reason, message) = loop {
         let next = tokio::select! {

@@ -152,8 +152,19 @@ impl Shared {
         })
     }
 
-    /// Re-attaches `requested` when the server still knows it, else opens a new session.
-    pub fn open_session(&self, requested: Option<&str>) -> Result<(Arc<str>, bool), Refusal> {
+    /// True when the server holds session `id` now.
+    pub fn has_session(&self, id: &str) -> bool {
+        lock(&self.registry).sessions.contains_key(id)
+    }
+
+    /// Re-attaches `requested` when the server still knows it (or `adopt`:
+    /// the session handler knows it from its shared store), else opens a new
+    /// session.
+    pub fn open_session(
+        &self,
+        requested: Option<&str>,
+        adopt: bool,
+    ) -> Result<(Arc<str>, bool), Refusal> {
         let mut reg = lock(&self.registry);
         let known = requested
             .and_then(|id| reg.sessions.get_key_value(id))
@@ -162,6 +173,17 @@ impl Shared {
             if let Some(rec) = reg.sessions.get_mut(&key) {
                 rec.conns += 1;
             }
+            return Ok((key, true));
+        }
+        if let Some(id) = requested.filter(|_| adopt) {
+            let key: Arc<str> = Arc::from(id);
+            reg.sessions.insert(
+                Arc::clone(&key),
+                SessionRec {
+                    streams: 0,
+                    conns: 1,
+                },
+            );
             return Ok((key, true));
         }
         let mut raw = [0u8; 16];

@@ -112,6 +112,19 @@ pub(crate) struct StreamEntry {
 
 impl StreamEntry {
     pub fn new(key: StreamKey, kind: StreamKind, capacity: usize, window: usize) -> Arc<Self> {
+        StreamEntry::after(key, kind, capacity, window, 0)
+    }
+
+    /// A stream whose messages up to `seq` were produced (and acknowledged)
+    /// elsewhere: its next message is `seq + 1` (a subscription resumed from
+    /// another server's, see [`crate::SessionHandler::resume_subscription`]).
+    pub fn after(
+        key: StreamKey,
+        kind: StreamKind,
+        capacity: usize,
+        window: usize,
+        seq: u64,
+    ) -> Arc<Self> {
         let capacity = capacity.max(1) as u64;
         Arc::new(StreamEntry {
             key,
@@ -122,10 +135,10 @@ impl StreamEntry {
             window: (window.max(1) as u64).min(capacity),
             state: Mutex::new(State {
                 ring: VecDeque::new(),
-                first_seq: 1,
-                produced: 0,
-                sent: 0,
-                acked: 0,
+                first_seq: seq + 1,
+                produced: seq,
+                sent: seq,
+                acked: seq,
                 finished: false,
                 attached: None,
                 scheduled: false,
