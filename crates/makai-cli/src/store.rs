@@ -14,6 +14,15 @@ pub fn open(
     flag: Option<&str>,
     setting: Option<&str>,
 ) -> Result<Option<Arc<dyn SessionStore>>, CliError> {
+    Ok(open_pg(flag, setting)?.map(|s| Arc::new(s) as Arc<dyn SessionStore>))
+}
+
+/// [`open`], as the PostgreSQL store itself (what `makai serve` shares
+/// between instances).
+pub fn open_pg(
+    flag: Option<&str>,
+    setting: Option<&str>,
+) -> Result<Option<makai_store_pg::PgStore>, CliError> {
     let (value, from_flag) = match (flag, setting) {
         (Some(f), _) => (f.trim(), true),
         (None, Some(s)) => (s.trim(), false),
@@ -41,5 +50,5 @@ pub fn open(
     }
     let store =
         makai_store_pg::PgStore::connect(value).map_err(|e| CliError::config(e.to_string()))?;
-    Ok(Some(Arc::new(store)))
+    Ok(Some(store))
 }

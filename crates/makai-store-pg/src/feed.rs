@@ -157,6 +157,18 @@ impl PgStore {
             .bridge
             .run(async move {
                 let client = inner.client().await?;
+                // The head first: every row up to it is committed, so the
+                // rows read next (a later snapshot) include them. Read the
+                // other way round, a row committed between the two reads
+                // would look like a gap.
+                let head: i64 = client
+                    .query_opt(
+                        "SELECT feed_pos FROM makai_sessions WHERE id = $1",
+                        &[&session_id],
+                    )
+                    .await
+                    .map_err(inner.query("read a feed position"))?
+                    .map_or(0, |r| r.get(0));
                 let rows = client
                     .query(
                         "SELECT f.pos, f.event, e.line FROM makai_feed f \
@@ -167,18 +179,6 @@ impl PgStore {
                     )
                     .await
                     .map_err(inner.query("read a session's feed"))?;
-                let head: i64 = if rows.is_empty() {
-                    client
-                        .query_opt(
-                            "SELECT feed_pos FROM makai_sessions WHERE id = $1",
-                            &[&session_id],
-                        )
-                        .await
-                        .map_err(inner.query("read a feed position"))?
-                        .map_or(0, |r| r.get(0))
-                } else {
-                    0
-                };
                 Ok((rows, head))
             })
             .await?;

@@ -273,4 +273,25 @@ impl PgStore {
             })
             .await
     }
+
+    /// The sessions whose live lease `holder` holds (what an instance runs now).
+    pub async fn leases_of(&self, holder: &str) -> Result<Vec<String>, StoreError> {
+        let inner = self.inner().clone();
+        let holder = holder.to_string();
+        self.inner()
+            .bridge
+            .run(async move {
+                let client = inner.client().await?;
+                let rows = client
+                    .query(
+                        "SELECT session_id FROM makai_leases \
+                         WHERE holder = $1 AND expires_at > now() ORDER BY session_id",
+                        &[&holder],
+                    )
+                    .await
+                    .map_err(inner.query("read an instance's leases"))?;
+                Ok(rows.iter().map(|r| r.get(0)).collect())
+            })
+            .await
+    }
 }

@@ -45,6 +45,15 @@ pub struct ServeArgs {
     /// 127.0.0.1 with an SSH tunnel or a TLS proxy.
     #[arg(long = "allow-non-loopback")]
     pub allow_non_loopback: bool,
+    /// With `--store postgres://...`: how long a session's lease lasts without
+    /// renewal, so how long after an instance dies another takes its
+    /// sessions over (seconds, fractions allowed).
+    #[arg(long = "lease-ttl", value_name = "SECS", default_value_t = 15.0)]
+    pub lease_ttl: f64,
+    /// With `--store postgres://...`: this instance's name in leases (default
+    /// host name, process id and a random suffix; must differ between instances).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
     /// The session served (model, provider, tools, session file, ...).
     #[command(flatten)]
     pub run: Args,
@@ -89,10 +98,22 @@ pub fn parse(rest: &[OsString]) -> Result<Invocation, CliError> {
     }
     validate(&args.run)?;
     args.bind_addr()?;
+    args.lease_ttl()?;
     Ok(Invocation::Serve(Box::new(args)))
 }
 
 impl ServeArgs {
+    /// `--lease-ttl` as a duration; a usage error unless 0.2 to 3600 seconds.
+    pub fn lease_ttl(&self) -> Result<std::time::Duration, CliError> {
+        if !(0.2..=3600.0).contains(&self.lease_ttl) {
+            return Err(CliError::Usage(format!(
+                "--lease-ttl {} is out of range: give 0.2 to 3600 seconds",
+                self.lease_ttl
+            )));
+        }
+        Ok(std::time::Duration::from_secs_f64(self.lease_ttl))
+    }
+
     /// The address to listen on; a usage error when it is not an IP address,
     /// or not loopback without `--allow-non-loopback`.
     pub fn bind_addr(&self) -> Result<SocketAddr, CliError> {

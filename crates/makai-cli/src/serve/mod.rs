@@ -11,6 +11,7 @@
 
 pub mod args;
 pub mod session;
+pub mod shared;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -36,6 +37,9 @@ pub async fn run(mut args: ServeArgs) -> Result<i32, CliError> {
     let token =
         ServeToken::load_or_create(&token_path).map_err(|e| CliError::config(e.to_string()))?;
 
+    if let Some(store) = shared_store(&args)? {
+        return run_shared(args, addr, token, store).await;
+    }
     let (app, local) = crate::local::build_app(&mut args.run).await?;
     let served = Arc::new(ServedSession::new(app.clone(), GRACE));
     let mut config = ServerConfig::new(token.secret()).with_session(served.clone());
@@ -116,5 +120,106 @@ pub async fn run(mut args: ServeArgs) -> Result<i32, CliError> {
     if let Some(local) = local {
         local.stop();
     }
+    Ok(EXIT_OK)
+}
+
+/// The PostgreSQL store `--store` (or the `store` setting) names, if any:
+/// then this instance is stateless ([`shared`]).
+fn shared_store(args: &ServeArgs) -> Result<Option<makai_store_pg::PgStore>, CliError> {
+    let setting = if args.run.store.is_some() {
+        None
+    } else {
+        let cwd = crate::app::setup::working_dir(&args.run)?;
+        makai_coding::settings::Settings::load(&cwd, makai_coding::makai_home().as_deref())
+            .map_err(|e| CliError::config(e.to_string()))?
+            .settings
+            .store
+    };
+    crate::store::open_pg(args.run.store.as_deref(), setting.as_deref())
+}
+
+/// This instance's default name: host, process id, random suffix.
+fn instance_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "makai".into());
+    format!("{host}:{}:{:04x}", std::process::id(), fastrand::u16(..))
+}
+
+/// `makai serve --store postgres://...`: any session of the database, to any client.
+async fn run_shared(
+    args: ServeArgs,
+    addr: std::net::SocketAddr,
+    token: ServeToken,
+    store: makai_store_pg::PgStore,
+) -> Result<i32, CliError> {
+    if args.run.local {
+        return Err(CliError::Usage(
+            "makai serve --store postgres://... does not take --local: every instance must reach \
+             the same model; give --provider/--model (or --base-url)"
+                .into(),
+        ));
+    }
+    let config = shared::SharedConfig {
+        instance: args.instance.clone().unwrap_or_else(instance_name),
+        lease_ttl: args.lease_ttl()?,
+        grace: GRACE,
+    };
+    let instance = config.instance.clone();
+    let url = store.url().to_string();
+    let handler = shared::SharedSessions::new(store, args.run.clone(), config);
+    handler.start_sweep();
+    let mut server_config = ServerConfig::new(token.secret()).with_session(handler.clone());
+    server_config.bind = addr;
+    server_config.allow_non_loopback = args.allow_non_loopback;
+    if let Some(base) = &args.run.base_url {
+        server_config.trusted_base_urls.push(base.clone());
+    }
+    let server = makai_protocol::serve(server_config)
+        .await
+        .map_err(|e| CliError::failed(format!("makai serve: {e}")))?;
+    let ws = server.ws_url();
+    eprintln!(
+        "makai serve: listening on {ws} (instance {instance}, sessions in PostgreSQL at {url})"
+    );
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "makai serve: warning: listening on {} without TLS: anyone on the network path can read the traffic, token included",
+            addr.ip()
+        );
+    }
+    if token.was_created() {
+        eprintln!(
+            "makai serve: new access token (shown only this once; stored in {}):\n\n    {}\n",
+            token.path().display(),
+            token.secret()
+        );
+    } else {
+        eprintln!(
+            "makai serve: clients authenticate with the token in {}",
+            token.path().display()
+        );
+    }
+    let mut signals = crate::signals::StopSignals::install();
+    eprintln!("makai serve: Ctrl-C stops the server");
+    let mut stdout = std::io::stdout();
+    if let Err(e) = writeln!(stdout, "{ws}").and_then(|()| stdout.flush()) {
+        eprintln!("makai serve: cannot write the URL on stdout: {e}");
+    }
+    signals.next().await;
+    eprintln!(
+        "makai serve: stopping: running sessions get up to {GRACE:?} to finish, then their leases go to the other instances"
+    );
+    handler.drain().await;
+    let report = server.shutdown(GRACE).await;
+    if report.cut_short > 0 {
+        eprintln!(
+            "makai serve: {} model call(s) of remote clients were cut short",
+            report.cut_short
+        );
+    }
+    eprintln!("makai serve: stopped");
     Ok(EXIT_OK)
 }

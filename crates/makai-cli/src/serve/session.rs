@@ -163,6 +163,11 @@ impl ServedSession {
         self.fanout.wait_flushed(Duration::from_secs(2)).await;
     }
 
+    /// Waits for the dispatcher's background commands (bash, compact).
+    pub(crate) async fn wait_background(&self) {
+        self.handler.wait_background().await;
+    }
+
     /// The session served.
     pub fn app(&self) -> &AppSession {
         &self.app

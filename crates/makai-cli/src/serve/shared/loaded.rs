@@ -1,0 +1,134 @@
+//! [`Loaded`]: one session of the shared store as this instance holds it: its
+//! agent session (served by the RPC dispatcher, [`ServedSession`]), the
+//! forwarding of its events into the session's feed in the database, and
+//! what tells when it is idle.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use makai_protocol::SessionHandler;
+use makai_store_pg::lease::Lease;
+use makai_store_pg::{Coord, PgStore};
+use tokio::sync::Notify;
+
+use crate::serve::ServedSession;
+
+/// One session loaded on this instance.
+pub(crate) struct Loaded {
+    /// The session id.
+    pub id: String,
+    /// The agent session and its RPC dispatcher.
+    pub served: ServedSession,
+    /// This process's coordination state of the session (fence, queued events).
+    pub coord: Arc<Coord>,
+    /// The lease while this instance runs the session; the lock orders
+    /// commands that start work against the release of the lease.
+    pub tenure: Arc<tokio::sync::Mutex<Option<Lease>>>,
+    /// Runs started by commands this instance handled (a `prompt` answered
+    /// `started`): the session is not idle before the forwarder saw as many
+    /// `agent_start`s.
+    pub expected_starts: AtomicU64,
+    /// `agent_start`s the forwarder saw.
+    seen_starts: Arc<AtomicU64>,
+    /// False from an `agent_start` until its `agent_settled`, as forwarded.
+    settled: Arc<AtomicBool>,
+    /// Woken after every forwarded event.
+    pub changed: Arc<Notify>,
+    /// The store revision the session had when loaded or last appended here.
+    loaded_revision: u64,
+}
+
+impl Loaded {
+    /// Builds the agent session for `session` (read from the store) and
+    /// starts forwarding its events to the feed.
+    pub fn start(store: &PgStore, id: &str, served: ServedSession) -> Arc<Loaded> {
+        let coord = store.coord(id);
+        let seen_starts = Arc::new(AtomicU64::new(0));
+        let settled = Arc::new(AtomicBool::new(true));
+        let changed = Arc::new(Notify::new());
+        let loaded_revision = served.app().session().lock().revision();
+        let mut events = served.subscribe();
+        let loaded = Arc::new(Loaded {
+            id: id.to_string(),
+            served,
+            coord: coord.clone(),
+            tenure: Arc::new(tokio::sync::Mutex::new(None)),
+            expected_starts: AtomicU64::new(0),
+            seen_starts: seen_starts.clone(),
+            settled: settled.clone(),
+            changed: changed.clone(),
+            loaded_revision,
+        });
+        // Ends when the session's fan-out does (the session was dropped).
+        let store = store.clone();
+        let session = id.to_string();
+        tokio::spawn(async move {
+            while let Some(first) = events.next().await {
+                // Everything ready now goes to the feed in one write.
+                let mut batch = vec![first];
+                while let Some(Some(more)) = events.next().now_or_never() {
+                    batch.push(more);
+                }
+                for event in &batch {
+                    match event.kind() {
+                        "agent_start" => {
+                            seen_starts.fetch_add(1, Ordering::AcqRel);
+                            settled.store(false, Ordering::Release);
+                        }
+                        "agent_settled" => settled.store(true, Ordering::Release),
+                        _ => {}
+                    }
+                    match serde_json::to_string(event) {
+                        Ok(json) => coord.push_event(json),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "a session event could not be encoded")
+                        }
+                    }
+                }
+                if let Err(e) = store.flush_events(&session).await {
+                    // Kept queued: they go with the next append or flush.
+                    tracing::warn!(session = %session, error = %e, "session events wait for the database");
+                }
+                changed.notify_waiters();
+            }
+        });
+        loaded
+    }
+
+    /// True when nothing runs or will run on its own: no run, no compaction,
+    /// every started run settled and its events forwarded.
+    pub fn is_idle(&self) -> bool {
+        let app = self.served.app();
+        !app.is_streaming()
+            && !app.is_compacting()
+            && self.settled.load(Ordering::Acquire)
+            && self.seen_starts.load(Ordering::Acquire)
+                >= self.expected_starts.load(Ordering::Acquire)
+    }
+
+    /// Waits until [`Loaded::is_idle`] (checked on every event and at least
+    /// every 100 ms).
+    pub async fn wait_idle(&self) {
+        loop {
+            if self.is_idle() {
+                self.served.wait_background().await;
+                if self.is_idle() {
+                    return;
+                }
+            }
+            let woken = self.changed.notified();
+            // A bound, not a timer: idleness also changes without an event.
+            let _woken_or_not = tokio::time::timeout(Duration::from_millis(100), woken).await;
+        }
+    }
+
+    /// True when the store has entries this copy of the session has not read
+    /// (another instance appended since): it must be loaded again before it
+    /// runs or answers.
+    pub fn is_stale(&self, store_revision: u64) -> bool {
+        let here = self.served.app().session().lock().revision();
+        store_revision > here.max(self.loaded_revision)
+    }
+}

@@ -1,0 +1,365 @@
+//! Running a session under its lease: taking the lease (or queueing the
+//! command for the instance that has it), the tenure that renews it, runs
+//! what is queued and lets it go once the session is idle, and the sweep
+//! that takes over the leases of dead instances.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use makai_protocol::SessionHandler;
+use makai_rpc::{InputDisposition, Record, ResponseData, RpcCommand, RpcRequest, RpcResponse};
+use makai_store_pg::inbox::InboxItem;
+use makai_store_pg::lease::{Acquired, Lease, Released};
+use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
+
+use super::{Loaded, SharedSessions, failure};
+
+/// The inbox item kind of a queued RPC command.
+const COMMAND: &str = "command";
+
+/// How often the sweep looks for expired leases, at most.
+const SWEEP_MAX: Duration = Duration::from_secs(5);
+
+/// The tenure lock, held: the lease is this instance's while it is held.
+type Held = OwnedMutexGuard<Option<Lease>>;
+
+impl SharedSessions {
+    /// A command that may wait in the inbox of the instance running the session.
+    pub(super) async fn run_or_queue(
+        &self,
+        session: &str,
+        request: RpcRequest,
+        text: &str,
+    ) -> RpcResponse {
+        match self.hold(session).await {
+            Ok(Some((l, held))) => return self.run_held(&l, held, request).await,
+            Ok(None) => {}
+            Err(e) => return failure(&request, e),
+        }
+        // Another instance holds the session (running it, about to let it
+        // go, or dead with its lease not yet expired): the command waits in
+        // the inbox and the holder, or whoever takes the lease next, runs it
+        // as if sent there. A `prompt` without `streamingBehavior` that finds
+        // the session streaming fails there; that response reaches the
+        // session's subscribers as an event.
+        match self.store.push_inbox(session, COMMAND, text).await {
+            // Its runner takes it from the inbox.
+            Ok(Some(_holder)) => queued(&request),
+            // The lease went meanwhile: the item waits for whoever runs the
+            // session next; this instance takes the lease now (its tenure
+            // starts with the inbox).
+            Ok(None) => match self.hold(session).await {
+                Ok(_) => queued(&request),
+                Err(e) => failure(&request, e),
+            },
+            Err(e) => failure(&request, e.to_string()),
+        }
+    }
+
+    /// A command that needs the lease and is not queued for another instance.
+    pub(super) async fn run_exclusive(&self, session: &str, request: RpcRequest) -> RpcResponse {
+        match self.hold(session).await {
+            Ok(Some((l, held))) => self.run_held(&l, held, request).await,
+            Ok(None) => {
+                let holder = match self.store.lease_holder(session).await {
+                    Ok(Some(h)) => h,
+                    Ok(None) | Err(_) => "another instance".into(),
+                };
+                failure(
+                    &request,
+                    format!(
+                        "session {session} is running on makai instance {holder}; send {} again once its run ends",
+                        request.command.name()
+                    ),
+                )
+            }
+            Err(e) => failure(&request, e),
+        }
+    }
+
+    /// The session with this instance holding its lease (taken now when
+    /// free), or `None` when another instance holds it.
+    async fn hold(&self, session: &str) -> Result<Option<(Arc<Loaded>, Held)>, String> {
+        // A few tries while a tenure of this instance starts or ends.
+        for _ in 0..50 {
+            let here = self.loaded.lock().await.get(session).cloned();
+            if let Some(l) = here {
+                let held = l.tenure.clone().lock_owned().await;
+                if held.is_some() {
+                    return Ok(Some((l, held)));
+                }
+            }
+            let acquired = self
+                .store
+                .acquire_lease(session, &self.config.instance, self.config.lease_ttl)
+                .await
+                .map_err(|e| e.to_string())?;
+            match acquired {
+                Acquired::Busy { holder } if holder == self.config.instance => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Acquired::Busy { .. } => return Ok(None),
+                Acquired::Held { lease, taken_over } => {
+                    let l = match self.load(session).await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            if let Err(r) = self.store.release_lease(&lease).await {
+                                tracing::warn!(error = %r, "a lease could not be given back; it expires");
+                            }
+                            return Err(e.to_string());
+                        }
+                    };
+                    if let Some(previous) = taken_over {
+                        self.interrupted(&l, &previous).await;
+                    }
+                    let held = self.start_tenure(&l, lease).await;
+                    return Ok(Some((l, held)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs `request` on a session this instance holds.
+    async fn run_held(&self, l: &Arc<Loaded>, held: Held, request: RpcRequest) -> RpcResponse {
+        let response = l.served.handle_command(Record::Command(request)).await;
+        if matches!(
+            response.outcome,
+            Ok(Some(ResponseData::Disposition {
+                disposition: InputDisposition::Started
+            }))
+        ) {
+            l.expected_starts.fetch_add(1, Ordering::AcqRel);
+        }
+        drop(held);
+        l.changed.notify_waiters();
+        response
+    }
+
+    /// Marks `l` as run here under `lease` and starts its tenure task; the
+    /// tenure waits until the returned lock is let go.
+    async fn start_tenure(&self, l: &Arc<Loaded>, lease: Lease) -> Held {
+        let mut held = l.tenure.clone().lock_owned().await;
+        l.coord.set_fence(Some(lease.token));
+        *held = Some(lease.clone());
+        if let Some(me) = self.this.upgrade() {
+            let l = l.clone();
+            tokio::spawn(async move { me.tenure(l, lease).await });
+        }
+        held
+    }
+
+    /// Holds the lease while the session works: renews it, runs what other
+    /// instances queue, gives it back once the session is idle and nothing is queued.
+    async fn tenure(self: Arc<Self>, l: Arc<Loaded>, lease: Lease) {
+        let ttl = self.config.lease_ttl;
+        // Renewal runs on its own task, so a slow step below never lets the lease lapse.
+        let stop = CancellationToken::new();
+        let lost = CancellationToken::new();
+        tokio::spawn(renew(
+            self.store.clone(),
+            lease.clone(),
+            ttl,
+            stop.clone(),
+            lost.clone(),
+        ));
+        let _stop_renewing = stop.drop_guard();
+        let mut inbox = self.store.watch_inbox(&l.id);
+        // Work queued before the lease was ours.
+        self.take_inbox(&l).await;
+        loop {
+            tokio::select! {
+                () = lost.cancelled() => {
+                    tracing::warn!(session = %l.id, "the lease was lost; the run here is stopped");
+                    eprintln!("makai serve: session {}: this instance lost its lease (it could not renew it in time); the run here was stopped", l.id);
+                    l.served.app().abort().await;
+                    break;
+                }
+                changed = inbox.changed() => {
+                    if changed.is_err() {
+                        inbox = self.store.watch_inbox(&l.id);
+                    }
+                    self.take_inbox(&l).await;
+                }
+                () = l.wait_idle() => {
+                    let mut tenure = l.tenure.lock().await;
+                    if !l.is_idle() {
+                        continue;
+                    }
+                    if let Err(e) = self.store.flush_events(&l.id).await {
+                        tracing::warn!(session = %l.id, error = %e, "events wait for the database");
+                        drop(tenure);
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                    match self.store.release_lease(&lease).await {
+                        Ok(Released::Released) | Ok(Released::Lost) => {
+                            *tenure = None;
+                            l.coord.set_fence(None);
+                            return;
+                        }
+                        Ok(Released::Queued(items)) => {
+                            drop(tenure);
+                            self.run_items(&l, items).await;
+                        }
+                        Err(e) => {
+                            tracing::warn!(session = %l.id, error = %e, "a lease could not be given back");
+                            drop(tenure);
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                    }
+                }
+            }
+        }
+        *l.tenure.lock().await = None;
+        l.coord.set_fence(None);
+    }
+
+    async fn take_inbox(&self, l: &Arc<Loaded>) {
+        match self.store.take_inbox(&l.id).await {
+            Ok(items) => self.run_items(l, items).await,
+            Err(e) => tracing::warn!(session = %l.id, error = %e, "queued work cannot be read"),
+        }
+    }
+
+    /// Runs queued commands in order; a failure goes to the session's
+    /// clients as the command's response on the event stream.
+    async fn run_items(&self, l: &Arc<Loaded>, items: Vec<InboxItem>) {
+        for item in items {
+            let record = match Record::parse(item.body.as_bytes()) {
+                Ok(Record::Command(request)) if item.kind == COMMAND => request,
+                _ => {
+                    tracing::warn!(session = %l.id, kind = %item.kind, "an inbox item this makai does not know was skipped");
+                    continue;
+                }
+            };
+            let held = l.tenure.clone().lock_owned().await;
+            if held.is_none() {
+                tracing::warn!(session = %l.id, "queued work found after the lease was lost; left for the next runner");
+                return;
+            }
+            let response = self.run_held(l, held, record).await;
+            if !response.is_success() {
+                match serde_json::to_string(&response) {
+                    Ok(json) => l.coord.push_event(json),
+                    Err(e) => tracing::warn!(error = %e, "a response could not be encoded"),
+                }
+                if let Err(e) = self.store.flush_events(&l.id).await {
+                    tracing::warn!(session = %l.id, error = %e, "events wait for the database");
+                }
+            }
+        }
+    }
+
+    /// Tells the session's clients that the instance running it stopped.
+    async fn interrupted(&self, l: &Arc<Loaded>, previous: &str) {
+        let event = serde_json::json!({
+            "type": "run_interrupted",
+            "instance": previous,
+            "message": format!(
+                "the makai instance running this session ({previous}) stopped answering, so its \
+                 run was interrupted; the entries it committed are kept. Send the next prompt to \
+                 continue the session"
+            ),
+        });
+        l.coord.push_event(event.to_string());
+        if let Err(e) = self.store.flush_events(&l.id).await {
+            tracing::warn!(session = %l.id, error = %e, "events wait for the database");
+        }
+    }
+
+    /// Takes over the leases dead instances left, every `lease_ttl / 2`
+    /// (at most [`SWEEP_MAX`]); runs until the handler is dropped.
+    pub fn start_sweep(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let every = (self.config.lease_ttl / 2).clamp(Duration::from_millis(100), SWEEP_MAX);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let Some(me) = weak.upgrade() else { return };
+                if me.draining.load(Ordering::Acquire) {
+                    return;
+                }
+                let taken = me
+                    .store
+                    .take_expired_leases(&me.config.instance, me.config.lease_ttl, 16)
+                    .await;
+                match taken {
+                    Ok(taken) => {
+                        for t in taken {
+                            me.adopt(t.lease, &t.previous).await;
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "expired leases cannot be swept"),
+                }
+            }
+        });
+    }
+
+    /// A lease taken over from `previous`: the session is loaded as
+    /// committed, its clients told, and its queued work run.
+    async fn adopt(&self, lease: Lease, previous: &str) {
+        match self.load(&lease.session).await {
+            Ok(l) => {
+                self.interrupted(&l, previous).await;
+                drop(self.start_tenure(&l, lease).await);
+            }
+            Err(e) => {
+                tracing::warn!(session = %lease.session, error = %e, "a session taken over cannot be loaded");
+                if let Err(e) = self.store.release_lease(&lease).await {
+                    tracing::warn!(error = %e, "a lease could not be given back; it expires");
+                }
+            }
+        }
+    }
+}
+
+/// Renews `lease` every third of `ttl` until `stop`; cancels `lost` when it
+/// is no longer ours. A failed renewal (the database is away) is retried
+/// until the lease would have expired.
+async fn renew(
+    store: makai_store_pg::PgStore,
+    lease: Lease,
+    ttl: Duration,
+    stop: CancellationToken,
+    lost: CancellationToken,
+) {
+    let mut tick = tokio::time::interval((ttl / 3).max(Duration::from_millis(50)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut renewed = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match store.renew_lease(&lease, ttl).await {
+            Ok(true) => renewed = tokio::time::Instant::now(),
+            Ok(false) => {
+                lost.cancel();
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(session = %lease.session, error = %e, "a lease could not be renewed");
+                if renewed.elapsed() >= ttl {
+                    lost.cancel();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn queued(request: &RpcRequest) -> RpcResponse {
+    let data = match request.command {
+        RpcCommand::Prompt(_) | RpcCommand::Steer(_) | RpcCommand::FollowUp(_) => {
+            Some(ResponseData::Disposition {
+                disposition: InputDisposition::Queued,
+            })
+        }
+        _ => None,
+    };
+    RpcResponse::success(request.id.clone(), request.command.name(), data)
+}
