@@ -109,11 +109,7 @@ pub(crate) trait ServedSession: Send + Sync + 'static {
     /// Parses, runs and answers one command of `client`.
     async fn command(&self, client: &str, payload: Json) -> Json;
     /// `client`'s subscription on `stream`, encoded.
-    async fn events(
-        &self,
-        client: &str,
-        stream: u64,
-    ) -> Result<BoxStream<'static, Json>, Refusal>;
+    async fn events(&self, client: &str, stream: u64) -> Result<BoxStream<'static, Json>, Refusal>;
     /// [`SessionHandler::knows_client`].
     async fn knows_client(&self, client: &str) -> bool;
     /// [`SessionHandler::resume_subscription`], encoded.
@@ -149,11 +145,7 @@ impl<H: SessionHandler> ServedSession for H {
         encode(&response)
     }
 
-    async fn events(
-        &self,
-        client: &str,
-        stream: u64,
-    ) -> Result<BoxStream<'static, Json>, Refusal> {
+    async fn events(&self, client: &str, stream: u64) -> Result<BoxStream<'static, Json>, Refusal> {
         let events = self.subscribe_from(client, stream).await?;
         Ok(events.map(|event| encode(&event)).boxed())
     }

@@ -270,9 +270,8 @@ impl Conn {
                     return self.error(0, ErrorCode::MalformedEnvelope, msg).await;
                 }
                 if self.shared.get_stream(&key).is_some() {
-                    let msg = format!(
-                        "stream {id} is already open in this session; use a new stream id"
-                    );
+                    let msg =
+                        format!("stream {id} is already open in this session; use a new stream id");
                     return self.error(id, ErrorCode::DuplicateStream, msg).await;
                 }
                 let events = match handler.events(&self.session, id).await {
@@ -304,8 +303,7 @@ impl Conn {
                     {
                         return match resumed {
                             Ok(events) => {
-                                self.start_subscription(id, resume.last_seq, events)
-                                    .await
+                                self.start_subscription(id, resume.last_seq, events).await
                             }
                             Err(r) => self.error(id, r.code, r.message).await,
                         };
@@ -359,11 +357,11 @@ impl Conn {
             return self.error(id, r.code, r.message).await;
         }
         let shared = Arc::clone(&self.shared);
-        self.shared.tracker.spawn(finish_stream(
-            shared.clone(),
-            entry.clone(),
-            async move { run_subscription(shared, entry, events, after).await },
-        ));
+        self.shared
+            .tracker
+            .spawn(finish_stream(shared.clone(), entry.clone(), async move {
+                run_subscription(shared, entry, events, after).await
+            }));
         true
     }
 
