@@ -429,3 +429,141 @@ fn three_instances_survive_a_kill_9_under_load_with_no_entry_lost_repeated_or_fo
     );
     mock.server.assert_request_invariants();
 }
+
+/// The next event of `kind` (up to 30 s), with the events before it.
+async fn until(events: &mut makai_protocol::SessionEvents, kind: &str) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {kind} in 30 s; seen {seen:#?}"))
+            .unwrap_or_else(|| panic!("the stream ended before {kind}"))
+            .unwrap()
+            .decode::<Value>()
+            .unwrap();
+        let done = next["type"] == kind;
+        seen.push(next);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn entry_ids(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| e["entry"]["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_session_runs_on_one_instance_while_clients_of_another_see_it_live_and_queue_work_there() {
+    let Some(url) = database_or_skip("a_session_runs_on_one_instance") else {
+        return;
+    };
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(
+                ScriptedResponse::text("a long answer that streams slowly to the end")
+                    .chunk_size(2)
+                    .delay(60),
+            )
+            .with_fallback(ScriptedResponse::text(ANSWER)),
+    );
+    let token_file = env.home.path().join("serve-token");
+    let a = Instance::start(&env, &token_file, &url, &mock.args(), "a");
+    let b = Instance::start(&env, &token_file, &url, &mock.args(), "b");
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    let store = makai_store_pg::PgStore::connect(&url).unwrap();
+    let rt = runtime();
+    let mut a = Some(a);
+    rt.block_on(async {
+        let on_a = RemoteProtocolClient::connect(&format!("ws://{}/", a.as_ref().unwrap().addr), &token)
+            .await
+            .unwrap();
+        let on_b = RemoteProtocolClient::connect(&format!("ws://{}/", b.addr), &token)
+            .await
+            .unwrap();
+        let state = call(&on_a, &json!({"type": "get_state"})).await;
+        let id = state["data"]["sessionId"].as_str().unwrap().to_string();
+        let r = call(&on_b, &json!({"type": "switch_session", "sessionPath": id})).await;
+        assert_eq!(r["success"], true, "{r}");
+        let mut events_a = on_a.subscribe().await.unwrap();
+        let mut events_b = on_b.subscribe().await.unwrap();
+
+        let r = call(&on_a, &json!({"type": "prompt", "message": "long question"})).await;
+        assert_eq!(r["data"]["disposition"], "started", "{r}");
+        // Live on b while a runs it.
+        let seen_b = until(&mut events_b, "message_update").await;
+        assert_eq!(store.lease_holder(&id).await.unwrap().as_deref(), Some("a"));
+        let r = call(&on_b, &json!({"type": "set_thinking_level", "level": "low"})).await;
+        assert_eq!(r["success"], false, "{r}");
+        assert!(
+            r["error"].as_str().unwrap().contains("running on makai instance a"),
+            "{r}"
+        );
+        let r = call(
+            &on_b,
+            &json!({"type": "prompt", "message": "follow-up question", "streamingBehavior": "followUp"}),
+        )
+        .await;
+        assert_eq!(r["data"]["disposition"], "queued", "{r}");
+        let r = call(&on_b, &json!({"type": "prompt", "message": "no behavior given"})).await;
+        assert_eq!(r["data"]["disposition"], "queued", "{r}");
+
+        let all_a = until(&mut events_a, "agent_settled").await;
+        let mut all_b = seen_b;
+        all_b.extend(until(&mut events_b, "agent_settled").await);
+        // The prompt without streamingBehavior failed where the session runs, as pi's does.
+        let refused: Vec<&Value> = all_b.iter().filter(|e| e["type"] == "response").collect();
+        assert_eq!(refused.len(), 1, "{refused:#?}");
+        assert!(refused[0]["error"].as_str().unwrap().contains("already processing"));
+        assert_eq!(entry_ids(&all_a), entry_ids(&all_b), "both clients saw the same entries");
+
+        let messages = call(&on_b, &json!({"type": "get_messages"})).await;
+        let texts: Vec<(String, String)> = messages["data"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["role"].as_str().unwrap().to_string(), text_of(m)))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("user".to_string(), "long question".to_string()),
+                ("assistant".into(), "a long answer that streams slowly to the end".into()),
+                ("user".into(), "follow-up question".into()),
+                ("assistant".into(), ANSWER.into()),
+            ]
+        );
+
+        // A graceful stop gives the lease back: b runs the next prompt at once.
+        let mut stopping = a.take().unwrap();
+        std::process::Command::new("kill")
+            .args(["-TERM", &stopping.child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = stopping.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{}", stopping.stderr());
+        assert_eq!(store.lease_holder(&id).await.unwrap(), None);
+        let r = call(&on_b, &json!({"type": "prompt", "message": "after a stopped"})).await;
+        assert_eq!(r["data"]["disposition"], "started", "{r}");
+        until(&mut events_b, "agent_settled").await;
+        let last = call(&on_b, &json!({"type": "get_last_assistant_text"})).await;
+        assert_eq!(last["data"]["text"], ANSWER);
+    });
+    mock.server.assert_request_invariants();
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}

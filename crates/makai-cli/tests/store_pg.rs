@@ -9,6 +9,7 @@
 mod common;
 
 use common::*;
+use makai_coding::SessionStore;
 use makai_mockllm::{Scenario, ScriptedResponse};
 use makai_store_pg::testing::{database_or_skip, server_or_skip};
 use serde_json::json;
@@ -271,4 +272,93 @@ fn a_schema_from_a_newer_makai_is_refused_naming_both_versions() {
 
 fn run_sql(url: &str, sql: &str) {
     makai_store_pg::testing::run_sql(url, sql).unwrap();
+}
+
+/// The server of its own (so pausing it disturbs no other test), or `None`
+/// when skipped (never in CI).
+fn private_server(test: &str) -> Option<makai_store_pg::testing::TestServer> {
+    match makai_store_pg::testing::TestServer::start_private() {
+        Ok(s) => Some(s),
+        Err(why) if makai_store_pg::testing::in_ci() => {
+            panic!("{test}: PostgreSQL is required in CI but could not be started: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED {test}: PostgreSQL could not be started: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_database_that_goes_away_mid_run_stops_the_run_clearly_and_the_session_stays_consistent() {
+    let Some(server) = private_server("a_database_that_goes_away_mid_run") else {
+        return;
+    };
+    let url = server.create_database().unwrap();
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(
+                ScriptedResponse::text("an answer that streams slowly and is never saved")
+                    .chunk_size(2)
+                    .delay(100),
+            )
+            .with_fallback(ScriptedResponse::text("an answer")),
+    );
+    let child = env
+        .cmd()
+        .args(with(&mock, &["--store", &url, "-p", "first question"]))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the prompt is stored (the answer is still streaming), the database stops.
+    let store = makai_store_pg::PgStore::connect(&url).unwrap();
+    let cwd = env.work().display().to_string();
+    let mut stored = false;
+    for _ in 0..200 {
+        if let Ok(Some(info)) = store.list(&cwd).map(|l| l.into_iter().next())
+            && info.message_count >= 1
+        {
+            stored = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(stored, "the prompt was never stored");
+    server.pause().unwrap();
+    let out = wait_output(child, std::time::Duration::from_secs(60));
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "the run went on unsaved: {err}");
+    assert!(
+        err.contains("the run was stopped because the session could not be saved")
+            && err.contains("PostgreSQL at postgres://makai_admin:***@127.0.0.1"),
+        "{err}"
+    );
+
+    // Back: the session is what was committed, undamaged, and goes on.
+    server.resume().unwrap();
+    let store = makai_store_pg::PgStore::connect(&url).unwrap();
+    let info = store.list(&cwd).unwrap().remove(0);
+    let exported = store.export(&cwd, &info.id).unwrap();
+    let positions: Vec<usize> = (0..exported.entries.len()).collect();
+    let check = makai_coding::session::check_entries(&exported.entries, &positions);
+    assert!(
+        check.repeated.is_empty() && check.broken.is_empty(),
+        "the session is damaged: {check:?}"
+    );
+    let kinds: Vec<&str> = exported.entries.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["model_change", "thinking_level_change", "message"]);
+    let out = env.run(
+        &with(&mock, &["--store", &url, "-c", "-p", "second question"]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "an answer");
+    let last = request_text(mock.requests().last().unwrap());
+    assert!(
+        last.contains("first question") && last.contains("second question"),
+        "{last}"
+    );
 }

@@ -58,6 +58,8 @@ pub(crate) struct AppState {
     bash_cancel: Option<makai_agent::CancellationToken>,
     pending_bash: Vec<makai_agent::AgentMessage>,
     persist_warned: bool,
+    /// A database store failed mid-run and the run was stopped.
+    store_failed: bool,
     /// `/scoped-models`: patterns limiting the Ctrl+P cycle (empty: every model).
     scoped_models: Vec<String>,
     /// `--exclude-tools` patterns, applied to the MCP tools of every run.
@@ -397,6 +399,12 @@ impl AppSession {
         self.inner.agent.wait_for_idle().await;
     }
 
+    /// True once the session's database store failed and a run was stopped
+    /// for it (what was stored before stays consistent).
+    pub fn store_failed(&self) -> bool {
+        lock(&self.inner.state).store_failed
+    }
+
     /// True while a run is going.
     pub fn is_streaming(&self) -> bool {
         self.inner.agent.is_running()
@@ -633,6 +641,23 @@ impl Shared {
         };
         match result {
             Ok(()) => true,
+            Err(e @ makai_coding::session::SessionError::Store(_)) => {
+                // A database store that fails (gone, or the session's lease
+                // lost to another instance) takes no more entries: the run
+                // stops rather than going on unrecorded. What was stored
+                // stays a consistent session to continue from.
+                let mut st = lock(&self.state);
+                st.store_failed = true;
+                if !st.persist_warned {
+                    st.persist_warned = true;
+                    eprintln!(
+                        "makai: the run was stopped because the session could not be saved: {e}"
+                    );
+                }
+                drop(st);
+                self.agent.abort();
+                false
+            }
             Err(e) => {
                 let mut st = lock(&self.state);
                 if !st.persist_warned {

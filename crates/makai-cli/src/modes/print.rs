@@ -90,6 +90,10 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
             eprintln!("{}", usage_line("session", &total_usage(&messages)));
         }
     }
+    if app.store_failed() {
+        // Said on stderr when it happened; the answer above was not saved.
+        code = EXIT_FAILED;
+    }
     code
 }
 
