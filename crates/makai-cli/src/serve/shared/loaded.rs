@@ -38,6 +38,8 @@ pub(crate) struct Loaded {
     pub changed: Arc<Notify>,
     /// The store revision the session had when loaded or last appended here.
     loaded_revision: u64,
+    /// When a command last used it.
+    used: std::sync::Mutex<std::time::Instant>,
 }
 
 impl Loaded {
@@ -60,6 +62,7 @@ impl Loaded {
             settled: settled.clone(),
             changed: changed.clone(),
             loaded_revision,
+            used: std::sync::Mutex::new(std::time::Instant::now()),
         });
         // Ends when the session's fan-out does (the session was dropped).
         let store = store.clone();
@@ -122,6 +125,22 @@ impl Loaded {
             // A bound, not a timer: idleness also changes without an event.
             let _woken_or_not = tokio::time::timeout(Duration::from_millis(100), woken).await;
         }
+    }
+
+    /// Notes a use (commands keep a session loaded).
+    pub fn touch(&self) {
+        *self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = std::time::Instant::now();
+    }
+
+    /// How long since a command used it.
+    pub fn unused_for(&self) -> Duration {
+        self.used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .elapsed()
     }
 
     /// True when the store has entries this copy of the session has not read

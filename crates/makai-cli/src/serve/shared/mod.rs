@@ -225,6 +225,7 @@ impl SharedSessions {
         if let Some(l) = loaded.get(id) {
             let running = l.tenure.try_lock().map(|t| t.is_some()).unwrap_or(true);
             if running || !l.is_stale(revision) {
+                l.touch();
                 return Ok(l.clone());
             }
         }

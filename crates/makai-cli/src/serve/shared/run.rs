@@ -22,6 +22,19 @@ const COMMAND: &str = "command";
 /// How often the sweep looks for expired leases, at most.
 const SWEEP_MAX: Duration = Duration::from_secs(5);
 
+/// How often the sweep also prunes the feed and the clients, and lets idle
+/// sessions go from memory.
+const HOUSEKEEPING: Duration = Duration::from_secs(60);
+
+/// How long feed rows are kept: a client away longer reads the session anew.
+pub const FEED_RETENTION: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a client unseen keeps its session binding and subscriptions.
+const CLIENT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long a session nobody used stays loaded on an instance.
+const IDLE_UNLOAD: Duration = Duration::from_secs(600);
+
 /// The tenure lock, held: the lease is this instance's while it is held.
 type Held = OwnedMutexGuard<Option<Lease>>;
 
@@ -277,11 +290,16 @@ impl SharedSessions {
         let every = (self.config.lease_ttl / 2).clamp(Duration::from_millis(100), SWEEP_MAX);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
+            let mut housekept = tokio::time::Instant::now();
             loop {
                 tick.tick().await;
                 let Some(me) = weak.upgrade() else { return };
                 if me.draining.load(Ordering::Acquire) {
                     return;
+                }
+                if housekept.elapsed() >= HOUSEKEEPING {
+                    housekept = tokio::time::Instant::now();
+                    me.housekeeping().await;
                 }
                 let taken = me
                     .store
@@ -296,6 +314,20 @@ impl SharedSessions {
                     Err(e) => tracing::warn!(error = %e, "expired leases cannot be swept"),
                 }
             }
+        });
+    }
+
+    /// Prunes old feed rows and clients; unloads sessions idle for long.
+    async fn housekeeping(&self) {
+        if let Err(e) = self.store.prune_feed(FEED_RETENTION).await {
+            tracing::warn!(error = %e, "old feed rows cannot be pruned");
+        }
+        if let Err(e) = self.store.prune_clients(CLIENT_RETENTION).await {
+            tracing::warn!(error = %e, "old clients cannot be pruned");
+        }
+        self.loaded.lock().await.retain(|_, l| {
+            let running = l.tenure.try_lock().map(|t| t.is_some()).unwrap_or(true);
+            running || !l.is_idle() || l.unused_for() < IDLE_UNLOAD
         });
     }
 
