@@ -362,3 +362,43 @@ fn a_database_that_goes_away_mid_run_stops_the_run_clearly_and_the_session_stays
         "{last}"
     );
 }
+
+#[test]
+fn the_tui_resume_picker_lists_database_sessions_and_continues_the_one_chosen() {
+    if !common::tmux::tmux_available() {
+        assert!(
+            !makai_store_pg::testing::in_ci(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        return;
+    }
+    let Some(url) = database_or_skip("the_tui_resume_picker_lists_database_sessions") else {
+        return;
+    };
+    let env = Env::new();
+    let mock = mock();
+    let out = env.run(
+        &with(&mock, &["--store", &url, "-p", "the first question"]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pane = common::tmux::Pane::start(&env, &with(&mock, &["--store", &url]));
+    pane.wait_text("Ask anything");
+    pane.type_text("/resume");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Resume session");
+    assert!(screen.contains("the first question"), "{screen}");
+    assert!(screen.contains("2 messages"), "{screen}");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Resumed session");
+    pane.type_text("the second question");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the second answer", |s| s.matches("an answer").count() >= 2);
+    let last = request_text(mock.requests().last().unwrap());
+    assert!(
+        last.contains("the first question") && last.contains("the second question"),
+        "the resumed session lost its history: {last}"
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    assert!(env.session_files().is_empty(), "{:?}", env.session_files());
+}
