@@ -37,7 +37,15 @@ struct Instance {
 }
 
 impl Instance {
-    fn start(env: &Env, token_file: &Path, url: &str, extra: &[String], name: &str) -> Instance {
+    /// An instance whose leases last `ttl` seconds.
+    fn start(
+        env: &Env,
+        token_file: &Path,
+        url: &str,
+        extra: &[String],
+        name: &str,
+        ttl: &str,
+    ) -> Instance {
         let mut child = env
             .cmd()
             .args([
@@ -45,7 +53,7 @@ impl Instance {
                 "--port",
                 "0",
                 "--lease-ttl",
-                "3",
+                ttl,
                 "--instance",
                 name,
             ])
@@ -169,6 +177,8 @@ struct Seen {
     /// `agent_settled` and `run_interrupted` events so far.
     ends: u64,
     interrupted: u64,
+    /// The last end was an interruption (the run did not finish).
+    last_end_interrupted: bool,
     failed_queued: Vec<Value>,
 }
 
@@ -256,10 +266,16 @@ async fn drive(
                     ev["entry"]["id"].as_str().unwrap().to_string(),
                     ev["entry"]["parentId"].as_str().map(str::to_string),
                 )),
-                "agent_settled" => s.ends += 1,
+                "agent_settled" => {
+                    s.ends += 1;
+                    // A run stopped by its instance (its lease lapsed) ends aborted.
+                    s.last_end_interrupted = ev["aborted"] == true;
+                    s.interrupted += u64::from(s.last_end_interrupted);
+                }
                 "run_interrupted" => {
                     s.ends += 1;
                     s.interrupted += 1;
+                    s.last_end_interrupted = true;
                 }
                 "response" => s.failed_queued.push(ev),
                 _ => {}
@@ -269,16 +285,23 @@ async fn drive(
         panic!("client {index}: the event stream ended");
     });
     for turn in 0..turns {
-        let mut text = format!("client {index} question {turn}");
-        loop {
-            let before = *ends.borrow();
-            let interrupted_before = seen.lock().unwrap().interrupted;
-            let prompt = json!({"type": "prompt", "message": text});
-            let sent = match client.rpc(&prompt).await {
+        // Each attempt has its own text: a text stored twice is a prompt the
+        // servers ran twice. Attempts after the first queue as follow-ups, in
+        // case the one before is still running after all.
+        let mut attempt = 0;
+        'turn: loop {
+            let text = format!("client {index} question {turn} attempt {attempt}");
+            attempt += 1;
+            let mut before = *ends.borrow();
+            let prompt = if attempt == 1 {
+                json!({"type": "prompt", "message": text})
+            } else {
+                json!({"type": "prompt", "message": text, "streamingBehavior": "followUp"})
+            };
+            match client.rpc(&prompt).await {
                 Ok(r) => {
                     let r: Value = r.decode().unwrap();
                     assert_eq!(r["success"], true, "{text}: {r}");
-                    true
                 }
                 // The connection went mid-command: it may still run (from
                 // the inbox, once the dead instance's lease expired).
@@ -294,29 +317,22 @@ async fn drive(
                         }
                         tokio::time::sleep(Duration::from_millis(250)).await;
                     }
-                    arrived
+                    if !arrived {
+                        continue 'turn;
+                    }
                 }
-            };
-            if !sent {
-                continue;
             }
-            let mut before = before;
             loop {
                 wait_end(&mut ends, before, &text).await;
                 before = *ends.borrow();
-                let msgs = messages(&client).await;
-                if answered(&msgs, &text) {
-                    break;
+                if answered(&messages(&client).await, &text) {
+                    break 'turn;
                 }
-                if seen.lock().unwrap().interrupted > interrupted_before {
-                    break;
+                // Interrupted: the session goes on with the next prompt.
+                if seen.lock().unwrap().last_end_interrupted {
+                    continue 'turn;
                 }
             }
-            if answered(&messages(&client).await, &text) {
-                break;
-            }
-            // Interrupted: the session goes on with the next prompt.
-            text = format!("client {index} question {turn}, continued");
         }
     }
     let state = call(&client, &json!({"type": "get_state"})).await;
@@ -344,7 +360,7 @@ fn three_instances_survive_a_kill_9_under_load_with_no_entry_lost_repeated_or_fo
     let token_file: PathBuf = env.home.path().join("serve-token");
     let mut instances: Vec<Instance> = ["a", "b", "c"]
         .iter()
-        .map(|n| Instance::start(&env, &token_file, &url, &mock.args(), n))
+        .map(|n| Instance::start(&env, &token_file, &url, &mock.args(), n, "3"))
         .collect();
     let token = std::fs::read_to_string(&token_file)
         .unwrap()
@@ -376,7 +392,7 @@ fn three_instances_survive_a_kill_9_under_load_with_no_entry_lost_repeated_or_fo
         instances[0].child.kill().unwrap();
         instances[0].child.wait().unwrap();
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let back = Instance::start(&env, &token_file, &url, &mock.args(), "a2");
+        let back = Instance::start(&env, &token_file, &url, &mock.args(), "a2", "3");
         proxy.replace(dead, back.addr);
         instances[0] = back;
         let mut results = Vec::new();
@@ -468,13 +484,13 @@ fn a_session_runs_on_one_instance_while_clients_of_another_see_it_live_and_queue
             .push(
                 ScriptedResponse::text("a long answer that streams slowly to the end")
                     .chunk_size(2)
-                    .delay(60),
+                    .delay(300),
             )
             .with_fallback(ScriptedResponse::text(ANSWER)),
     );
     let token_file = env.home.path().join("serve-token");
-    let a = Instance::start(&env, &token_file, &url, &mock.args(), "a");
-    let b = Instance::start(&env, &token_file, &url, &mock.args(), "b");
+    let a = Instance::start(&env, &token_file, &url, &mock.args(), "a", "60");
+    let b = Instance::start(&env, &token_file, &url, &mock.args(), "b", "60");
     let token = std::fs::read_to_string(&token_file)
         .unwrap()
         .trim()

@@ -194,6 +194,12 @@ impl PgStore {
             .await
     }
 
+    /// Runs `fut` on the store's own runtime, detached: for work that must
+    /// keep its timing when the caller's runtime is busy (renewing a lease).
+    pub fn spawn(&self, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.inner.bridge.spawn(fut);
+    }
+
     pub(crate) fn inner(&self) -> &Arc<Inner> {
         &self.inner
     }

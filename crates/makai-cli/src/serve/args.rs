@@ -182,6 +182,23 @@ mod tests {
     }
 
     #[test]
+    fn the_lease_ttl_is_checked() {
+        let Invocation::Serve(a) = run(&["--lease-ttl", "2.5", "--instance", "a"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            a.lease_ttl().unwrap(),
+            std::time::Duration::from_millis(2500)
+        );
+        assert_eq!(a.instance.as_deref(), Some("a"));
+        for bad in ["0", "0.1", "7200", "nan"] {
+            let e = run(&["--lease-ttl", bad]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+            assert!(e.to_string().contains("--lease-ttl"), "{e}");
+        }
+    }
+
+    #[test]
     fn run_only_flags_are_refused() {
         for argv in [
             &["-p"][..],

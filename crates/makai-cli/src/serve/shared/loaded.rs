@@ -3,16 +3,18 @@
 //! forwarding of its events into the session's feed in the database, and
 //! what tells when it is idle.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use makai_protocol::SessionHandler;
 use makai_store_pg::lease::Lease;
 use makai_store_pg::{Coord, PgStore};
 use tokio::sync::Notify;
 
+use crate::app::OutEvent;
 use crate::serve::ServedSession;
 
 /// One session loaded on this instance.
@@ -31,9 +33,9 @@ pub(crate) struct Loaded {
     /// `agent_start`s.
     pub expected_starts: AtomicU64,
     /// `agent_start`s the forwarder saw.
-    seen_starts: Arc<AtomicU64>,
+    seen_starts: AtomicU64,
     /// False from an `agent_start` until its `agent_settled`, as forwarded.
-    settled: Arc<AtomicBool>,
+    settled: AtomicBool,
     /// Woken after every forwarded event.
     pub changed: Arc<Notify>,
     /// The store revision the session had when loaded or last appended here.
@@ -46,57 +48,21 @@ impl Loaded {
     /// Builds the agent session for `session` (read from the store) and
     /// starts forwarding its events to the feed.
     pub fn start(store: &PgStore, id: &str, served: ServedSession) -> Arc<Loaded> {
-        let coord = store.coord(id);
-        let seen_starts = Arc::new(AtomicU64::new(0));
-        let settled = Arc::new(AtomicBool::new(true));
-        let changed = Arc::new(Notify::new());
         let loaded_revision = served.app().session().lock().revision();
-        let mut events = served.subscribe();
+        let events = served.subscribe();
         let loaded = Arc::new(Loaded {
             id: id.to_string(),
             served,
-            coord: coord.clone(),
+            coord: store.coord(id),
             tenure: Arc::new(tokio::sync::Mutex::new(None)),
             expected_starts: AtomicU64::new(0),
-            seen_starts: seen_starts.clone(),
-            settled: settled.clone(),
-            changed: changed.clone(),
+            seen_starts: AtomicU64::new(0),
+            settled: AtomicBool::new(true),
+            changed: Arc::new(Notify::new()),
             loaded_revision,
             used: std::sync::Mutex::new(std::time::Instant::now()),
         });
-        // Ends when the session's fan-out does (the session was dropped).
-        let store = store.clone();
-        let session = id.to_string();
-        tokio::spawn(async move {
-            while let Some(first) = events.next().await {
-                // Everything ready now goes to the feed in one write.
-                let mut batch = vec![first];
-                while let Some(Some(more)) = events.next().now_or_never() {
-                    batch.push(more);
-                }
-                for event in &batch {
-                    match event.kind() {
-                        "agent_start" => {
-                            seen_starts.fetch_add(1, Ordering::AcqRel);
-                            settled.store(false, Ordering::Release);
-                        }
-                        "agent_settled" => settled.store(true, Ordering::Release),
-                        _ => {}
-                    }
-                    match serde_json::to_string(event) {
-                        Ok(json) => coord.push_event(json),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "a session event could not be encoded")
-                        }
-                    }
-                }
-                if let Err(e) = store.flush_events(&session).await {
-                    // Kept queued: they go with the next append or flush.
-                    tracing::warn!(session = %session, error = %e, "session events wait for the database");
-                }
-                changed.notify_waiters();
-            }
-        });
+        tokio::spawn(forward(Arc::downgrade(&loaded), store.clone(), events));
         loaded
     }
 
@@ -149,5 +115,49 @@ impl Loaded {
     pub fn is_stale(&self, store_revision: u64) -> bool {
         let here = self.served.app().session().lock().revision();
         store_revision > here.max(self.loaded_revision)
+    }
+}
+
+/// Forwards the session's events to its feed, batching what is ready, until
+/// the session is dropped. A forwarder that fell too far behind (the database
+/// was slow) loses its subscription; it subscribes again and takes the
+/// session's state as it is now, so the session can still become idle.
+async fn forward(weak: Weak<Loaded>, store: PgStore, mut events: BoxStream<'static, OutEvent>) {
+    loop {
+        while let Some(first) = events.next().await {
+            // Everything ready now goes to the feed in one write.
+            let mut batch = vec![first];
+            while let Some(Some(more)) = events.next().now_or_never() {
+                batch.push(more);
+            }
+            let Some(l) = weak.upgrade() else { return };
+            for event in &batch {
+                match event.kind() {
+                    "agent_start" => {
+                        l.seen_starts.fetch_add(1, Ordering::AcqRel);
+                        l.settled.store(false, Ordering::Release);
+                    }
+                    "agent_settled" => l.settled.store(true, Ordering::Release),
+                    _ => {}
+                }
+                match serde_json::to_string(event) {
+                    Ok(json) => l.coord.push_event(json),
+                    Err(e) => tracing::warn!(error = %e, "a session event could not be encoded"),
+                }
+            }
+            if let Err(e) = store.flush_events(&l.id).await {
+                // Kept queued: they go with the next append or flush.
+                tracing::warn!(session = %l.id, error = %e, "session events wait for the database");
+            }
+            l.changed.notify_waiters();
+        }
+        let Some(l) = weak.upgrade() else { return };
+        tracing::warn!(session = %l.id, "the session's events fell behind the database; forwarding starts again");
+        events = l.served.subscribe();
+        l.seen_starts
+            .fetch_max(l.expected_starts.load(Ordering::Acquire), Ordering::AcqRel);
+        l.settled
+            .store(!l.served.app().is_streaming(), Ordering::Release);
+        l.changed.notify_waiters();
     }
 }

@@ -168,10 +168,11 @@ impl SharedSessions {
     /// instances queue, gives it back once the session is idle and nothing is queued.
     async fn tenure(self: Arc<Self>, l: Arc<Loaded>, lease: Lease) {
         let ttl = self.config.lease_ttl;
-        // Renewal runs on its own task, so a slow step below never lets the lease lapse.
+        // Renewal runs on the store's own runtime, so neither a slow step
+        // below nor a busy runtime here lets the lease lapse.
         let stop = CancellationToken::new();
         let lost = CancellationToken::new();
-        tokio::spawn(renew(
+        self.store.spawn(renew(
             self.store.clone(),
             lease.clone(),
             ttl,
@@ -186,9 +187,12 @@ impl SharedSessions {
             tokio::select! {
                 () = lost.cancelled() => {
                     tracing::warn!(session = %l.id, "the lease was lost; the run here is stopped");
-                    eprintln!("makai serve: session {}: this instance lost its lease (it could not renew it in time); the run here was stopped", l.id);
+                    eprintln!("makai serve: session {}: this instance no longer holds the lease; the run here was stopped", l.id);
                     l.served.app().abort().await;
-                    break;
+                    // The fence keeps the lost token: the stopped run's
+                    // last appends are refused, not written unfenced.
+                    *l.tenure.lock().await = None;
+                    return;
                 }
                 changed = inbox.changed() => {
                     if changed.is_err() {
@@ -226,8 +230,6 @@ impl SharedSessions {
                 }
             }
         }
-        *l.tenure.lock().await = None;
-        l.coord.set_fence(None);
     }
 
     async fn take_inbox(&self, l: &Arc<Loaded>) {
@@ -240,7 +242,8 @@ impl SharedSessions {
     /// Runs queued commands in order; a failure goes to the session's
     /// clients as the command's response on the event stream.
     async fn run_items(&self, l: &Arc<Loaded>, items: Vec<InboxItem>) {
-        for item in items {
+        let mut rest = items.into_iter();
+        while let Some(item) = rest.next() {
             let record = match Record::parse(item.body.as_bytes()) {
                 Ok(Record::Command(request)) if item.kind == COMMAND => request,
                 _ => {
@@ -250,7 +253,11 @@ impl SharedSessions {
             };
             let held = l.tenure.clone().lock_owned().await;
             if held.is_none() {
-                tracing::warn!(session = %l.id, "queued work found after the lease was lost; left for the next runner");
+                // The lease was lost meanwhile: the work goes back to the
+                // inbox for whoever runs the session next.
+                drop(held);
+                self.requeue(l, std::iter::once(item).chain(rest.by_ref()))
+                    .await;
                 return;
             }
             let response = self.run_held(l, held, record).await;
@@ -262,6 +269,18 @@ impl SharedSessions {
                 if let Err(e) = self.store.flush_events(&l.id).await {
                     tracing::warn!(session = %l.id, error = %e, "events wait for the database");
                 }
+            }
+        }
+    }
+
+    /// Puts taken items back in the inbox, in order.
+    async fn requeue(&self, l: &Arc<Loaded>, items: impl Iterator<Item = InboxItem>) {
+        for item in items {
+            if let Err(e) = self.store.push_inbox(&l.id, &item.kind, &item.body).await {
+                eprintln!(
+                    "makai serve: session {}: a queued command could not be put back after the lease was lost, so it is dropped: {e}",
+                    l.id
+                );
             }
         }
     }
@@ -367,18 +386,37 @@ async fn renew(
             () = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        match store.renew_lease(&lease, ttl).await {
-            Ok(true) => renewed = tokio::time::Instant::now(),
-            Ok(false) => {
+        // A renewal that cannot finish before the lease would expire counts
+        // as lost: the run stops here before another instance may start it.
+        let left = ttl.saturating_sub(renewed.elapsed());
+        match tokio::time::timeout(left, store.renew_lease(&lease, ttl)).await {
+            Ok(Ok(true)) => renewed = tokio::time::Instant::now(),
+            Ok(Ok(false)) => {
+                eprintln!(
+                    "makai serve: session {}: another instance took the session's lease over (this one did not renew it in time)",
+                    lease.session
+                );
                 lost.cancel();
                 return;
             }
-            Err(e) => {
+            Ok(Err(e)) if renewed.elapsed() < ttl => {
                 tracing::warn!(session = %lease.session, error = %e, "a lease could not be renewed");
-                if renewed.elapsed() >= ttl {
-                    lost.cancel();
-                    return;
-                }
+            }
+            Ok(Err(e)) => {
+                eprintln!(
+                    "makai serve: session {}: the lease could not be renewed before it expired: {e}",
+                    lease.session
+                );
+                lost.cancel();
+                return;
+            }
+            Err(_) => {
+                eprintln!(
+                    "makai serve: session {}: renewing the lease took longer than --lease-ttl ({ttl:?}); the database is too slow or away",
+                    lease.session
+                );
+                lost.cancel();
+                return;
             }
         }
     }
