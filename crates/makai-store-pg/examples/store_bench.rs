@@ -60,8 +60,9 @@ fn run(
             })
         })
         .collect();
-    barrier.wait();
+    // Taken before the writers are let go: they may run before this thread does.
     let start = Instant::now();
+    barrier.wait();
     let mut all = Vec::with_capacity(total);
     for h in handles {
         match h.join() {
