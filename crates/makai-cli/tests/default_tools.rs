@@ -58,7 +58,9 @@ fn default_tools_and_tool_changes_select_the_offered_tools() {
     std::fs::remove_file(&user).unwrap();
     assert_eq!(
         offered(&env, &[]),
-        ["read", "write", "edit", "bash", "grep", "find", "ls", "task"],
+        [
+            "read", "write", "edit", "bash", "grep", "find", "ls", "task"
+        ],
         "makai's default: the seven file and shell tools and task"
     );
     assert_eq!(offered(&env, &["--tools", "-bash"]).len(), 7);

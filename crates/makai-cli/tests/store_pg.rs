@@ -402,3 +402,24 @@ fn the_tui_resume_picker_lists_database_sessions_and_continues_the_one_chosen() 
     assert_eq!(pane.quit_with_ctrl_c(), 0);
     assert!(env.session_files().is_empty(), "{:?}", env.session_files());
 }
+
+#[test]
+fn a_stateless_server_refuses_single_session_flags_and_local() {
+    let Some(url) = database_or_skip("a_stateless_server_refuses_single_session_flags") else {
+        return;
+    };
+    let env = Env::new();
+    let mock = mock();
+    for (flag, shown) in [
+        (&["-c"][..], "-c/--continue"),
+        (&["--session", "abc"][..], "--session"),
+        (&["--no-session"][..], "--no-session"),
+        (&["--local"][..], "--local"),
+    ] {
+        let mut args = s(&["serve", "--port", "0", "--store", &url]);
+        args.extend(with(&mock, flag));
+        let out = env.run(&args, "");
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(shown), "{flag:?}: {}", stderr(&out));
+    }
+}

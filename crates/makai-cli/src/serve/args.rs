@@ -64,7 +64,11 @@ The first line on stdout is the server's URL (ws://ADDR:PORT/). The bearer token
 is generated at first start, stored with mode 0600 and printed once on stderr.
 Clients connect with makai_protocol::RemoteProtocolClient::connect(URL, TOKEN),
 or any WebSocket client sending `Authorization: Bearer TOKEN` and the envelopes
-of docs/protocol.md. Ctrl-C or SIGTERM stops the server gracefully.";
+of docs/protocol.md. Ctrl-C or SIGTERM stops the server gracefully.
+
+With --store postgres://... (or the store setting) the server is stateless: any
+number of instances serve any session of that database, each client on its own
+session, and a client resumes on another instance (docs/scale-out.md).";
 
 /// Parses `makai serve ...` (`rest` are the words after `serve`).
 pub fn parse(rest: &[OsString]) -> Result<Invocation, CliError> {

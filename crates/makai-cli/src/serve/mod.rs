@@ -155,6 +155,19 @@ async fn run_shared(
     token: ServeToken,
     store: makai_store_pg::PgStore,
 ) -> Result<i32, CliError> {
+    let session_flag = [
+        (args.run.session.is_some(), "--session"),
+        (args.run.continue_, "-c/--continue"),
+        (args.run.no_session, "--no-session"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag));
+    if let Some(flag) = session_flag {
+        return Err(CliError::Usage(format!(
+            "makai serve --store postgres://... does not take {flag}: each client works on its own \
+             session in the database (a new one, or the one it names with switch_session)"
+        )));
+    }
     if args.run.local {
         return Err(CliError::Usage(
             "makai serve --store postgres://... does not take --local: every instance must reach \
