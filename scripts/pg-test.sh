@@ -9,6 +9,10 @@
 #       (scram-sha-256) for a superuser `makai_admin`. Prints, for `eval`:
 #           export MAKAI_TEST_PG='postgres://makai_admin:PASSWORD@127.0.0.1:PORT/postgres'
 #           export MAKAI_TEST_PG_DIR='/tmp/makai-pg.XXXX'
+#           export MAKAI_TEST_PG_CA='/tmp/makai-pg.XXXX/tls/ca.pem'
+#       The server also speaks TLS (optional for clients) with a certificate
+#       for localhost and 127.0.0.1 signed by a throwaway CA (MAKAI_TEST_PG_CA;
+#       `tls/other-ca.pem` is a CA that did not sign it), made with openssl.
 #       --watch PID stops the server when process PID ends. --durable keeps
 #       fsync on (benchmarks); tests run without it (they kill makai, not the
 #       database, so the database's own crash safety is not what they test).
@@ -71,6 +75,26 @@ server_start() {
     || { tail -n 20 "$dir/server.log" >&2 || true; die "the server did not start (log: $dir/server.log)"; }
 }
 
+# A throwaway CA, a server certificate it signs for localhost and 127.0.0.1,
+# and a second CA that signed nothing, in folder $1.
+make_certs() {
+  local tls=$1
+  command -v openssl >/dev/null 2>&1 || die "openssl is needed for the test server's TLS certificate"
+  mkdir -p "$tls"
+  (
+    cd "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj "/CN=makai test CA" \
+      -keyout ca.key -out ca.pem
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj "/CN=makai other CA" \
+      -keyout other-ca.key -out other-ca.pem
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' > server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3 \
+      -extfile server.ext -out server.pem
+    chmod 600 server.key ca.key other-ca.key
+  ) >"$tls/openssl.log" 2>&1 || { cat "$tls/openssl.log" >&2; die "openssl could not make the certificates"; }
+}
+
 cmd=${1:-}
 case "$cmd" in
   start)
@@ -94,6 +118,11 @@ case "$cmd" in
     else
       echo "-c max_connections=300 -c shared_buffers=64MB -c fsync=off -c full_page_writes=off" > "$dir/options"
     fi
+    make_certs "$dir/tls"
+    # One line: pg_ctl hands the options to a shell, where a newline ends them.
+    printf '%s -c ssl=on -c ssl_cert_file=%s -c ssl_key_file=%s\n' "$(cat "$dir/options")" \
+      "$dir/tls/server.pem" "$dir/tls/server.key" > "$dir/options.new"
+    mv "$dir/options.new" "$dir/options"
     chmod 700 "$dir"; chown -R "$user" "$dir"
     (cd "$dir" && as_user "$user" "$bin/initdb" -D "$dir/data" -U makai_admin --pwfile="$dir/pw" \
         --auth-host=scram-sha-256 --auth-local=trust -E UTF8 --locale=C.UTF-8 --no-sync) >"$dir/initdb.log" 2>&1 \
@@ -107,6 +136,7 @@ case "$cmd" in
     fi
     echo "export MAKAI_TEST_PG='postgres://makai_admin:$password@127.0.0.1:$(cat "$dir/port")/postgres'"
     echo "export MAKAI_TEST_PG_DIR='$dir'"
+    echo "export MAKAI_TEST_PG_CA='$dir/tls/ca.pem'"
     ;;
   stop)
     dir=${2:-}; [ -n "$dir" ] && [ -d "$dir" ] || die "stop needs the server's folder"

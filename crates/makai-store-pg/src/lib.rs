@@ -194,6 +194,24 @@ impl PgStore {
             .await
     }
 
+    /// Whether a connection of the store is encrypted, as PostgreSQL sees it
+    /// (`pg_stat_ssl`): true with `sslmode=require`.
+    pub fn connection_encrypted(&self) -> Result<bool, StoreError> {
+        let inner = self.inner.clone();
+        self.inner.bridge.block(async move {
+            let client = inner.client().await?;
+            let row = client
+                .query_one(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .await
+                .map_err(inner.query("read the connection's TLS state"))?;
+            row.try_get::<_, bool>(0)
+                .map_err(inner.query("read the connection's TLS state"))
+        })
+    }
+
     /// Runs `fut` on the store's own runtime, detached: for work that must
     /// keep its timing when the caller's runtime is busy (renewing a lease).
     pub fn spawn(&self, fut: impl std::future::Future<Output = ()> + Send + 'static) {

@@ -16,6 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const TEST_URL_ENV: &str = "MAKAI_TEST_PG";
 /// The variable naming the test server's folder (for `pause` / `resume`).
 pub const TEST_DIR_ENV: &str = "MAKAI_TEST_PG_DIR";
+/// The variable naming the CA file that signed the test server's TLS
+/// certificate.
+pub const TEST_CA_ENV: &str = "MAKAI_TEST_PG_CA";
 
 /// The set-up script, `scripts/pg-test.sh` of this repository.
 pub fn script() -> PathBuf {
@@ -30,6 +33,8 @@ pub fn script() -> PathBuf {
 pub struct TestServer {
     admin_url: String,
     dir: Option<PathBuf>,
+    /// The CA of the server's TLS certificate.
+    ca: Option<PathBuf>,
     /// Stopped (and its folder deleted) when dropped.
     owned: bool,
 }
@@ -45,6 +50,7 @@ impl TestServer {
                 Ok(url) if !url.is_empty() => Ok(TestServer {
                     admin_url: url,
                     dir: std::env::var_os(TEST_DIR_ENV).map(PathBuf::from),
+                    ca: std::env::var_os(TEST_CA_ENV).map(PathBuf::from),
                     owned: false,
                 }),
                 _ => TestServer::start_private().map(|mut s| {
@@ -86,8 +92,15 @@ impl TestServer {
         Ok(TestServer {
             admin_url,
             dir: value(TEST_DIR_ENV).map(PathBuf::from),
+            ca: value(TEST_CA_ENV).map(PathBuf::from),
             owned: true,
         })
+    }
+
+    /// The CA file that signed the server's TLS certificate (for
+    /// `localhost` and `127.0.0.1`), when the server was started with one.
+    pub fn ca_file(&self) -> Option<&std::path::Path> {
+        self.ca.as_deref()
     }
 
     /// The superuser's URL (database `postgres`).
