@@ -79,7 +79,11 @@ server_start() {
 # and a second CA that signed nothing, in folder $1.
 make_certs() {
   local tls=$1
-  command -v openssl >/dev/null 2>&1 || die "openssl is needed for the test server's TLS certificate"
+  if ! command -v openssl >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] || die "openssl is needed for the test server's TLS certificate (apt-get install openssl)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null) >&2 \
+      || die "apt-get install openssl failed"
+  fi
   mkdir -p "$tls"
   (
     cd "$tls"
