@@ -222,3 +222,34 @@ fn env_variables_select_the_store_in_a_child_process() {
         "/tmp/sd",
     );
 }
+
+/// A run killed while a sub-agent wrote leaves the child's file as the
+/// newest of the directory; `-c` still continues the parent. A fork (its
+/// header names the parent too, but nothing links to it) is continued.
+#[test]
+fn continue_skips_a_sub_agent_s_session_but_not_a_fork() {
+    use makai_coding::session::SharedSession;
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    let root = tempfile::tempdir().unwrap();
+    let store = JsonlStore::new(root.path());
+    let mut parent = store.create("/w");
+    parent.append_message(UserMessage::text("do it")).unwrap();
+    let parent_path = parent.path().unwrap().to_path_buf();
+    let shared = SharedSession::new(parent);
+    let mut child = LinkedSessions(shared.clone()).create("worker", "call_1");
+    child
+        .append_message(UserMessage::text("the child's task"))
+        .unwrap();
+    set_mtime(&parent_path, 30);
+    set_mtime(child.path().unwrap(), 1);
+    assert_eq!(store.latest("/w").unwrap().unwrap(), parent_path);
+    assert_eq!(
+        store.resume_latest("/w").unwrap().unwrap().id(),
+        shared.lock().id()
+    );
+
+    let leaf = shared.lock().leaf_id().unwrap().to_string();
+    let fork = shared.lock().fork_here(&leaf).unwrap();
+    set_mtime(fork.path().unwrap(), 0);
+    assert_eq!(store.latest("/w").unwrap().unwrap(), fork.path().unwrap());
+}

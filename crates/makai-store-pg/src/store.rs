@@ -248,13 +248,21 @@ impl SessionStore for PgStore {
     fn resume_latest(&self, cwd: &str) -> Result<Option<Session>, SessionError> {
         let inner = self.inner().clone();
         let cwd = cwd.to_string();
+        let url = self.url().to_string();
         let latest: Option<String> = self.inner().bridge.block(async move {
             let client = inner.client().await?;
+            // A sub-agent's session (one its parent links to) is not the
+            // session to continue: its parent is.
             let row = client
                 .query_opt(
-                    "SELECT id FROM makai_sessions WHERE cwd = $1 \
-                     ORDER BY updated_at DESC, created DESC LIMIT 1",
-                    &[&cwd],
+                    "SELECT s.id FROM makai_sessions s WHERE s.cwd = $1 \
+                     AND NOT (s.parent_session IS NOT NULL AND EXISTS ( \
+                       SELECT 1 FROM makai_entries e \
+                       WHERE e.kind = 'custom' \
+                       AND e.entry->>'customType' = $3 \
+                       AND e.entry->'data'->>'sessionFile' = $2 || '#' || s.id)) \
+                     ORDER BY s.updated_at DESC, s.created DESC LIMIT 1",
+                    &[&cwd, &url, &makai_coding::session::SUBAGENT_LINK],
                 )
                 .await
                 .map_err(inner.query("find the latest session"))?;

@@ -403,3 +403,33 @@ fn every_fixture_session_round_trips_byte_for_byte_through_every_store() {
         }
     }
 }
+
+/// A sub-agent's session written after its parent's last entry is not the
+/// session `-c` continues, in either store.
+#[test]
+fn the_latest_session_to_continue_is_never_a_sub_agent_s() {
+    use makai_coding::session::SharedSession;
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    for fx in fixtures() {
+        let store = fx.store();
+        let mut parent = store.create(CWD);
+        parent
+            .append_message(UserMessage::text("delegate this"))
+            .unwrap();
+        let parent_id = parent.id().to_string();
+        let shared = SharedSession::new(parent);
+        let mut child = LinkedSessions(shared.clone()).create("worker", "call_1");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        child
+            .append_message(UserMessage::text("the child's work"))
+            .unwrap();
+        let latest = store.resume_latest(CWD).unwrap().unwrap();
+        assert_eq!(latest.id(), parent_id, "{}", fx.name());
+        assert_eq!(
+            store.list(CWD).unwrap().len(),
+            2,
+            "{}: the child is still listed",
+            fx.name()
+        );
+    }
+}

@@ -181,10 +181,10 @@ impl JsonlStore {
         Ok(files
             .into_iter()
             .map(|(_, p)| p)
-            .find(|p| looks_like_session(p)))
+            .find(|p| looks_like_session(p) && !is_subagent_session(p)))
     }
 
-    /// Opens the most recent session of `cwd`, if any.
+    /// Opens the most recent session of `cwd` that is not a sub-agent's, if any.
     pub fn resume_latest(&self, cwd: &str) -> Result<Option<Session>, SessionError> {
         self.latest(cwd)?.map(Session::open).transpose()
     }
@@ -498,6 +498,39 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut s: String = flat.chars().take(max.saturating_sub(1)).collect();
     s.push('…');
     s
+}
+
+/// True when the session file at `path` is a sub-agent's: its header names a
+/// parent session whose file links to it (a [`super::SUBAGENT_LINK`] entry).
+/// `-c` continues the parent, never a child the parent started.
+fn is_subagent_session(path: &Path) -> bool {
+    let Some(parent) = parent_session(path) else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(&parent) else {
+        return false;
+    };
+    let this = path.display().to_string();
+    text.lines()
+        .filter(|l| l.contains(super::SUBAGENT_LINK))
+        .filter_map(|l| serde_json::from_str::<super::entry::SessionEntry>(l).ok())
+        .any(|e| match e {
+            super::entry::SessionEntry::Custom(c) if c.custom_type == super::SUBAGENT_LINK => c
+                .data
+                .and_then(|d| serde_json::from_value::<super::SubagentLink>(d).ok())
+                .is_some_and(|link| link.session_file == this),
+            _ => false,
+        })
+}
+
+/// The `parentSession` of the session file at `path` (its first line).
+fn parent_session(path: &Path) -> Option<PathBuf> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(file).read_line(&mut first).ok()?;
+    let header: super::entry::SessionHeader = serde_json::from_str(first.trim_end()).ok()?;
+    header.parent_session.map(PathBuf::from)
 }
 
 #[cfg(test)]

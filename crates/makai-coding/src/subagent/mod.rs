@@ -84,9 +84,11 @@ impl ChildSessions for LinkedSessions {
     fn create(&self, agent: &str, tool_call_id: &str) -> Session {
         let mut parent = self.0.lock();
         let child = parent.create_child();
-        if let Some(path) = child.path() {
+        // The child's place in its store: a file's path, or a database's
+        // session address.
+        if let Some(location) = child.location() {
             let link = SubagentLink {
-                session_file: path.display().to_string(),
+                session_file: location,
                 tool_call_id: tool_call_id.to_string(),
                 agent: agent.to_string(),
             };
