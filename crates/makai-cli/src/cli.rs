@@ -122,6 +122,23 @@ pub struct Args {
     /// (exit 1) unless --repair is given.
     #[arg(long, value_name = "ID|PATH", conflicts_with = "no_session")]
     pub session: Option<String>,
+    /// Fork a session (a file path, or an id or unique id prefix, from any
+    /// directory) into a new session of this directory and continue there.
+    #[arg(
+        long,
+        value_name = "PATH|ID",
+        conflicts_with_all = ["session", "continue_", "resume", "no_session"]
+    )]
+    pub fork: Option<String>,
+    /// Open this directory's session with this id, or start one with it
+    /// (letters, digits, `.`, `_`, `-`, starting and ending with a letter or
+    /// digit). With --fork: the id of the new session.
+    #[arg(
+        long = "session-id",
+        value_name = "ID",
+        conflicts_with_all = ["session", "continue_", "resume", "no_session"]
+    )]
+    pub session_id: Option<String>,
     /// Repair the session file before using it when it is damaged: a backup
     /// copy, damaged lines moved to FILE.damaged, cut-off entries re-attached
     /// (see `makai sessions --help`).
@@ -504,6 +521,21 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     }
     if let Some(list) = &args.models {
         validate_list("--models", list)?;
+    }
+    require_name("--fork", "session", args.fork.as_deref())?;
+    if let Some(id) = &args.session_id {
+        let chars_ok = id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        let ends_ok = id.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && id.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !chars_ok || !ends_ok {
+            return Err(CliError::Usage(format!(
+                "--session-id {:?}: an id is letters, digits, '.', '_' and '-', starting and \
+                 ending with a letter or digit",
+                bounded(id)
+            )));
+        }
     }
     for list in &args.exclude_tools {
         validate_list("--exclude-tools", list)?;

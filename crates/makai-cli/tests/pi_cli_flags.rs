@@ -240,3 +240,113 @@ fn export_writes_a_session_file_as_html() {
     assert!(stderr(&out).contains("--export"), "{}", stderr(&out));
     assert_eq!(mock.requests().len(), 1, "exporting asks no model");
 }
+
+/// The header of a session file.
+fn header(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+#[test]
+fn session_id_opens_or_creates_the_directory_s_session_with_that_id() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("noted"))
+            .push(ScriptedResponse::text("still here")),
+    );
+    let run = |prompt: &str| {
+        let mut args = mock.args();
+        args.extend(s(&["--session-id", "task-42.a", "-p", prompt]));
+        env.run(&args, "")
+    };
+    let out = run("remember the number 42");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let files = env.session_files();
+    assert_eq!(files.len(), 1);
+    assert_eq!(header(&files[0])["id"], "task-42.a");
+    let out = run("which number?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(env.session_files().len(), 1, "the same session continued");
+    assert!(request_text(&mock.requests()[1]).contains("remember the number 42"));
+    for bad in ["-starts-with-dash", "has space", "ends.", ""] {
+        let out = env.run(&s(&[&format!("--session-id={bad}"), "-p", "hi"]), "");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--session-id"), "{}", stderr(&out));
+    }
+    let out = env.run(&s(&["--session-id", "x1", "-c", "-p", "hi"]), "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn fork_copies_a_session_into_this_directory_and_leaves_the_source_alone() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("the original answer"))
+            .push(ScriptedResponse::text("answered in the fork"))
+            .push(ScriptedResponse::text("a named fork")),
+    );
+    let mut args = mock.args();
+    args.extend(s(&["-p", "the original question"]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let source = env.session_files().pop().unwrap();
+    let source_bytes = std::fs::read(&source).unwrap();
+    let source_id = header(&source)["id"].as_str().unwrap().to_string();
+
+    let elsewhere = env.home.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut args = mock.args();
+    args.extend(s(&[
+        "--cwd",
+        elsewhere.to_str().unwrap(),
+        "--fork",
+        &source_id[..13],
+        "-p",
+        "and then?",
+    ]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = request_text(&mock.requests()[1]);
+    assert!(
+        second.contains("the original question") && second.contains("the original answer"),
+        "{second}"
+    );
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        source_bytes,
+        "the source is untouched"
+    );
+    let fork = env
+        .session_files()
+        .into_iter()
+        .find(|f| *f != source)
+        .unwrap();
+    let h = header(&fork);
+    assert_eq!(h["cwd"], elsewhere.to_str().unwrap());
+    assert_eq!(h["parentSession"], source.to_str().unwrap());
+    assert_ne!(h["id"], source_id.as_str());
+
+    // By path, with the new id chosen.
+    let mut args = mock.args();
+    args.extend(s(&[
+        "--fork",
+        source.to_str().unwrap(),
+        "--session-id",
+        "named-fork",
+        "-p",
+        "again",
+    ]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        env.session_files()
+            .iter()
+            .any(|f| header(f)["id"] == "named-fork")
+    );
+    let out = env.run(&s(&["--fork", "no-such-session", "-p", "hi"]), "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--fork"), "{}", stderr(&out));
+    assert_eq!(mock.requests().len(), 3);
+}

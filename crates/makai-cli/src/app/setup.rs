@@ -107,6 +107,12 @@ fn try_open_session(
             other => OpenFailure::Session(other),
         });
     }
+    if let Some(query) = &args.fork {
+        return fork_session(args, store, cwd, query);
+    }
+    if let Some(id) = &args.session_id {
+        return session_by_id(store, cwd, id);
+    }
     if args.continue_ {
         return Ok(store.continue_or_create(cwd)?);
     }
@@ -114,6 +120,62 @@ fn try_open_session(
         return pick_session(store, cwd);
     }
     Ok(store.create(cwd))
+}
+
+/// `--fork PATH|ID`: the session's current branch copied into a new session
+/// of `cwd` (its id from `--session-id` when given), `parentSession` naming
+/// the source.
+fn fork_session(
+    args: &Args,
+    store: &dyn SessionStore,
+    cwd: &str,
+    query: &str,
+) -> Result<Session, OpenFailure> {
+    let usage = |e: SessionError| {
+        OpenFailure::Cli(CliError::Usage(format!("--fork {}: {e}", bounded(query))))
+    };
+    let source = if std::path::Path::new(query).is_file() {
+        Session::open(query)?
+    } else {
+        store.open(cwd, query).map_err(|e| match e {
+            SessionError::NotFound { .. } | SessionError::Ambiguous { .. } => usage(e),
+            other => OpenFailure::Session(other),
+        })?
+    };
+    let Some(leaf) = source.leaf_id().map(str::to_string) else {
+        return Err(OpenFailure::Cli(CliError::Usage(format!(
+            "--fork {}: session {} has no entries to fork",
+            bounded(query),
+            source.id()
+        ))));
+    };
+    let id = args
+        .session_id
+        .clone()
+        .unwrap_or_else(makai_coding::session::new_session_id);
+    if store.list_all()?.iter().any(|s| s.id == id) {
+        return Err(OpenFailure::Cli(CliError::Usage(format!(
+            "--session-id {id}: a session with this id exists already; fork without --session-id, \
+             or choose another id"
+        ))));
+    }
+    let header = makai_coding::session::SessionHeader::new(id, cwd);
+    Ok(source.fork_into(&leaf, header, store)?)
+}
+
+/// `--session-id ID`: the session of `cwd` with exactly this id, or a new one
+/// with it. An id another directory's session has is refused.
+fn session_by_id(store: &dyn SessionStore, cwd: &str, id: &str) -> Result<Session, OpenFailure> {
+    let all = store.list_all()?;
+    match all.iter().find(|s| s.id == id) {
+        Some(found) if found.cwd == cwd => Ok(store.open(cwd, id)?),
+        Some(found) => Err(OpenFailure::Cli(CliError::Usage(format!(
+            "--session-id {id}: the session with this id belongs to {}; open it with --session {id}, \
+             or fork it here with --fork {id}",
+            found.cwd
+        )))),
+        None => Ok(store.create_with(makai_coding::session::SessionHeader::new(id, cwd))),
+    }
 }
 
 /// `--resume`: lists the sessions of this directory and asks for one.

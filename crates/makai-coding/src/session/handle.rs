@@ -553,6 +553,30 @@ impl Session {
         })
     }
 
+    /// Copies the path from the root to `leaf_id` into a new session of
+    /// `store` with `header` (its id and working directory; `parentSession`
+    /// is this session's location when the header has none), written before
+    /// this returns. `makai --fork` uses it to fork into the current
+    /// directory.
+    pub fn fork_into(
+        &self,
+        leaf_id: &str,
+        mut header: SessionHeader,
+        store: &dyn super::SessionStore,
+    ) -> Result<Session, SessionError> {
+        if header.parent_session.is_none() {
+            header.parent_session = self.location();
+        }
+        let mut target = store.create_with(header.clone());
+        let log = target
+            .log
+            .take()
+            .ok_or_else(|| SessionError::NotPersisted {
+                session: header.id.clone(),
+            })?;
+        self.fork_with(header, leaf_id, log)
+    }
+
     /// Forks into the same store as this session (for a file: the same
     /// folder, under a new pi-style name).
     pub fn fork_here(&self, leaf_id: &str) -> Result<Session, SessionError> {
