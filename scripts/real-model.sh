@@ -30,6 +30,8 @@ readonly MODEL_SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e
 readonly MODEL_FILE_NAME="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 # The model id /v1/models reports (instead of the file's full path).
 readonly MODEL_ALIAS="qwen2.5-coder-0.5b-instruct-q4_k_m"
+# The context window (makai-local's CONTEXT_WINDOW).
+readonly N_CTX=4096
 
 DIR="${MAKAI_LOCAL_MODEL_DIR:-${MAKAI_HOME:-${HOME:?is unset: set MAKAI_LOCAL_MODEL_DIR to the cache folder}/.makai}/local-model}"
 VENV="$DIR/venv"
@@ -43,7 +45,7 @@ CONFIG_FILE="$DIR/server.config"
 START_TIMEOUT="${MAKAI_LOCAL_MODEL_START_TIMEOUT:-120}"
 THREADS="${MAKAI_LOCAL_MODEL_THREADS:-2}"
 # What a running server must have been started with to be reused.
-CONFIG="$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=4096 n_threads=$THREADS interrupt_requests=false"
+CONFIG="$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=$N_CTX n_threads=$THREADS interrupt_requests=false"
 
 say() { printf 'real-model: %s\n' "$*" >&2; }
 die() {
@@ -270,7 +272,7 @@ cmd_start() {
     # (with [DONE] and no finish_reason). A client that disconnects still stops
     # its generation at the next token.
     setsid nohup "$PY" -m llama_cpp.server --model "$MODEL" --model_alias "$MODEL_ALIAS" \
-        --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads "$THREADS" \
+        --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --n_threads "$THREADS" \
         --interrupt_requests false >"$LOG_FILE" 2>&1 </dev/null 9>&- &
     pid=$!
     printf '%s\n' "$pid" >"$PID_FILE"

@@ -96,8 +96,15 @@ pub async fn choose(
     if let Some((url, api)) = &request.endpoint {
         let (id, thinking) = split_thinking(request.model.as_deref().unwrap_or_default());
         let provider = request.provider.clone().unwrap_or_else(|| "custom".into());
-        let mut model = find(registry, Some(&provider), &id)
-            .unwrap_or_else(|| Model::custom(*api, provider.clone(), id.clone(), url.clone()));
+        let mut model = find(registry, Some(&provider), &id).unwrap_or_else(|| {
+            let mut m = Model::custom(*api, provider.clone(), id.clone(), url.clone());
+            if provider == makai_local::PROVIDER {
+                // The built-in local model (unless models.json describes it).
+                m.context_window = makai_local::CONTEXT_WINDOW;
+                m.max_tokens = makai_local::MAX_TOKENS;
+            }
+            m
+        });
         model.api = *api;
         model.base_url = url.clone();
         return Ok(ChosenModel { model, thinking });

@@ -209,6 +209,12 @@ pub struct Settings {
     /// The `task` tool's depth and parallelism (`{"maxDepth": 1, "maxParallel": 4}`).
     #[serde(skip_serializing_if = "is_default")]
     pub subagents: crate::agent_spec::SubagentPolicy,
+    /// Put an overview of the working directory (README top, top-level
+    /// entries, git status) in the system prompt: `true` for every model,
+    /// `false` never; unset (the default) when the run has no tools, such as
+    /// with the built-in local model. A makai key (pi has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_overview: Option<bool>,
     /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,

@@ -25,6 +25,13 @@ pub const AUTO_ENV: &str = "MAKAI_AUTO_LOCAL";
 /// The provider name of the local model.
 pub const PROVIDER: &str = "local";
 
+/// The server's context window in tokens (`n_ctx` in `scripts/real-model.sh`).
+pub const CONTEXT_WINDOW: u64 = 4096;
+
+/// Longest answer asked of the local model: a quarter of its window, the
+/// rest is for the system prompt, the overview and the conversation.
+pub const MAX_TOKENS: u64 = 1024;
+
 /// Why the local model cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -382,6 +389,11 @@ mod tests {
         let before = std::fs::metadata(&p).unwrap().modified().unwrap();
         write_script(&dir.path().join("cache")).unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
+    }
+
+    #[test]
+    fn the_context_window_is_the_one_the_server_starts_with() {
+        assert!(SCRIPT.contains(&format!("N_CTX={CONTEXT_WINDOW}")));
     }
 
     #[test]
