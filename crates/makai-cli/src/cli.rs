@@ -237,7 +237,7 @@ Commands:
 Keys come from --api-key, ~/.makai/auth.json (makai auth login) or the provider's
 environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...).
 Without any key, makai uses its built-in local model (as with --local): installed
-on first use under ~/.makai/local-model/ (a few minutes), started for the run and
+on first use under ~/.makai/local-model/ (about 530 MB), started for the run and
 stopped afterwards (--keep-local keeps it running). MAKAI_AUTO_LOCAL=0 turns the
 automatic choice off. Any other local OpenAI-compatible server needs no key either:
   makai --base-url http://127.0.0.1:11434/v1 --api openai-completions --model NAME

@@ -72,8 +72,8 @@ pub async fn build_app(
             }
             eprintln!(
                 "makai: no API key or login found, so makai uses its built-in local model \
-                 (Qwen2.5-Coder-0.5B-Instruct, run on this machine by llama-cpp-python; no key needed).\n\
-                 makai: the first run installs it into {} (about 500 MB and several minutes; progress follows). \
+                 (Qwen2.5-Coder-0.5B-Instruct, run on this machine by llama.cpp; no key needed).\n\
+                 makai: the first run installs it into {} (about 530 MB, typically under a minute; progress follows). \
                  Set {AUTO_ENV}=0 to turn this off; `makai --help` shows how to use a provider key.",
                 dir.display()
             );

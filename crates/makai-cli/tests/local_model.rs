@@ -18,8 +18,9 @@ use std::process::Output;
 
 use common::*;
 
-/// What the script expects (see scripts/real-model.sh).
-const SERVER_PKG: &str = "llama-cpp-python[server]==0.3.36";
+/// What the script expects (see scripts/real-model.sh): the two runtimes' pins.
+const XLLAMACPP_PKG: &str = "xllamacpp==2026.4.8672.1";
+const LLAMA_CPP_PYTHON_PKG: &str = "llama-cpp-python[server]==0.3.36";
 const MODEL_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 const MODEL_SIZE: u64 = 491_400_064;
 const MODEL_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
@@ -72,8 +73,9 @@ fn have(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// A cache folder with the fake install; `None` (and a note) without python3/curl.
-fn fake_cache(root: &Path) -> Option<PathBuf> {
+/// A cache folder with a fake install of the runtime `pkg` (one of the pins
+/// above); `None` (and a note) without python3/curl.
+fn fake_cache(root: &Path, pkg: &str) -> Option<PathBuf> {
     for p in ["python3", "curl", "flock", "setsid"] {
         if !have(p) {
             eprintln!("skipped: the local-model lifecycle test needs {p} on PATH");
@@ -85,15 +87,17 @@ fn fake_cache(root: &Path) -> Option<PathBuf> {
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::create_dir_all(dir.join("models")).unwrap();
     std::fs::write(dir.join("fake_server.py"), FAKE_SERVER).unwrap();
-    // `python -c '<import check>'` succeeds; `python -m llama_cpp.server ...`
-    // runs the stand-in (keeping `llama_cpp.server` in its command line, which
-    // the script checks); anything else goes to the real python3.
+    // `python -c '<import check>'` succeeds; the servers (`python -m
+    // llama_cpp.server ...`, `python .../xllamacpp_server.py ...`) run the
+    // stand-in, keeping the name the script looks for in their command line;
+    // anything else goes to the real python3.
     let wrapper = format!(
         "#!/usr/bin/env bash\n\
-         if [[ \"$1\" == -c && \"$2\" == *'import llama_cpp'* ]]; then exit 0; fi\n\
-         if [[ \"$1\" == -m && \"$2\" == llama_cpp.server ]]; then exec python3 {} \"$@\"; fi\n\
+         if [[ \"$1\" == -c && ( \"$2\" == *'import llama_cpp'* || \"$2\" == *xllamacpp* ) ]]; then exit 0; fi\n\
+         if [[ \"$1\" == -m && \"$2\" == llama_cpp.server ]]; then exec python3 {fake} \"$@\"; fi\n\
+         if [[ \"$1\" == */xllamacpp_server.py ]]; then exec python3 {fake} \"$@\"; fi\n\
          exec python3 \"$@\"\n",
-        dir.join("fake_server.py").display()
+        fake = dir.join("fake_server.py").display()
     );
     let python = bin.join("python");
     std::fs::write(&python, wrapper).unwrap();
@@ -101,7 +105,7 @@ fn fake_cache(root: &Path) -> Option<PathBuf> {
     std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(
         dir.join("venv").join(".makai-installed"),
-        format!("{SERVER_PKG}\n"),
+        format!("{pkg}\n"),
     )
     .unwrap();
     let model = dir.join("models").join(MODEL_FILE);
@@ -136,9 +140,8 @@ fn server_pid(dir: &Path) -> Option<u32> {
         .parse()
         .ok()?;
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    String::from_utf8_lossy(&cmdline)
-        .contains("llama_cpp.server")
-        .then_some(pid)
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    (cmdline.contains("llama_cpp.server") || cmdline.contains("xllamacpp_server")).then_some(pid)
 }
 
 fn stop_script(dir: &Path) {
@@ -152,7 +155,7 @@ fn stop_script(dir: &Path) {
 #[test]
 fn local_flag_starts_answers_and_stops_and_keep_local_reuses() {
     let env = Env::new();
-    let Some(dir) = fake_cache(env.home.path()) else {
+    let Some(dir) = fake_cache(env.home.path(), XLLAMACPP_PKG) else {
         return;
     };
     let out = run_local(&env, &dir, &["--local", "-p", "hello"]);
@@ -164,9 +167,11 @@ fn local_flag_starts_answers_and_stops_and_keep_local_reuses() {
     );
     // The script's progress went through to stderr.
     assert!(
-        se.contains("real-model: server: starting on http://127.0.0.1:"),
+        se.contains("real-model: server: starting xllamacpp on http://127.0.0.1:"),
         "{se}"
     );
+    // Its launcher of llama.cpp's server was written beside the model.
+    assert!(dir.join("xllamacpp_server.py").is_file());
     assert!(se.contains("already installed"), "{se}");
     // The embedded script was written to the cache folder, and the server stopped.
     assert_eq!(
@@ -212,9 +217,30 @@ fn local_flag_starts_answers_and_stops_and_keep_local_reuses() {
 }
 
 #[test]
+fn an_installed_llama_cpp_python_is_still_used() {
+    let env = Env::new();
+    let Some(dir) = fake_cache(env.home.path(), LLAMA_CPP_PYTHON_PKG) else {
+        return;
+    };
+    let out = run_local(&env, &dir, &["--local", "-p", "hello"]);
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+    assert!(so.contains("local answer"), "{so}");
+    assert!(
+        se.contains(&format!("server: {LLAMA_CPP_PYTHON_PKG} already installed")),
+        "{se}"
+    );
+    assert!(
+        se.contains("real-model: server: starting llama-cpp-python on http://127.0.0.1:"),
+        "{se}"
+    );
+    assert!(server_pid(&dir).is_none(), "not stopped at exit");
+}
+
+#[test]
 fn without_a_key_the_local_model_is_chosen_and_says_so() {
     let env = Env::new();
-    let Some(dir) = fake_cache(env.home.path()) else {
+    let Some(dir) = fake_cache(env.home.path(), XLLAMACPP_PKG) else {
         return;
     };
     let out = run_local(&env, &dir, &["-p", "hello"]);

@@ -1,6 +1,7 @@
 //! makai-local: the built-in local model (`makai --local`, and the default
-//! without any key): llama-cpp-python's OpenAI-compatible server with
-//! Qwen2.5-Coder-0.5B-Instruct, installed, started and stopped by
+//! without any key): Qwen2.5-Coder-0.5B-Instruct behind llama.cpp's
+//! OpenAI-compatible server (the prebuilt `xllamacpp` wheel; llama-cpp-python
+//! where that does not fit), installed, started and stopped by
 //! `scripts/real-model.sh`.
 //!
 //! The script is embedded in the binary (so `makai` works outside the

@@ -62,6 +62,9 @@ pub(crate) struct Compat {
     pub ids: ToolCallIdRules,
     /// Tool-call ids must be exactly this many ASCII letters and digits (Mistral: 9).
     pub exact_alnum_ids: Option<usize>,
+    /// Send a named tool choice as such; when false, as `"required"` with
+    /// only that tool offered.
+    pub named_tool_choice: bool,
 }
 
 /// The host part of `base_url`, lower-cased, without port or credentials.
@@ -138,6 +141,7 @@ fn defaults(host: Host) -> Compat {
         empty_reasoning_content: false,
         ids: ToolCallIdRules::OPENAI,
         exact_alnum_ids: None,
+        named_tool_choice: true,
     };
     match host {
         Host::OpenAi => Compat {
@@ -176,6 +180,10 @@ fn defaults(host: Host) -> Compat {
             // llama.cpp reads `reasoning_content` back into the chat template;
             // Ollama reads `reasoning`. The field streamed is the field replayed.
             reasoning_content: true,
+            // llama.cpp's server takes `tool_choice` only as a string: it
+            // ignores the named form (with a warning in its log) and lets the
+            // model answer in text. "required" with the one tool forces it.
+            named_tool_choice: false,
             ..base
         },
         Host::OpenRouter | Host::Groq | Host::Cerebras | Host::Other => base,
@@ -199,6 +207,7 @@ pub(crate) fn resolve(model: &Model) -> Compat {
         requires_thinking_as_text,
         max_tool_call_id_len,
         supports_reasoning_content,
+        supports_named_tool_choice,
     } = f;
     let set = |slot: &mut bool, v: &Option<bool>| {
         if let Some(v) = v {
@@ -217,6 +226,7 @@ pub(crate) fn resolve(model: &Model) -> Compat {
     );
     set(&mut c.thinking_as_text, requires_thinking_as_text);
     set(&mut c.reasoning_content, supports_reasoning_content);
+    set(&mut c.named_tool_choice, supports_named_tool_choice);
     if supports_reasoning_content == &Some(false) {
         c.empty_reasoning_content = false;
     }

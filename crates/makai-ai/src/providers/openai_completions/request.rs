@@ -188,6 +188,13 @@ fn body<'a>(
 ) -> Body<'a> {
     let max_tokens = Some(options.max_tokens.unwrap_or(model.max_tokens)).filter(|&n| n > 0);
     let tools = !context.tools.is_empty();
+    // A named choice the server cannot take: "required" with only that tool.
+    let forced = match &options.tool_choice {
+        Some(ToolChoice::Tool(name)) if !compat.named_tool_choice => {
+            Some(name.as_str()).filter(|n| context.tools.iter().any(|t| t.name == *n))
+        }
+        _ => None,
+    };
     Body {
         model: &model.id,
         messages: convert_messages(model, context, messages, compat),
@@ -198,12 +205,22 @@ fn body<'a>(
         max_completion_tokens: max_tokens.filter(|_| compat.max_completion_tokens),
         max_tokens: max_tokens.filter(|_| !compat.max_completion_tokens),
         temperature: options.temperature.map(decimal_f32),
-        tools: tools.then(|| context.tools.iter().map(tool).collect()),
+        tools: tools.then(|| {
+            context
+                .tools
+                .iter()
+                .filter(|t| forced.is_none_or(|name| t.name == name))
+                .map(tool)
+                .collect()
+        }),
         tool_choice: options
             .tool_choice
             .as_ref()
             .filter(|_| tools)
-            .map(tool_choice),
+            .map(|c| match forced {
+                Some(_) => json!("required"),
+                None => tool_choice(c),
+            }),
         reasoning_effort: (model.reasoning && compat.reasoning_effort)
             .then(|| reasoning_effort(options.thinking))
             .flatten(),

@@ -257,7 +257,12 @@ fn tools_and_tool_choice() {
     };
     let mut o = opts();
     o.tool_choice = Some(ToolChoice::Tool("read_file".into()));
-    let b = body(&local(), &c, &o);
+    let mut named = local();
+    named.compat = Some(CompatFlags {
+        supports_named_tool_choice: Some(true),
+        ..Default::default()
+    });
+    let b = body(&named, &c, &o);
     assert_eq!(
         b["tools"],
         json!([{"type": "function", "function": {
@@ -280,8 +285,53 @@ fn tools_and_tool_choice() {
     }
     // Without tools neither field is sent (OpenAI rejects tool_choice alone).
     c.tools.clear();
+    o.tool_choice = Some(ToolChoice::Tool("read_file".into()));
     let b = body(&local(), &c, &o);
     assert!(b.get("tools").is_none() && b.get("tool_choice").is_none());
+}
+
+#[test]
+fn a_named_tool_choice_on_a_local_server_is_required_with_that_tool_only() {
+    // llama.cpp's server ignores the named form, so the model answered in
+    // text instead of calling the tool; "required" with the one tool forces it.
+    let mut ls = read_tool();
+    ls.name = "ls".into();
+    let c = Context {
+        messages: vec![user("read it")],
+        tools: vec![ls, read_tool()],
+        ..Default::default()
+    };
+    let mut o = opts();
+    o.tool_choice = Some(ToolChoice::Tool("read_file".into()));
+    let b = body(&local(), &c, &o);
+    assert_eq!(b["tool_choice"], "required");
+    let names: Vec<&str> = b["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read_file"]);
+    // Hosted servers get the named form and every tool.
+    let mut hosted = model("https://api.groq.com/openai/v1");
+    hosted.provider = "groq".into();
+    let b = body(&hosted, &c, &o);
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "function", "function": {"name": "read_file"}})
+    );
+    assert_eq!(b["tools"].as_array().unwrap().len(), 2);
+    // A name that is not among the tools is sent as it is (the server says so).
+    o.tool_choice = Some(ToolChoice::Tool("nope".into()));
+    let b = body(&local(), &c, &o);
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "function", "function": {"name": "nope"}})
+    );
+    assert_eq!(b["tools"].as_array().unwrap().len(), 2);
+    // Other choices are unchanged.
+    o.tool_choice = Some(ToolChoice::Auto);
+    assert_eq!(body(&local(), &c, &o)["tool_choice"], "auto");
 }
 
 #[test]
