@@ -57,6 +57,8 @@ LOG_FILE="$DIR/server.log"
 CONFIG_FILE="$DIR/server.config"
 INSTALLED_FILE="$VENV/.makai-installed"
 LAUNCHER="$DIR/xllamacpp_server.py"
+# Changes with the launcher's settings, so a server started by an older one restarts.
+LAUNCHER_VERSION=2
 START_TIMEOUT="${MAKAI_LOCAL_MODEL_START_TIMEOUT:-120}"
 THREADS="${MAKAI_LOCAL_MODEL_THREADS:-2}"
 # Set by choose_runtime: xllamacpp or llama-cpp-python, and its pinned package.
@@ -317,7 +319,7 @@ healthy() {
 
 # What a running server must have been started with to be reused.
 config() {
-    printf '%s\n' "$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=$N_CTX n_threads=$THREADS"
+    printf '%s\n' "$SERVER_PKG $MODEL_SHA256 alias=$MODEL_ALIAS n_ctx=$N_CTX n_threads=$THREADS launcher=$LAUNCHER_VERSION"
 }
 
 # Writes the launcher of llama.cpp's server through xllamacpp (its flags are
@@ -352,6 +354,13 @@ params.cpuparams_batch.n_threads = args.n_threads
 params.webui = False
 params.cache_ram_mib = 256  # the prompt cache's RAM (default 8 GiB)
 params.use_jinja = True  # the model's own chat template, with tool calls
+# Sampling defaults of Qwen2.5-Coder-Instruct's generation config (requests
+# may override them); the repetition penalty keeps the 0.5B model from
+# repeating a paragraph until the token limit.
+params.sampling.temp = 0.7
+params.sampling.top_p = 0.8
+params.sampling.top_k = 20
+params.sampling.penalty_repeat = 1.05
 signals = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 signal.pthread_sigmask(signal.SIG_BLOCK, signals)
 server = xllamacpp.Server(params)

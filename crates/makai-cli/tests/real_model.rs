@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "real_model/first_answer.rs"]
+mod first_answer;
 
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -2,6 +2,7 @@
 pub mod agent_spec;
 pub mod approvals;
 pub mod context_files;
+pub mod first_turn;
 pub mod limits;
 pub mod overview;
 pub mod prompts;

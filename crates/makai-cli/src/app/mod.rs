@@ -98,6 +98,8 @@ pub(crate) struct Shared {
     ledger: makai_agent::Ledger,
     /// The limits in force.
     limits: Mutex<makai_coding::Limits>,
+    /// See [`AppParts::first_turn_policy`].
+    first_turn_policy: bool,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -157,6 +159,10 @@ pub struct AppParts {
     pub ledger: makai_agent::Ledger,
     /// The limits in force.
     pub limits: makai_coding::Limits,
+    /// Force the first model call of each run to call the one tool
+    /// [`makai_coding::first_turn::first_turn_tool`] picks for its prompt
+    /// (the built-in local model with tools).
+    pub first_turn_policy: bool,
 }
 
 impl AppSession {
@@ -186,6 +192,7 @@ impl AppSession {
             base_tools,
             settled: tokio::sync::watch::Sender::new(true),
             start_model: start.model,
+            first_turn_policy: parts.first_turn_policy,
             sandbox: parts.sandbox,
             approvals: parts.approvals,
             ledger: parts.ledger,
@@ -345,6 +352,7 @@ impl AppSession {
         images: Vec<ImageContent>,
     ) -> Result<RunHandle, CliError> {
         let text = self.expand(text);
+        self.apply_first_turn_policy(&text);
         let input = if images.is_empty() {
             PromptInput::Text(text)
         } else {
@@ -354,6 +362,22 @@ impl AppSession {
             .agent
             .start_prompt(input)
             .map_err(|e| CliError::failed(e.to_string()))
+    }
+
+    /// With [`AppParts::first_turn_policy`]: the run on `text` starts by
+    /// calling the tool its prompt calls for (`read` a named file, else `ls`).
+    fn apply_first_turn_policy(&self, text: &str) {
+        if !self.inner.first_turn_policy {
+            return;
+        }
+        let defs = self.inner.base_tools.definitions();
+        let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+        let choice = makai_coding::first_turn::first_turn_tool(text, &self.inner.cwd, &names)
+            .map(|tool| makai_ai::ToolChoice::Tool(tool.into()));
+        self.inner.agent.update_config(|c| {
+            c.tool_choice = choice;
+            c.tool_choice_first_turn_only = true;
+        });
     }
 
     /// Checks the key and sets the system prompt (and the tools) for the next run.

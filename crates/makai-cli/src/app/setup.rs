@@ -485,7 +485,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         system_prompt.push_str("\n\n");
         system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
     }
-    if settings.workspace_overview.unwrap_or(tools.is_empty())
+    let tools_empty = tools.is_empty();
+    if settings.workspace_overview.unwrap_or(tools_empty)
         && let Some(section) =
             workspace_overview_section(&cwd, &model, &system_prompt, !tools.is_empty()).await
     {
@@ -555,6 +556,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         approvals,
         ledger,
         limits,
+        first_turn_policy: model.provider == makai_local::PROVIDER && !tools_empty,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
