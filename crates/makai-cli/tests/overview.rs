@@ -103,8 +103,10 @@ fn the_local_providers_overview_fits_its_4096_token_window() {
     let out = env.run(&args, "");
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let req = &mock.requests()[0];
-    // The local model's limits: a 1,024-token answer in a 4,096-token window.
-    assert_eq!(req.body["max_tokens"], 1024, "{}", req.body);
+    // The local model's limits: a 512-token answer in a 4,096-token window,
+    // greedy.
+    assert_eq!(req.body["max_tokens"], 512, "{}", req.body);
+    assert_eq!(req.body["temperature"], 0.0, "{}", req.body);
     let p = req.body["messages"][0]["content"].as_str().unwrap();
     let overview = &p[p.find("# Overview of the working directory").unwrap()..];
     assert!(overview.len() <= 1024 * 4, "{} bytes", overview.len());
@@ -115,7 +117,7 @@ fn the_local_providers_overview_fits_its_4096_token_window() {
     assert!(overview.contains("## README.md (first "), "{overview}");
     // The whole system prompt leaves room for the prompt and the answer.
     assert!(
-        p.len() / 4 + 1024 + 256 <= 4096,
+        p.len() / 4 + 512 + 256 <= 4096,
         "{} bytes of system prompt",
         p.len()
     );

@@ -54,7 +54,7 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(3);
 /// window and at most [`MAX_OVERVIEW_TOKENS`].
 ///
 /// For the built-in local model (4,096 tokens, a system prompt of about 800,
-/// 1,024 for the answer) that is 1,024 tokens.
+/// 512 for the answer) that is 1,024 tokens: a quarter of the window.
 pub fn overview_budget(context_window: u64, system_prompt_tokens: u64, answer_tokens: u64) -> u64 {
     let room = context_window
         .saturating_sub(system_prompt_tokens)
@@ -130,10 +130,10 @@ pub async fn workspace_overview(cwd: &Path, options: OverviewOptions) -> Option<
         .unwrap_or(usize::MAX);
     let mut out = String::from(
         "# Overview of the working directory\n\n\
-         makai collected this overview when the session started. It is all you have seen of \
-         the files: the top of the README, the top-level entries and the git status below. You \
-         have not read any other file, so do not claim to have; say which file would answer the \
-         question instead.",
+         Below are the top of the project's README, its top-level entries and its git status, \
+         as they were when the session started. This is all you have seen of the project: you \
+         have not read any other file, so do not claim to have; when a question needs another \
+         file, say which one.",
     );
     if !options.tools {
         out.push_str(

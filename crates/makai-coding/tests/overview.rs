@@ -46,7 +46,7 @@ async fn the_overview_has_the_readme_top_the_entries_and_says_what_it_is() {
         o.starts_with("# Overview of the working directory\n"),
         "{o}"
     );
-    assert!(o.contains("You have not read any other file"), "{o}");
+    assert!(o.contains("you have not read any other file"), "{o}");
     assert!(o.contains("You cannot run tools in this session"), "{o}");
     assert!(
         o.contains("## README.md\n\n# demo\n\nA Rust agent runtime.\n"),

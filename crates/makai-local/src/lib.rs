@@ -29,9 +29,21 @@ pub const PROVIDER: &str = "local";
 /// The server's context window in tokens (`n_ctx` in `scripts/real-model.sh`).
 pub const CONTEXT_WINDOW: u64 = 4096;
 
-/// Longest answer asked of the local model: a quarter of its window, the
-/// rest is for the system prompt, the overview and the conversation.
-pub const MAX_TOKENS: u64 = 1024;
+/// Longest answer asked of the local model: an eighth of its window (the
+/// rest is for the system prompt, the overview and the conversation), and a
+/// bound on the time a 0.5B model that repeats itself takes (10 to 20 tokens
+/// a second on 2 cores).
+pub const MAX_TOKENS: u64 = 512;
+
+/// Sampling temperature asked of the local model: greedy, so that its answer
+/// stays with what it was shown (sampled at the server's 0.7, or even 0.2, the
+/// 0.5B model sometimes answered the README's question without naming the
+/// language), and the same question gets the same answer.
+pub const TEMPERATURE: f32 = 0.0;
+
+/// Model calls per run of the local model when it has tools: it does not
+/// decide well when to stop calling them, and each call takes seconds.
+pub const MAX_TURNS: u32 = 6;
 
 /// Why the local model cannot be used.
 #[derive(Debug, thiserror::Error)]

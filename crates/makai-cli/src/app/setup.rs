@@ -511,7 +511,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     // The budget of the session tree, checked before each request.
     let ledger = Ledger::new(limits.budget());
     let client: Arc<dyn ProtocolClient> = Arc::new(BudgetedClient::new(client, ledger.clone()));
-    let mut config = AgentLoopConfig::builder(model.clone(), client)
+    let mut builder = AgentLoopConfig::builder(model.clone(), client)
         .cwd(cwd.clone())
         .partial_snapshots(false)
         .thinking(thinking)
@@ -521,9 +521,18 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         // Dry run is the agent's: every tool that is not read-only (built-in,
         // MCP, sub-agent) only says what it would do.
         .dry_run(args.dry_run)
-        .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())))
-        .build();
+        .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())));
+    if model.provider == makai_local::PROVIDER {
+        builder = builder.temperature(makai_local::TEMPERATURE);
+    }
+    let mut config = builder.build();
     config.limits = limits.execution();
+    if model.provider == makai_local::PROVIDER && !tools.is_empty() {
+        // A turn limit of the user's own wins.
+        if config.limits.max_turns.is_none() {
+            config.limits.max_turns = Some(makai_local::MAX_TURNS);
+        }
+    }
     let agent = Agent::new(config)
         .with_system_prompt(system_prompt.clone())
         .with_tools(ToolSet::new(tools));
