@@ -8,8 +8,8 @@ mod common;
 use common::contract;
 
 use makai_ai::{
-    Api, AssistantContent, AssistantMessage, CacheRetention, Context, Message, Model, StopReason,
-    StreamOptions, TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolChoice,
+    Api, AssistantContent, AssistantMessage, CacheRetention, CompatFlags, Context, Message, Model,
+    StopReason, StreamOptions, TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolChoice,
     ToolDefinition, ToolResultMessage, UserContent, UserMessage, stream,
 };
 use makai_mockllm::{MockServer, RecordedRequest, Scenario, ScriptedResponse};
@@ -76,10 +76,21 @@ fn conversation(api: &str, provider: &str, model_id: &str) -> Context {
 }
 
 async fn send(api: Api, context: &Context, options: StreamOptions) -> RecordedRequest {
+    send_to(api, context, options, |_| {}).await
+}
+
+/// [`send`] to a model that `adjust` changes first.
+async fn send_to(
+    api: Api,
+    context: &Context,
+    options: StreamOptions,
+    adjust: impl FnOnce(&mut Model),
+) -> RecordedRequest {
     let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("ok")))
         .await
         .unwrap();
-    let m = model(api, &server, "mock");
+    let mut m = model(api, &server, "mock");
+    adjust(&mut m);
     let message = contract::finish(stream(&m, context, options)).await;
     assert_eq!(
         message.stop_reason,
@@ -142,7 +153,17 @@ async fn openai_completions_request_body() {
         ..Default::default()
     };
     let ctx = conversation("openai-completions", "mock", "target-model");
-    let body = send(Api::OpenAiCompletions, &ctx, options).await.body;
+    // The scripted server is on loopback, where makai assumes llama.cpp (which
+    // ignores a named choice); this model says its server honours one.
+    let named = |m: &mut Model| {
+        m.compat = Some(CompatFlags {
+            supports_named_tool_choice: Some(true),
+            ..Default::default()
+        })
+    };
+    let body = send_to(Api::OpenAiCompletions, &ctx, options.clone(), named)
+        .await
+        .body;
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
     assert_eq!(messages[0]["content"], SYSTEM);
@@ -173,6 +194,14 @@ async fn openai_completions_request_body() {
     let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(tool["tool_call_id"], call_id);
     assert_eq!(tool["content"], "fn main() {}");
+
+    // Without the flag, a loopback server gets the same forced call as
+    // "required" with that one tool.
+    let body = send(Api::OpenAiCompletions, &ctx, options).await.body;
+    assert_eq!(body["tool_choice"], "required");
+    let tools: Vec<&Value> = body["tools"].as_array().unwrap().iter().collect();
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert_eq!(tools[0]["function"]["name"], "read");
 }
 
 #[tokio::test]
