@@ -210,6 +210,20 @@ pub struct CompatFlags {
     /// the object form), true elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_named_tool_choice: Option<bool>,
+    /// The model can call tools (function calling). `false` for a model
+    /// without it: makai then runs it without tools (unless `--tools` asks)
+    /// and puts an overview of the working directory in its context instead.
+    /// A makai addition to pi's flags, read for every API; unset means true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_tools: Option<bool>,
+}
+
+impl Model {
+    /// False when the model's description says it cannot call tools
+    /// ([`CompatFlags::supports_tools`]).
+    pub fn can_call_tools(&self) -> bool {
+        self.compat.as_ref().and_then(|c| c.supports_tools) != Some(false)
+    }
 }
 
 /// A model and everything needed to call it.

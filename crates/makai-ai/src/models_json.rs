@@ -333,7 +333,9 @@ fn merge_compat(base: Option<CompatFlags>, over: Option<CompatFlags>) -> Option<
         requires_assistant_after_tool_result,
         requires_thinking_as_text,
         max_tool_call_id_len,
-        supports_reasoning_content
+        supports_reasoning_content,
+        supports_named_tool_choice,
+        supports_tools
     );
     Some(merged)
 }

@@ -1,7 +1,8 @@
 //! The working-directory overview in the system prompt, through the built
 //! binary against the scripted server: on when the run has no tools (the
 //! built-in local model's default), off with tools, and the
-//! `workspaceOverview` setting for every other case.
+//! `workspaceOverview` setting for every other case; a model whose entry says
+//! it cannot call tools (`compat.supportsTools: false`) runs without them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -121,4 +122,78 @@ fn the_local_providers_overview_fits_its_4096_token_window() {
         "{} bytes of system prompt",
         p.len()
     );
+}
+
+/// `<home>/models.json` with one model at `mock` that cannot call tools.
+fn model_without_tools(env: &Env, mock: &Mock) {
+    std::fs::write(
+        env.home.path().join("models.json"),
+        serde_json::json!({"providers": {"small": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "no-tools-1b", "contextWindow": 8192, "maxTokens": 1024,
+                        "compat": {"supportsTools": false}}]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_model_whose_entry_says_it_cannot_call_tools_runs_without_tools_and_gets_the_overview() {
+    let env = Env::new();
+    project(&env);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    model_without_tools(&env, &mock);
+    let out = env.run(
+        &s(&["--model", "small/no-tools-1b", "-p", "What is this?"]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("small/no-tools-1b cannot call tools") && err.contains("--tools"),
+        "{err}"
+    );
+    let req = &mock.requests()[0];
+    assert!(req.body.get("tools").is_none(), "{}", req.body);
+    let p = req.body["messages"][0]["content"].as_str().unwrap();
+    assert!(p.contains("# Overview of the working directory"), "{p}");
+    assert!(p.contains("You cannot run tools in this session"), "{p}");
+    assert!(p.contains("widget is a Rust library for agents."), "{p}");
+    assert!(!req.body.to_string().contains(SECRET));
+}
+
+#[test]
+fn tools_named_on_the_command_line_are_offered_even_to_a_model_said_to_lack_them() {
+    let env = Env::new();
+    project(&env);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    model_without_tools(&env, &mock);
+    let out = env.run(
+        &s(&[
+            "--model",
+            "small/no-tools-1b",
+            "--tools",
+            "read",
+            "-p",
+            "What is this?",
+        ]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("cannot call tools"),
+        "{}",
+        stderr(&out)
+    );
+    let req = &mock.requests()[0];
+    let tools: Vec<&str> = req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["read"]);
+    let p = req.body["messages"][0]["content"].as_str().unwrap();
+    assert!(!p.contains("Overview of the working directory"), "{p}");
 }

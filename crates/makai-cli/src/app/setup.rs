@@ -409,7 +409,17 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     } else {
         discover_context_files(&cwd, home.as_deref())
     };
-    let tools = if args.no_tools {
+    // A model whose description says it cannot call tools runs without them
+    // (and gets the working-directory overview) unless --tools names some.
+    let no_tools = args.no_tools || (args.tools.is_none() && !model.can_call_tools());
+    if no_tools && !args.no_tools {
+        eprintln!(
+            "makai: {}/{} cannot call tools (its model entry says supportsTools: false), \
+             so tools are off; pass --tools read,ls,... to offer some anyway",
+            model.provider, model.id
+        );
+    }
+    let tools = if no_tools {
         Vec::new()
     } else {
         let mut policy = PathPolicy::confined();
@@ -470,7 +480,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,
-        skills_in_prompt: !args.no_tools,
+        skills_in_prompt: !no_tools,
         skill_paths: absolute(&cwd, &args.skill),
         template_paths: absolute(&cwd, &args.prompt_template),
     };
@@ -540,7 +550,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
-    let mcp = if args.no_tools || args.no_mcp {
+    let mcp = if no_tools || args.no_mcp {
         None
     } else {
         super::mcp::start_servers(

@@ -208,6 +208,8 @@ pub(crate) fn resolve(model: &Model) -> Compat {
         max_tool_call_id_len,
         supports_reasoning_content,
         supports_named_tool_choice,
+        // Read by the front end, which runs such a model without tools.
+        supports_tools: _,
     } = f;
     let set = |slot: &mut bool, v: &Option<bool>| {
         if let Some(v) = v {
