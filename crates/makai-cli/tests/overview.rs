@@ -47,6 +47,14 @@ fn a_run_without_tools_gets_the_overview_in_its_system_prompt() {
     let p = system_prompt(&env, &["--no-tools"]);
     assert!(p.contains("# Overview of the working directory"), "{p}");
     assert!(p.contains("You cannot run tools in this session"), "{p}");
+    // The built-in prompt for a run without tools describes none of them.
+    assert!(p.contains("In this session you have no tools"), "{p}");
+    for tool in ["read", "write", "edit", "bash", "grep", "find", "ls"] {
+        assert!(
+            !p.contains(&format!("## {tool}\n")),
+            "{tool} described: {p}"
+        );
+    }
     assert!(
         p.contains("## README.md\n\n# widget\n\nwidget is a Rust library for agents.\n"),
         "{p}"
@@ -63,6 +71,7 @@ fn a_run_with_tools_gets_no_overview_unless_the_setting_asks() {
     project(&env);
     let p = system_prompt(&env, &[]);
     assert!(!p.contains("Overview of the working directory"), "{p}");
+    assert!(p.contains("## bash\n"), "{p}");
 
     env.settings(serde_json::json!({"workspaceOverview": true}));
     let p = system_prompt(&env, &[]);
@@ -196,4 +205,17 @@ fn tools_named_on_the_command_line_are_offered_even_to_a_model_said_to_lack_them
     assert_eq!(tools, ["read"]);
     let p = req.body["messages"][0]["content"].as_str().unwrap();
     assert!(!p.contains("Overview of the working directory"), "{p}");
+}
+
+#[test]
+fn a_system_prompt_of_the_users_is_kept_in_a_run_without_tools() {
+    let env = Env::new();
+    project(&env);
+    let p = system_prompt(
+        &env,
+        &["--no-tools", "--system-prompt", "You are a terse reviewer."],
+    );
+    assert!(p.starts_with("You are a terse reviewer."), "{p}");
+    assert!(!p.contains("In this session you have no tools"), "{p}");
+    assert!(p.contains("# Overview of the working directory"), "{p}");
 }

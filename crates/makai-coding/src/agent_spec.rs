@@ -42,7 +42,7 @@ use serde::Deserialize;
 use crate::context_files::{ContextFile, context_section};
 use crate::limits::Limits;
 use crate::prompts::{
-    CODER_SPEC_TOML, CODER_SYSTEM_PROMPT, WORKER_SPEC_TOML, WORKER_SYSTEM_PROMPT,
+    CODER_NO_TOOLS_SYSTEM_PROMPT, CODER_SPEC_TOML, CODER_SYSTEM_PROMPT, WORKER_SPEC_TOML, WORKER_SYSTEM_PROMPT,
 };
 
 /// The tools a spec gets when it does not list any.
@@ -446,6 +446,18 @@ pub fn build_system_prompt(
     s
 }
 
+impl AgentSpec {
+    /// The spec for a run without tools: the built-in coder's prompt, which
+    /// describes seven tools, becomes [`CODER_NO_TOOLS_SYSTEM_PROMPT`]; any
+    /// other prompt (a spec of the user's, `--system-prompt`) stays as it is.
+    pub fn without_tools(mut self) -> AgentSpec {
+        if self.system_prompt == CODER_SYSTEM_PROMPT {
+            self.system_prompt = CODER_NO_TOOLS_SYSTEM_PROMPT.to_string();
+        }
+        self
+    }
+}
+
 /// Today's date in the local time zone, for [`build_system_prompt`].
 pub fn today() -> chrono::NaiveDate {
     chrono::Local::now().date_naive()
@@ -454,6 +466,18 @@ pub fn today() -> chrono::NaiveDate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_tools_the_builtin_prompt_describes_none_and_other_prompts_stay() {
+        let s = default_spec().unwrap().without_tools();
+        assert_eq!(s.system_prompt, CODER_NO_TOOLS_SYSTEM_PROMPT);
+        for t in DEFAULT_TOOLS {
+            assert!(!s.system_prompt.contains(&format!("## {t}\n")), "{t}");
+        }
+        let mut own = default_spec().unwrap();
+        own.system_prompt = "Mine.".into();
+        assert_eq!(own.without_tools().system_prompt, "Mine.");
+    }
 
     #[test]
     fn builtin_coder_is_valid_and_lists_the_tools() {

@@ -477,6 +477,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(sp) = &args.system_prompt {
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
+    if no_tools {
+        // The built-in prompt describes tools this run does not have.
+        spec = spec.without_tools();
+    }
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,

@@ -12,6 +12,10 @@ use std::collections::HashMap;
 /// The default coding agent's system prompt.
 pub const CODER_SYSTEM_PROMPT: &str = include_str!("coder.md");
 
+/// The default coding agent's system prompt for a run without tools (it
+/// describes none and says what the model can and cannot see).
+pub const CODER_NO_TOOLS_SYSTEM_PROMPT: &str = include_str!("coder_no_tools.md");
+
 /// The default coding agent's spec (TOML).
 pub const CODER_SPEC_TOML: &str = include_str!("coder.toml");
 
