@@ -96,12 +96,19 @@ fn reusable_cache(url: &str) -> Option<PathBuf> {
 /// `makai [extra] -p question` in this repository with no key: the built-in
 /// local model, reusing the running server. Returns (answer, stderr, seconds).
 fn ask(env: &Env, dir: &Path, extra: &[&str], question: &str) -> (String, String, f64) {
+    let mut args = extra.to_vec();
+    args.extend(["-p", question]);
+    run_makai(env, dir, &args)
+}
+
+/// `makai args` in this repository with no key, stdout a pipe (so print mode
+/// without `-p`, as the README's command run from a script).
+fn run_makai(env: &Env, dir: &Path, args: &[&str]) -> (String, String, f64) {
     let mut cmd = env.cmd();
     cmd.env_remove("MAKAI_AUTO_LOCAL")
         .env("MAKAI_LOCAL_MODEL_DIR", dir)
         .current_dir(repo_root())
-        .args(extra)
-        .args(["-p", question])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -124,7 +131,16 @@ fn the_readmes_question_gets_an_answer_that_says_what_the_repository_is() {
     };
     let _turn = SERVER.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::new();
-    let (answer, err, secs) = ask(&env, &dir, &[], QUESTIONS[0].text);
+    // The README's command as it is written there: the question alone.
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "cargo run --release --bin makai -- \"{}\"",
+            QUESTIONS[0].text
+        )),
+        "the README's first command changed; update this test"
+    );
+    let (answer, err, secs) = run_makai(&env, &dir, &[QUESTIONS[0].text]);
     eprintln!("README question answered in {secs:.1} s: {answer}");
     // The zero-key default: the local model, tools off, said on stderr.
     assert!(err.contains("no API key or login found"), "{err}");
