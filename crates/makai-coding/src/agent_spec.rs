@@ -42,7 +42,8 @@ use serde::Deserialize;
 use crate::context_files::{ContextFile, context_section};
 use crate::limits::Limits;
 use crate::prompts::{
-    CODER_NO_TOOLS_SYSTEM_PROMPT, CODER_SPEC_TOML, CODER_SYSTEM_PROMPT, WORKER_SPEC_TOML, WORKER_SYSTEM_PROMPT,
+    CODER_NO_TOOLS_SYSTEM_PROMPT, CODER_SPEC_TOML, CODER_SYSTEM_PROMPT, WORKER_SPEC_TOML,
+    WORKER_SYSTEM_PROMPT,
 };
 
 /// The tools a spec gets when it does not list any.
