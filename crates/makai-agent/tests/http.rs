@@ -14,7 +14,7 @@ use makai_agent::{
     CompactionReason, EndReason, InProcessClient, RunOutcome, SKIPPED_TOOL_TEXT, ToolExecution,
     ToolOutput, ToolSet, TypedTool, agent_loop,
 };
-use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock, bench_responder};
+use makai_mockllm::{BenchPacing, MockServer, Scenario, ScriptedResponse as Mock, bench_responder};
 
 const APIS: [Api; 2] = [Api::OpenAiCompletions, Api::AnthropicMessages];
 
@@ -432,9 +432,13 @@ async fn context_overflow_then_compaction_and_retry_over_http() {
 
 #[tokio::test]
 async fn slow_subscriber_and_prompt_while_running_over_http() {
-    let server = MockServer::start(Scenario::from_responder(bench_responder(50, 2)))
-        .await
-        .unwrap();
+    let server = MockServer::start(Scenario::from_responder(bench_responder(
+        50,
+        2,
+        BenchPacing::Replay,
+    )))
+    .await
+    .unwrap();
     let echo = TypedTool::new("echo", "Echo.", |a: EchoArgs, _ctx| async move {
         Ok(ToolOutput::text(a.text))
     })

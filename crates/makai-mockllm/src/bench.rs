@@ -1,8 +1,10 @@
 //! [`bench_responder`]: the standard agent-loop script used by throughput
 //! benchmarks, with pre-rendered SSE for the Chat Completions and Anthropic
-//! streaming paths.
+//! streaming paths, replayed in one write or streamed an event per write
+//! ([`BenchPacing`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -26,17 +28,36 @@ pub const BENCH_TOOL: &str = "echo";
 /// `[bad-tool-result]`; finish reason stop. OpenAI streams always end with a
 /// usage chunk and `[DONE]`. Input usage is `raw_body.len() / 4` tokens,
 /// output is one per text token.
-pub fn bench_responder(tokens: usize, tool_rounds: usize) -> Responder {
+///
+/// The Chat Completions and Anthropic streams are sent as `pacing` says; the
+/// other APIs' streams one event per write.
+pub fn bench_responder(tokens: usize, tool_rounds: usize, pacing: BenchPacing) -> Responder {
     let bench = Arc::new(Bench {
         tokens: (0..tokens).map(|i| format!("w{i} ")).collect(),
         tool_rounds,
+        pacing,
     });
     Arc::new(move |req: &RecordedRequest| bench.respond(req))
+}
+
+/// How the bench script's pre-rendered streams are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchPacing {
+    /// The whole response in one write: the client reads it in a few large
+    /// reads (the cost of decoding alone).
+    Replay,
+    /// Each SSE event its own write, as a provider streaming token by token
+    /// sends them; events `delay` apart (zero: as fast as they are written).
+    Stream {
+        /// Time between two events.
+        delay: Duration,
+    },
 }
 
 struct Bench {
     tokens: Vec<String>,
     tool_rounds: usize,
+    pacing: BenchPacing,
 }
 
 /// One round's content.
@@ -72,14 +93,23 @@ impl Bench {
         let model = req
             .model()
             .unwrap_or_else(|| crate::server::DEFAULT_MODEL.to_owned());
-        match api {
-            Some(WireApi::ChatCompletions) if req.wants_stream() => {
-                ScriptedResponse::replay(render_chat(&turn, &model))
-            }
+        let rendered = match api {
+            Some(WireApi::ChatCompletions) if req.wants_stream() => render_chat(&turn, &model),
             Some(WireApi::AnthropicMessages) if req.wants_stream() => {
-                ScriptedResponse::replay(render_anthropic(&turn, &model))
+                render_anthropic(&turn, &model)
             }
-            _ => generic(turn),
+            _ => return self.paced(generic(turn)),
+        };
+        self.paced(ScriptedResponse::replay(rendered))
+    }
+
+    /// `resp` written as [`Self::pacing`] says (a generic response is always
+    /// one event per write).
+    fn paced(&self, resp: ScriptedResponse) -> ScriptedResponse {
+        match self.pacing {
+            BenchPacing::Replay => resp,
+            BenchPacing::Stream { delay } if delay.is_zero() => resp.split_events(),
+            BenchPacing::Stream { delay } => resp.split_events().delay_each(delay),
         }
     }
 }
@@ -310,6 +340,7 @@ mod tests {
         let bench = Bench {
             tokens: (0..3).map(|i| format!("w{i} ")).collect(),
             tool_rounds: 1,
+            pacing: BenchPacing::Replay,
         };
         for (api, path) in [
             (WireApi::ChatCompletions, "/v1/chat/completions"),
@@ -357,6 +388,7 @@ mod tests {
         let bench = Bench {
             tokens: vec!["w0 ".into(), "w1 ".into()],
             tool_rounds: 2,
+            pacing: BenchPacing::Replay,
         };
         let chat = |tool_texts: &[&str]| {
             let mut messages = vec![json!({"role": "user", "content": "go"})];

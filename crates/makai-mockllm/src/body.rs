@@ -1,8 +1,14 @@
-//! The response body driver: sends pre-rendered events one body frame each,
-//! with the scripted per-event delay and the scripted fault at the end.
+//! The response body driver: sends pre-rendered events one write each, paced
+//! by the scripted per-event delay, and the scripted fault at the end.
+//!
+//! Each event is its own write: the body yields to the server between events
+//! (or sleeps for the pace), so hyper flushes every event on its own instead of
+//! gathering the ready ones into one write.
 
 use std::io;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -105,6 +111,7 @@ impl Plan {
             events: self.events.into_iter(),
             tail: self.tail,
             delay: self.delay,
+            next: None,
             cancel: self.cancel,
             done: false,
         };
@@ -116,6 +123,8 @@ struct State {
     events: std::vec::IntoIter<Bytes>,
     tail: Option<Tail>,
     delay: Option<Duration>,
+    /// When the next event is due (paced streams, from the first event on).
+    next: Option<Instant>,
     cancel: CancellationToken,
     done: bool,
 }
@@ -131,10 +140,33 @@ fn aborted(why: &str) -> io::Error {
 
 /// Sleeps `d` unless the server shuts down first; `false` on shutdown.
 async fn pause(cancel: &CancellationToken, d: Duration) -> bool {
+    pause_until(cancel, Instant::now() + d).await
+}
+
+/// Sleeps until `deadline` unless the server shuts down first; `false` on shutdown.
+async fn pause_until(cancel: &CancellationToken, deadline: Instant) -> bool {
     tokio::select! {
         () = cancel.cancelled() => false,
-        () = tokio::time::sleep(d) => true,
+        () = tokio::time::sleep_until(deadline) => true,
     }
+}
+
+/// Waits until the next event is due: `delay` after the previous one's due
+/// time (a late event does not push back the ones after it), or, unpaced,
+/// one turn of the scheduler, so the event before is written on its own.
+async fn wait_turn(st: &mut State) -> bool {
+    let Some(delay) = st.delay else {
+        tokio::task::yield_now().await;
+        return true;
+    };
+    let now = Instant::now();
+    let due = st.next.map_or(now + delay, |last| last + delay);
+    st.next = Some(due);
+    if due <= now {
+        tokio::task::yield_now().await;
+        return true;
+    }
+    pause_until(&st.cancel, due).await
 }
 
 async fn step(mut st: State) -> Option<(Result<Bytes, io::Error>, State)> {
@@ -149,9 +181,7 @@ async fn step(mut st: State) -> Option<(Result<Bytes, io::Error>, State)> {
         action,
         Action::Send(_) | Action::Tail(Tail::Event(_) | Tail::Garbage)
     );
-    if let (true, Some(d)) = (sends, st.delay)
-        && !pause(&st.cancel, d).await
-    {
+    if sends && !wait_turn(&mut st).await {
         st.done = true;
         return Some((Err(aborted("server shut down")), st));
     }

@@ -88,6 +88,19 @@ pub(crate) fn byte_chunks(bytes: Bytes, chunk_size: Option<usize>) -> Vec<Bytes>
     }
 }
 
+/// Splits an event stream's bytes after each blank line (`\n\n`), one chunk
+/// per event; bytes after the last blank line are a chunk of their own.
+pub(crate) fn event_chunks(mut bytes: Bytes) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    while let Some(end) = memchr::memmem::find(&bytes, b"\n\n") {
+        out.push(bytes.split_to(end + 2));
+    }
+    if !bytes.is_empty() {
+        out.push(bytes);
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -118,5 +131,19 @@ mod tests {
         let parts = byte_chunks(b.clone(), Some(3));
         assert_eq!(parts, vec![&b"abc"[..], &b"def"[..], &b"g"[..]]);
         assert_eq!(byte_chunks(b.clone(), None), vec![b]);
+    }
+
+    #[test]
+    fn events_split_after_blank_lines() {
+        let b = Bytes::from_static(b"data: a\n\nevent: x\ndata: b\n\ntail");
+        assert_eq!(
+            event_chunks(b),
+            vec![
+                &b"data: a\n\n"[..],
+                &b"event: x\ndata: b\n\n"[..],
+                &b"tail"[..]
+            ]
+        );
+        assert!(event_chunks(Bytes::new()).is_empty());
     }
 }

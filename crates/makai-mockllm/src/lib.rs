@@ -97,7 +97,9 @@
 //! `examples/scenario.json` is a runnable sample.
 //!
 //! The binary also has `--bench-tokens N [--bench-tool-rounds R]` (serve
-//! [`bench_responder`]) and `--no-record`.
+//! [`bench_responder`], each response in one write), `--bench-stream` (each
+//! event its own write) with `--bench-delay-us D` (events D microseconds
+//! apart), and `--no-record`.
 
 mod auth;
 mod bench;
@@ -113,7 +115,7 @@ pub mod sigv4;
 mod wire;
 
 pub use auth::{AwsRules, AzureRules, TokenEndpoint};
-pub use bench::{BENCH_TOOL, bench_responder};
+pub use bench::{BENCH_TOOL, BenchPacing, bench_responder};
 pub use error::MockError;
 pub use record::{RecordedRequest, WireApi};
 pub use scenario::{FRIENDLY_TEXT, Responder, Scenario};

@@ -3,9 +3,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
-use makai_mockllm::{MockServer, Scenario, ServerOptions, bench_responder};
+use makai_mockllm::{BenchPacing, MockServer, Scenario, ServerOptions, bench_responder};
 
 /// A scripted LLM server speaking OpenAI Chat Completions, OpenAI Responses,
 /// Anthropic Messages and Gemini streaming over real HTTP on 127.0.0.1.
@@ -30,6 +31,14 @@ struct Args {
         requires = "bench_tokens"
     )]
     bench_tool_rounds: usize,
+    /// Bench script: write each SSE event on its own, as a provider streaming
+    /// token by token does (default: each response in one write).
+    #[arg(long, requires = "bench_tokens")]
+    bench_stream: bool,
+    /// Bench script: stream the events this many microseconds apart (implies
+    /// --bench-stream; the timer's precision is 1 ms).
+    #[arg(long, value_name = "MICROSECONDS", requires = "bench_tokens")]
+    bench_delay_us: Option<u64>,
     /// Do not keep requests in memory (for long benchmark runs).
     #[arg(long)]
     no_record: bool,
@@ -47,7 +56,13 @@ async fn main() -> ExitCode {
             }
         },
         (None, Some(tokens)) => {
-            Scenario::from_responder(bench_responder(tokens, args.bench_tool_rounds))
+            let pacing = match (args.bench_stream, args.bench_delay_us) {
+                (false, None) => BenchPacing::Replay,
+                (_, delay) => BenchPacing::Stream {
+                    delay: Duration::from_micros(delay.unwrap_or(0)),
+                },
+            };
+            Scenario::from_responder(bench_responder(tokens, args.bench_tool_rounds, pacing))
         }
         (None, None) => Scenario::friendly(),
     };

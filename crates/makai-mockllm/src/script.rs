@@ -186,7 +186,9 @@ pub struct ScriptedResponse {
     /// following whitespace) per delta, arguments 16 chars per delta, replay in
     /// one piece. `Some(0)` means no splitting at all.
     pub chunk_size: Option<usize>,
-    /// Sleep this long before each SSE event (JSON: milliseconds).
+    /// Pace the SSE events this far apart, the first one included (JSON:
+    /// milliseconds). The pace is kept against the clock: a late event is
+    /// followed by the next one without a pause, as a provider's buffered tokens are.
     #[serde(with = "millis")]
     pub delay_per_event: Option<Duration>,
     /// Send N events, then abort the connection mid-body.
@@ -209,6 +211,10 @@ pub struct ScriptedResponse {
     pub replay_file: Option<PathBuf>,
     /// Send these bytes verbatim as the body.
     pub replay_bytes: Option<Vec<u8>>,
+    /// Replay: send each event (everything up to and including a blank line,
+    /// `\n\n`) as its own write, as a provider streaming token by token does,
+    /// instead of in `chunk_size` pieces.
+    pub split_events: bool,
 }
 
 impl Default for ScriptedResponse {
@@ -230,6 +236,7 @@ impl Default for ScriptedResponse {
             omit_terminal: false,
             replay_file: None,
             replay_bytes: None,
+            split_events: false,
         }
     }
 }
@@ -321,6 +328,18 @@ impl ScriptedResponse {
     /// Sleeps `ms` milliseconds before each SSE event.
     pub fn delay(mut self, ms: u64) -> Self {
         self.delay_per_event = Some(Duration::from_millis(ms));
+        self
+    }
+
+    /// Paces the events `delay` apart (any precision; the timer's is 1 ms).
+    pub fn delay_each(mut self, delay: Duration) -> Self {
+        self.delay_per_event = Some(delay);
+        self
+    }
+
+    /// Replay: sends each SSE event as its own write (the field of the same name).
+    pub fn split_events(mut self) -> Self {
+        self.split_events = true;
         self
     }
 

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{AuthState, AwsRules, AzureRules, TokenEndpoint};
 use crate::body::Plan;
-use crate::chunking::byte_chunks;
+use crate::chunking::{byte_chunks, event_chunks};
 use crate::error::MockError;
 use crate::record::{RecordedRequest, WireApi, gemini_target};
 use crate::scenario::{Responder, Scenario};
@@ -474,7 +474,11 @@ async fn build(
             },
             (None, None) => Bytes::new(),
         };
-        let events = byte_chunks(bytes, resp.chunk_size);
+        let events = if resp.split_events {
+            event_chunks(bytes)
+        } else {
+            byte_chunks(bytes, resp.chunk_size)
+        };
         (sse, plan(shared, api, events, &resp, ctx))
     } else if stream {
         let events = wire::render_stream(api, &resp, ctx);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use makai_mockllm::{
-    MockServer, RecordedRequest, Scenario, ScriptedResponse, WireApi, bench_responder,
+    BenchPacing, MockServer, RecordedRequest, Scenario, ScriptedResponse, WireApi, bench_responder,
 };
 use serde_json::{Value, json};
 
@@ -224,9 +224,13 @@ async fn friendly_scenario_always_answers() {
 /// Anthropic wire formats, feeding back tool results like an agent would.
 #[tokio::test]
 async fn bench_responder_agent_loop() {
-    let s = MockServer::start(Scenario::from_responder(bench_responder(4, 2)))
-        .await
-        .unwrap();
+    let s = MockServer::start(Scenario::from_responder(bench_responder(
+        4,
+        2,
+        BenchPacing::Replay,
+    )))
+    .await
+    .unwrap();
     // Hand-written bodies that only carry what the bench responder reads.
     s.skip_invariant_check();
     // Chat Completions.

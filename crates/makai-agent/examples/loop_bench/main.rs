@@ -15,7 +15,10 @@
 //! and the last round ends with `[final]` when every tool result came back right.
 //! With `MOCK_URL` unset the example starts that server itself, as a child process
 //! (the `makai-mockllm` binary, built first if missing), so that the measured
-//! process is the agent's alone.
+//! process is the agent's alone. That server streams each SSE event in its own
+//! write, as providers do (`PACING=stream`, the default; `DELAY_US` sets the time
+//! between events), or replays each response in one write (`PACING=replay`: the
+//! decoding cost alone, with a few large reads per response).
 //!
 //! Every run is verified (final text, tool executions, text deltas seen by a
 //! subscriber); the example prints one line and exits non-zero on any failure.
@@ -64,8 +67,18 @@ impl Runtime {
     }
 }
 
+/// How the child server writes its responses (`PACING`, `DELAY_US`).
+#[derive(Clone, Copy)]
+enum Pacing {
+    /// `--bench-stream --bench-delay-us N`: one event per write, N µs apart.
+    Stream { delay_us: u64 },
+    /// Each response in one write.
+    Replay,
+}
+
 struct Settings {
     runtime: Runtime,
+    pacing: Pacing,
     api: Api,
     runs: usize,
     concurrency: usize,
@@ -102,8 +115,20 @@ fn settings() -> Result<Settings, String> {
             ));
         }
     };
+    let pacing = match std::env::var("PACING").as_deref().map(str::trim) {
+        Err(_) | Ok("stream") => Pacing::Stream {
+            delay_us: env_num("DELAY_US", 0)? as u64,
+        },
+        Ok("replay") => Pacing::Replay,
+        Ok(other) => {
+            return Err(format!(
+                "PACING={other:?}: use stream (the default) or replay"
+            ));
+        }
+    };
     let s = Settings {
         runtime,
+        pacing,
         api,
         runs: env_num("RUNS", 200)?,
         concurrency: env_num("CONCURRENCY", 1)?.max(1),
@@ -215,7 +240,7 @@ async fn bench(s: Settings) -> ExitCode {
     let mut _server = None;
     let base_url = match std::env::var("MOCK_URL") {
         Ok(url) => url,
-        Err(_) => match server::start(s.tokens, s.tool_rounds) {
+        Err(_) => match server::start(s.tokens, s.tool_rounds, s.pacing) {
             Ok(child) => {
                 let url = child.base_url.clone();
                 _server = Some(child);
@@ -269,6 +294,14 @@ async fn bench(s: Settings) -> ExitCode {
         s.tool_rounds,
         s.runtime.name()
     );
+    if std::env::var_os("MOCK_URL").is_none() {
+        match s.pacing {
+            Pacing::Stream { delay_us } => {
+                println!("server=child pacing=stream delay_us={delay_us}")
+            }
+            Pacing::Replay => println!("server=child pacing=replay"),
+        }
+    }
     if let Some(first) = failures.first() {
         eprintln!(
             "loop_bench: {} of {} runs failed verification; first: {first}",

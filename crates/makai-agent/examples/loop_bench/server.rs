@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::Pacing;
+
 const BIN: &str = "makai-mockllm";
 
 /// A running `makai-mockllm --bench-tokens ...`; stopped when dropped.
@@ -24,14 +26,19 @@ impl Drop for ChildServer {
     }
 }
 
-/// Starts the scripted server with the bench script.
-pub fn start(tokens: usize, tool_rounds: usize) -> Result<ChildServer, String> {
+/// Starts the scripted server with the bench script, written as `pacing` says.
+pub fn start(tokens: usize, tool_rounds: usize, pacing: Pacing) -> Result<ChildServer, String> {
     let bin = binary()?;
-    let mut child = Command::new(&bin)
+    let mut command = Command::new(&bin);
+    command
         .args(["--port", "0", "--no-record", "--bench-tokens"])
         .arg(tokens.to_string())
         .arg("--bench-tool-rounds")
-        .arg(tool_rounds.to_string())
+        .arg(tool_rounds.to_string());
+    if let Pacing::Stream { delay_us } = pacing {
+        command.arg("--bench-delay-us").arg(delay_us.to_string());
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
