@@ -1,12 +1,17 @@
 //! [`AssistantMessageEventStream`]: the consumer's side of one model call.
 //!
-//! Events arrive in batches over a bounded channel, from makai-ai's request task
-//! or from another `ProtocolClient` implementation (a remote server, a test
-//! double) through [`AssistantMessageEventStream::from_channel`]. Nothing after
-//! the terminal event is delivered.
+//! makai-ai's own calls run inside the stream: polling it polls the request
+//! (connection, decoder, retries), which hands each batch of events over in a
+//! [`Handoff`] slot, so a network read reaches the consumer without waking any
+//! other task. Other `ProtocolClient` implementations (a remote server, a test
+//! double) send batches over a bounded channel through
+//! [`AssistantMessageEventStream::from_channel`]. Nothing after the terminal
+//! event is delivered.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use std::task::{Context as TaskContext, Poll};
 
@@ -23,7 +28,7 @@ use crate::message::{AssistantMessage, StopReason};
 /// an `error` event carrying the content received so far. Dropping the stream
 /// cancels the request.
 pub struct AssistantMessageEventStream {
-    rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
+    source: Source,
     buffer: VecDeque<AssistantMessageEvent>,
     /// The terminal event has been delivered.
     finished: bool,
@@ -77,7 +82,26 @@ impl AssistantMessageEventStream {
         cancel: tokio_util::sync::CancellationToken,
     ) -> Self {
         AssistantMessageEventStream {
-            rx,
+            source: Source::Channel(rx),
+            buffer: VecDeque::new(),
+            finished: false,
+            on_terminal: None,
+            _guard: cancel.drop_guard(),
+        }
+    }
+
+    /// A stream that runs `driver` itself: each poll of the stream polls the
+    /// driver, which puts its batches into `handoff` (see [`Handoff::put`]).
+    pub(crate) fn inline(
+        driver: Pin<Box<dyn Future<Output = ()> + Send>>,
+        handoff: Arc<Handoff>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        AssistantMessageEventStream {
+            source: Source::Inline {
+                driver: Some(driver),
+                handoff,
+            },
             buffer: VecDeque::new(),
             finished: false,
             on_terminal: None,
@@ -96,6 +120,55 @@ impl AssistantMessageEventStream {
     ) -> Self {
         self.on_terminal = Some(Box::new(f));
         self
+    }
+}
+
+/// Where a stream's batches come from.
+enum Source {
+    /// Another task sends them.
+    Channel(mpsc::Receiver<Vec<AssistantMessageEvent>>),
+    /// The stream polls the request itself; `None` once it has ended.
+    Inline {
+        driver: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+        handoff: Arc<Handoff>,
+    },
+}
+
+/// The slot between a request driven inside its stream and the stream: at most
+/// one batch, put by the driver and taken by the stream in the same task.
+#[derive(Default)]
+pub(crate) struct Handoff {
+    slot: Mutex<Option<Vec<AssistantMessageEvent>>>,
+}
+
+impl Handoff {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<AssistantMessageEvent>>> {
+        self.slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Option<Vec<AssistantMessageEvent>> {
+        self.lock().take()
+    }
+
+    /// Hands `batch` to the stream and returns once the stream has taken it.
+    ///
+    /// The driver is polled only by its stream, and the stream takes the batch
+    /// before it polls the driver again; so this future is pending exactly once,
+    /// without a waker: nothing but that next poll can make progress here.
+    pub(crate) async fn put(&self, batch: Vec<AssistantMessageEvent>) {
+        *self.lock() = Some(batch);
+        let mut handed = false;
+        std::future::poll_fn(|_| {
+            if handed && self.lock().is_none() {
+                Poll::Ready(())
+            } else {
+                handed = true;
+                Poll::Pending
+            }
+        })
+        .await
     }
 }
 
@@ -119,10 +192,33 @@ impl Stream for AssistantMessageEventStream {
                 }
                 return Poll::Ready(Some(event));
             }
-            match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => self.buffer.extend(batch),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
+            let this = &mut *self;
+            match &mut this.source {
+                Source::Channel(rx) => match rx.poll_recv(cx) {
+                    Poll::Ready(Some(batch)) => this.buffer.extend(batch),
+                    Poll::Ready(None) => return Poll::Ready(None),
+                    Poll::Pending => return Poll::Pending,
+                },
+                Source::Inline { driver, handoff } => {
+                    if let Some(batch) = handoff.take() {
+                        this.buffer.extend(batch);
+                        continue;
+                    }
+                    let Some(running) = driver.as_mut() else {
+                        return Poll::Ready(None);
+                    };
+                    let ended = running.as_mut().poll(cx).is_ready();
+                    if ended {
+                        *driver = None;
+                    }
+                    match handoff.take() {
+                        Some(batch) => this.buffer.extend(batch),
+                        None if ended => return Poll::Ready(None),
+                        // Waiting for the network, a timer or a retry: the
+                        // driver registered this task's waker.
+                        None => return Poll::Pending,
+                    }
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -131,6 +132,14 @@ impl MockServer {
             .fallback(handle)
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
+            // No Nagle delay: each event leaves when it is written, as a
+            // provider's do (an event held back until the last one is
+            // acknowledged would meet the client's delayed ACK).
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "mockllm: cannot set TCP_NODELAY");
+                }
+            });
             let serve = axum::serve(listener, app).with_graceful_shutdown(cancel.cancelled_owned());
             if let Err(e) = serve.await {
                 tracing::warn!(error = %e, "mockllm: server stopped");

@@ -13,9 +13,6 @@ use super::run::Run;
 use crate::event::{AgentEvent, RunPhase};
 use crate::message::AgentMessage;
 
-/// Stream events forwarded between two cooperative yields.
-const YIELD_EVERY: u32 = 16;
-
 fn empty_message(run: &Run) -> AssistantMessage {
     let model = &run.cfg.model;
     AssistantMessage {
@@ -66,7 +63,6 @@ pub(super) async fn stream_response(
         MessageAccumulator::new(cfg.model.api.as_str(), &cfg.model.provider, &cfg.model.id)
     });
     let mut started = false;
-    let mut since_yield = 0u32;
     let mut retry_attempt: Option<u32> = None;
     let mut final_message: Option<AssistantMessage> = None;
     while let Some(event) = stream.next().await {
@@ -129,13 +125,11 @@ pub(super) async fn stream_response(
                     message: snapshot,
                     assistant_message_event: other,
                 });
-                // A whole response can arrive in one network read; let the
-                // subscribers' tasks on this worker run now and then.
-                since_yield += 1;
-                if since_yield == YIELD_EVERY {
-                    since_yield = 0;
-                    tokio::task::yield_now().await;
-                }
+                // No yield of our own: makai-ai's stream returns to the
+                // runtime at every network read (and a channel-fed stream spends
+                // Tokio's cooperative budget), which lets the subscribers' tasks
+                // run; their queues never block the loop. A yield wakes another
+                // worker of a multi-thread runtime each time (BENCHMARKS.md).
             }
         }
     }

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use http_body_util::BodyExt;
-use tokio::sync::mpsc;
 
 use crate::builder::MessageBuilder;
 use crate::context::Context;
@@ -19,7 +18,7 @@ use crate::error::{
     retry_hint_in_text,
 };
 use crate::event::AssistantMessageEvent;
-use crate::event_stream::AssistantMessageEventStream;
+use crate::event_stream::{AssistantMessageEventStream, Handoff};
 use crate::framing::{Framer, Framing};
 use crate::http::{HttpClient, HttpResponse};
 use crate::message::{AssistantMessage, StopReason};
@@ -36,8 +35,6 @@ const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Bytes of a network read decoded into one batch of events.
 const HANDOFF_BYTES: usize = 4 * 1024;
-/// Batches decoded ahead of the consumer before the request task waits.
-const BATCHES_AHEAD: usize = 4;
 
 /// A process-wide general-purpose HTTP client (reqwest: pooled connections,
 /// rustls, a connect timeout) for one-off requests such as OAuth token exchanges.
@@ -58,9 +55,10 @@ fn build_client(connect_timeout: Duration) -> reqwest::Client {
 
 /// Streams one response of `model` to `context`.
 ///
-/// Must be called inside a Tokio runtime. The request runs on a spawned task;
-/// events arrive in order, in batches of at most a few KiB of the response
-/// each, with at most [`BATCHES_AHEAD`] batches decoded ahead of the consumer.
+/// Must be polled inside a Tokio runtime. The request runs inside the returned
+/// stream, as the consumer polls it (no task of its own: a network read reaches
+/// the consumer without waking another task); events are decoded a few KiB of
+/// the response at a time, and only when the consumer has taken the last ones.
 /// The credential is the options' key, else the provider's ambient source
 /// (see [`crate::credentials`]).
 pub fn stream(
@@ -78,7 +76,6 @@ pub(crate) fn stream_with_keys(
     mut options: StreamOptions,
     keys: Option<Arc<dyn KeyProvider>>,
 ) -> AssistantMessageEventStream {
-    let (tx, rx) = mpsc::channel(BATCHES_AHEAD);
     // Dropping the stream cancels only this request, never the caller's token.
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
@@ -99,12 +96,13 @@ pub(crate) fn stream_with_keys(
             },
         },
     );
+    let handoff = Arc::new(Handoff::default());
     let sink = Sink {
-        tx,
+        handoff: handoff.clone(),
         batch: Vec::new(),
     };
-    tokio::spawn(drive(model, prepared, options, keys, sink));
-    AssistantMessageEventStream::from_channel(rx, cancel)
+    let driver = Box::pin(drive(model, prepared, options, keys, sink));
+    AssistantMessageEventStream::inline(driver, handoff, cancel)
 }
 
 /// Streams and waits for the final message.
@@ -116,21 +114,22 @@ pub async fn complete(
     stream(model, context, options).result().await
 }
 
-/// Sends the builder's events to the stream.
+/// Hands the builder's events to the stream.
 struct Sink {
-    tx: mpsc::Sender<Vec<AssistantMessageEvent>>,
+    handoff: Arc<Handoff>,
     batch: Vec<AssistantMessageEvent>,
 }
 
 impl Sink {
-    /// Sends what the builder emitted. Returns false when the consumer is gone.
-    async fn flush(&mut self, builder: &mut MessageBuilder) -> bool {
+    /// Hands over what the builder emitted and returns once the stream took it.
+    /// (A consumer that is gone has dropped the stream, and this future with it.)
+    async fn flush(&mut self, builder: &mut MessageBuilder) {
         builder.take_events_into(&mut self.batch);
         if self.batch.is_empty() {
-            return true;
+            return;
         }
         let batch = std::mem::take(&mut self.batch);
-        self.tx.send(batch).await.is_ok()
+        self.handoff.put(batch).await;
     }
 }
 
@@ -226,9 +225,7 @@ async fn drive(
                             }
                             tracing::debug!(error = %message, "credentials rejected; retrying once with refreshed credentials");
                             builder.reset_for_retry(attempt + 1, 0, message, &model);
-                            if !sink.flush(&mut builder).await {
-                                return;
-                            }
+                            sink.flush(&mut builder).await;
                             continue;
                         }
                         Ok(_) => fail!(
@@ -269,9 +266,7 @@ async fn drive(
                 };
                 tracing::debug!(attempt, delay_ms = delay.as_millis() as u64, error = %message, "retrying model request");
                 builder.reset_for_retry(attempt, delay.as_millis() as u64, message, &model);
-                if !sink.flush(&mut builder).await {
-                    return;
-                }
+                sink.flush(&mut builder).await;
                 tokio::select! {
                     _ = options.cancel.cancelled() => fail!(StopReason::Aborted, "the request was aborted"),
                     _ = tokio::time::sleep(delay) => {}
@@ -407,9 +402,7 @@ async fn run_attempt(
             if let Some(f) = fault.take() {
                 return Err(f);
             }
-            if !sink.flush(builder).await {
-                return Err(Fault::fatal("the consumer dropped the stream"));
-            }
+            sink.flush(builder).await;
             if builder.is_finished() {
                 return Ok(());
             }
