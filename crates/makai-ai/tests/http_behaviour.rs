@@ -385,6 +385,33 @@ async fn stalled_stream_hits_the_idle_timeout() {
     assert!(message.error_message.unwrap().contains("idle timeout"));
 }
 
+/// The idle timeout is one timer per body, moved when it fires after data came
+/// (not one per read): a stream slower in total than the timeout, each gap
+/// shorter, must still finish.
+#[tokio::test]
+async fn idle_timeout_counts_from_the_last_read_not_the_first() {
+    let scenario =
+        Scenario::new().push(ScriptedResponse::text("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10").delay(60));
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        idle_timeout: Some(Duration::from_millis(250)),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let (_events, message, _server) = run(Api::OpenAiCompletions, scenario, options).await;
+    assert!(
+        started.elapsed() > Duration::from_millis(250),
+        "the stream must outlast one idle timeout for this test to mean anything"
+    );
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(message.text(), "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10");
+}
+
 #[tokio::test]
 async fn cancellation_mid_stream_gives_aborted_with_partial_content() {
     let server = MockServer::start(

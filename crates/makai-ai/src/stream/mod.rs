@@ -1,5 +1,7 @@
 //! `stream()`: one model call as a stream of events, with retries, timeouts and cancellation.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -368,9 +370,10 @@ async fn run_attempt(
     let mut parser = Framer::new(framing);
     let mut body = response.into_body().into_data_stream();
     let mut fault: Option<Fault> = None;
+    let mut stall = IdleTimer::new(idle);
     loop {
-        let chunk = match tokio::time::timeout(idle, body.next()).await {
-            Err(_) => {
+        let chunk = match stall.read(body.next()).await {
+            Err(()) => {
                 return Err(Fault::retryable(format!(
                     "the stream stalled: no data for {:.0?} (idle timeout)",
                     idle
@@ -431,6 +434,53 @@ async fn run_attempt(
         Err(Fault::retryable(
             "the stream ended before the response was complete",
         ))
+    }
+}
+
+/// The idle timeout of one response body: one timer for the whole body, moved
+/// only when it fires early.
+///
+/// A timer per read (`tokio::time::timeout` around each) is inserted into and
+/// removed from the runtime's timer wheel at every network read, and an insertion
+/// earlier than the parked driver's next wake-up wakes it: on the multi-thread
+/// runtime, a wake-up of another worker per token event (BENCHMARKS.md). Here a
+/// read only notes the time; when the timer fires after data came, it is set
+/// again from the last read, so a stall is still reported `idle` after that read.
+struct IdleTimer {
+    idle: Duration,
+    last_read: tokio::time::Instant,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl IdleTimer {
+    fn new(idle: Duration) -> Self {
+        let now = tokio::time::Instant::now();
+        IdleTimer {
+            idle,
+            last_read: now,
+            timer: Box::pin(tokio::time::sleep_until(now + idle)),
+        }
+    }
+
+    /// `read`'s output, or `Err` when no data came for `idle`.
+    async fn read<F: Future>(&mut self, read: F) -> Result<F::Output, ()> {
+        let mut read = std::pin::pin!(read);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut read => {
+                    self.last_read = tokio::time::Instant::now();
+                    return Ok(out);
+                }
+                () = self.timer.as_mut() => {
+                    let deadline = self.last_read + self.idle;
+                    if deadline <= tokio::time::Instant::now() {
+                        return Err(());
+                    }
+                    self.timer.as_mut().reset(deadline);
+                }
+            }
+        }
     }
 }
 
