@@ -368,11 +368,11 @@ async fn run_attempt(
 
     builder.start();
     let mut parser = Framer::new(framing);
-    let mut body = response.into_body().into_data_stream();
+    let mut body = response.into_body();
     let mut fault: Option<Fault> = None;
     let mut stall = IdleTimer::new(idle);
     loop {
-        let chunk = match stall.read(body.next()).await {
+        let chunk = match stall.read(body.frame()).await {
             Err(()) => {
                 return Err(Fault::retryable(format!(
                     "the stream stalled: no data for {:.0?} (idle timeout)",
@@ -386,7 +386,11 @@ async fn run_attempt(
                     error_chain(&e)
                 )));
             }
-            Ok(Some(Ok(chunk))) => chunk,
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(chunk) => chunk,
+                // Trailers carry no events.
+                Err(_) => continue,
+            },
         };
         // A read can hold a whole response; handing it over in slices keeps the
         // events buffered between the decoder and the consumer few.
@@ -404,6 +408,11 @@ async fn run_attempt(
             }
             if let Some(f) = fault.take() {
                 return Err(f);
+            }
+            if builder.is_finished() {
+                // The rest of the body (its end) does not keep the
+                // connection from being reused.
+                body.complete();
             }
             sink.flush(builder).await;
             if builder.is_finished() {

@@ -1,18 +1,24 @@
-//! The provider layer's HTTP client: hyper-util's pooled client over rustls.
+//! The provider layer's HTTP client: HTTP/1.1 connections over rustls, each
+//! driven by the request that uses it, in a pool of our own ([`inline`]).
 //!
-//! Why not reqwest (which the rest of the workspace uses for one-off requests):
-//! a model stream is read as it is produced, and hyper's adaptive read buffer
-//! doubles every time one socket read fills it, up to 400 KiB per connection.
-//! When a response arrives faster than the agent handles it (a burst, or many
-//! concurrent streams on a busy machine) every pooled connection keeps a buffer of
-//! 64-128 KiB. reqwest does not expose the cap; hyper-util's builder does
-//! (`http1_max_buf_size`), which keeps each connection at [`MAX_READ_BUFFER`].
+//! Why not reqwest (which the rest of the workspace uses for one-off requests)
+//! or hyper-util's pooled client: both run every connection as a task of its
+//! own, which costs a wake-up of that task and a hand-off per network read of a
+//! streamed response, and on the multi-thread runtime a wake-up of another
+//! worker per token event (see [`inline`] and BENCHMARKS.md). hyper's own
+//! `client::conn` lets the request poll its connection; the pool around it is
+//! small (idle connections by scheme and authority, checked when taken).
+//! hyper's read buffer is capped at [`MAX_READ_BUFFER`] per connection (it
+//! would otherwise double on every full read, up to 400 KiB).
 //!
-//! Everything else follows reqwest's defaults: TLS through rustls with the
-//! platform's certificate verifier (the OS trust store), HTTP/2 when the server
-//! offers it by ALPN, proxies from `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` /
-//! `NO_PROXY` (and the system settings where the OS has them), reached with an
-//! HTTP `CONNECT` tunnel. Loopback hosts never go through a proxy.
+//! HTTP/1.1 only, as Node's `fetch` (pi's client) speaks to the same providers:
+//! one connection per concurrent stream. TLS through rustls with the platform's
+//! certificate verifier (the OS trust store); proxies from `HTTPS_PROXY` /
+//! `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` (and the system settings where the
+//! OS has them), reached with an HTTP `CONNECT` tunnel. Loopback hosts never go
+//! through a proxy.
+
+mod inline;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,12 +30,13 @@ use bytes::Bytes;
 use http::Uri;
 use http_body_util::Full;
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+
+use inline::{Conn, ConnIo, DrivenBody, Pool};
 
 /// The largest read buffer a connection keeps (also the largest response head).
 pub(crate) const MAX_READ_BUFFER: usize = 8 * 1024;
@@ -39,30 +46,19 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-type PlainClient = Client<ProxyConnector, Full<Bytes>>;
-type TlsClient = Client<HttpsConnector<ProxyConnector>, Full<Bytes>>;
-
 /// A pooled HTTPS/HTTP client for model requests. Plain-HTTP URLs (a local model
 /// server) never set up TLS: the certificate store is loaded on the first
 /// `https://` request.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    plain: PlainClient,
     connector: ProxyConnector,
-    tls: Arc<OnceLock<Result<TlsClient, String>>>,
+    tls: Arc<OnceLock<Result<HttpsConnector<ProxyConnector>, String>>>,
+    pool: Arc<Pool>,
 }
 
-fn client_builder() -> hyper_util::client::legacy::Builder {
-    let mut builder = Client::builder(TokioExecutor::new());
-    builder
-        .pool_idle_timeout(POOL_IDLE)
-        .pool_timer(TokioTimer::new())
-        .http1_max_buf_size(MAX_READ_BUFFER);
-    builder
-}
-
-/// A response whose body is read frame by frame.
-pub(crate) type HttpResponse = http::Response<hyper::body::Incoming>;
+/// A response whose body is read frame by frame (each read polls the
+/// connection: see [`inline`]).
+pub(crate) type HttpResponse = http::Response<DrivenBody>;
 
 /// Why a request could not be sent (the server never answered).
 #[derive(Debug, thiserror::Error)]
@@ -70,9 +66,12 @@ pub(crate) enum SendError {
     /// The URL, a header name or a header value is not valid HTTP.
     #[error("invalid request: {0}")]
     Invalid(String),
-    /// Connecting, the TLS handshake or sending failed.
-    #[error(transparent)]
-    Client(#[from] hyper_util::client::legacy::Error),
+    /// Connecting or the TLS handshake failed.
+    #[error("cannot connect")]
+    Connect(#[source] BoxError),
+    /// Sending the request or reading the response head failed.
+    #[error("the request failed")]
+    Http(#[from] hyper::Error),
     /// The TLS settings could not be built (no usable certificate store).
     #[error("TLS is unavailable: {0}")]
     Tls(String),
@@ -85,20 +84,9 @@ impl SendError {
     pub(crate) fn is_permanent(&self) -> bool {
         match self {
             SendError::Invalid(_) | SendError::Tls(_) => true,
-            SendError::Client(e) => {
-                let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-                while let Some(err) = source {
-                    // (`is_parse_too_large` needs hyper's server feature.)
-                    if err
-                        .downcast_ref::<hyper::Error>()
-                        .is_some_and(|e| e.is_parse() && e.to_string().contains("too large"))
-                    {
-                        return true;
-                    }
-                    source = err.source();
-                }
-                false
-            }
+            SendError::Connect(_) => false,
+            // (`is_parse_too_large` needs hyper's server feature.)
+            SendError::Http(e) => e.is_parse() && e.to_string().contains("too large"),
         }
     }
 }
@@ -121,25 +109,44 @@ impl HttpClient {
             matcher: Arc::new(matcher),
         };
         HttpClient {
-            plain: client_builder().build(connector.clone()),
             connector,
             tls: Arc::new(OnceLock::new()),
+            pool: Arc::new(Pool::new(POOL_IDLE)),
         }
     }
 
-    /// The HTTPS client, built on first use.
-    fn tls(&self) -> Result<&TlsClient, SendError> {
+    /// The HTTPS connector, built on first use.
+    fn tls(&self) -> Result<HttpsConnector<ProxyConnector>, SendError> {
         let built = self.tls.get_or_init(|| {
-            let https = hyper_rustls::HttpsConnectorBuilder::new()
+            Ok(hyper_rustls::HttpsConnectorBuilder::new()
                 .try_with_platform_verifier()
                 .map_err(|e| e.to_string())?
                 .https_or_http()
                 .enable_http1()
-                .enable_http2()
-                .wrap_connector(self.connector.clone());
-            Ok(client_builder().build(https))
+                .wrap_connector(self.connector.clone()))
         });
-        built.as_ref().map_err(|e| SendError::Tls(e.clone()))
+        built.clone().map_err(SendError::Tls)
+    }
+
+    /// A new connection to `uri`'s server.
+    async fn connect(&self, uri: &Uri) -> Result<Conn, SendError> {
+        tracing::debug!(
+            scheme = uri.scheme_str(),
+            host = uri.host(),
+            port = uri.port_u16(),
+            "opening a model connection"
+        );
+        let mut builder = hyper::client::conn::http1::Builder::new();
+        builder.max_buf_size(MAX_READ_BUFFER);
+        if uri.scheme_str() == Some("http") {
+            let io = call(self.connector.clone(), uri.clone()).await?;
+            let (sender, io) = builder.handshake(io).await?;
+            Ok(Conn::new(sender, Box::pin(io) as ConnIo))
+        } else {
+            let io = call(self.tls()?, uri.clone()).await?;
+            let (sender, io) = builder.handshake(io).await?;
+            Ok(Conn::new(sender, Box::pin(io) as ConnIo))
+        }
     }
 
     /// Sends a POST of `body` to `url` with `headers`.
@@ -149,19 +156,57 @@ impl HttpClient {
         headers: &[(&str, &str)],
         body: Bytes,
     ) -> Result<HttpResponse, SendError> {
-        let mut req = http::Request::post(url);
+        let uri: Uri = url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| SendError::Invalid(e.to_string()))?;
+        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
+            return Err(SendError::Invalid(format!(
+                "{url} is not an absolute http:// or https:// URL"
+            )));
+        };
+        if scheme != "http" && scheme != "https" {
+            return Err(SendError::Invalid(format!(
+                "{scheme}:// is not supported: use http:// or https://"
+            )));
+        }
+        let host_header = match uri.port_u16() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        };
+        let key = format!("{scheme}://{host_header}");
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let mut req = http::Request::post(path).header(http::header::HOST, &host_header);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
         let req = req
             .body(Full::new(body))
             .map_err(|e| SendError::Invalid(e.to_string()))?;
-        if req.uri().scheme_str() == Some("http") {
-            Ok(self.plain.request(req).await?)
-        } else {
-            Ok(self.tls()?.request(req).await?)
-        }
+        let mut conn = match self.pool.checkout(&key) {
+            Some(conn) => conn,
+            None => self.connect(&uri).await?,
+        };
+        let mut response = std::pin::pin!(conn.sender.send_request(req));
+        let response =
+            std::future::poll_fn(|cx| conn.driven.poll_with(cx, |qcx| response.as_mut().poll(qcx)))
+                .await?;
+        Ok(response.map(|incoming| DrivenBody::new(incoming, conn, self.pool.clone(), key)))
     }
+}
+
+/// Calls a connector once it is ready.
+async fn call<S>(mut connector: S, uri: Uri) -> Result<S::Response, SendError>
+where
+    S: tower_service::Service<Uri>,
+    S::Error: Into<BoxError>,
+{
+    std::future::poll_fn(|cx| connector.poll_ready(cx))
+        .await
+        .map_err(|e| SendError::Connect(e.into()))?;
+    connector
+        .call(uri)
+        .await
+        .map_err(|e| SendError::Connect(e.into()))
 }
 
 /// The process-wide client with the default connect timeout.
@@ -409,6 +454,106 @@ mod tests {
             text.contains(&format!("through proxy http://{dead_proxy}")),
             "{text}"
         );
+    }
+
+    /// A keep-alive server that answers every request with a chunked "hello"
+    /// in one write; counts the connections it accepted.
+    async fn keep_alive_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await?;
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let n = socket.read(&mut chunk).await?;
+                        if n == 0 {
+                            return std::io::Result::Ok(());
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        // Each request is a head and a 2-byte body ("{}").
+                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            if buf.len() < end + 4 + 2 {
+                                break;
+                            }
+                            buf.drain(..end + 4 + 2);
+                            socket
+                                .write_all(
+                                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                                )
+                                .await?;
+                        }
+                    }
+                });
+            }
+            #[allow(unreachable_code)]
+            std::io::Result::Ok(())
+        });
+        (addr, accepted)
+    }
+
+    #[tokio::test]
+    async fn a_connection_is_reused_when_its_body_was_read_to_the_end() {
+        let (addr, accepted) = keep_alive_server().await;
+        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let url = format!("http://{addr}/v1/chat/completions");
+        for _ in 0..3 {
+            let response = client
+                .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(&body[..], b"hello");
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A decoder stops at the last event and drops the body before its end
+    /// was read: the connection is kept, and its end read when it is taken.
+    #[tokio::test]
+    async fn a_connection_is_reused_when_its_body_is_dropped_after_the_last_event() {
+        let (addr, accepted) = keep_alive_server().await;
+        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let url = format!("http://{addr}/v1/messages");
+        for _ in 0..3 {
+            let response = client
+                .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            let mut body = response.into_body();
+            let frame = body.frame().await.unwrap().unwrap();
+            assert_eq!(&frame.into_data().unwrap()[..], b"hello");
+            body.complete();
+            drop(body);
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A stream dropped before its last event (cancelled, failed) closes its
+    /// connection, so the provider stops generating; the next request connects
+    /// anew.
+    #[tokio::test]
+    async fn a_body_dropped_before_it_is_complete_closes_its_connection() {
+        let (addr, accepted) = keep_alive_server().await;
+        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let url = format!("http://{addr}/v1/messages");
+        for _ in 0..2 {
+            let response = client
+                .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            let mut body = response.into_body();
+            let frame = body.frame().await.unwrap().unwrap();
+            assert_eq!(&frame.into_data().unwrap()[..], b"hello");
+            drop(body);
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]
