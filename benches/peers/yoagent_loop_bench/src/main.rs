@@ -142,7 +142,11 @@ async fn one_run(s: &Settings) -> RunStats {
     while let Some(e) = rx.recv().await {
         stats.events += 1;
         match e {
-            AgentEvent::MessageUpdate { delta: StreamDelta::Text { .. }, .. } => {
+            // yoagent turns the first chunk's empty `content` (the role chunk)
+            // into an empty text delta; the other peers send none for it.
+            AgentEvent::MessageUpdate { delta: StreamDelta::Text { delta }, .. }
+                if !delta.is_empty() =>
+            {
                 stats.text_deltas += 1
             }
             AgentEvent::ToolExecutionEnd { is_error, .. } => {
