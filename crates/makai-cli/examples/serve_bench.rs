@@ -12,12 +12,14 @@
 //! event per write, `DELAY_US` apart, default 200 at 1 ms). Then:
 //!
 //! - **serve**: one `makai serve` process; for each count in `SESSIONS`
-//!   (default `50 500`), that many protocol clients connect (one connection and
-//!   session each), the server's resident memory is read once they are attached
-//!   and idle, then every client streams `CALLS` model calls (default 2) through
-//!   the server at once. Printed: token events, the server's CPU time (user+sys
-//!   from /proc) over the streaming, CPU per token event, token events per
-//!   CPU-second, memory per idle attached session, peak resident memory.
+//!   (default `50 500`), that many sessions stream `CALLS` model calls each
+//!   (default 2) through the server at once, over at most 50 protocol
+//!   connections (the server allows 64 per token; the protocol multiplexes
+//!   streams). The server's resident memory is read once the connections are
+//!   attached and idle. Printed: token events, the server's CPU time
+//!   (user+sys from /proc) over the streaming, CPU per token event, token
+//!   events per CPU-second, memory per idle attached connection, peak
+//!   resident memory.
 //! - **rpc**: `makai --mode rpc` with one session, `PROMPTS` prompts (default
 //!   10) one after the other; the same figures for that process.
 //!
@@ -37,6 +39,9 @@ use makai_mockllm::{BenchPacing, MockServer, Scenario, ServerOptions, bench_resp
 use makai_protocol::RemoteProtocolClient;
 
 type Failure = Box<dyn std::error::Error>;
+
+/// Connections the bench opens at most (the server's limit per token is 64).
+const MAX_CONNECTIONS: usize = 50;
 
 fn env_num(name: &str, default: u64) -> Result<u64, Failure> {
     match std::env::var(name) {
@@ -160,18 +165,22 @@ async fn serve(bin: &Path, home: &Path, mock_v1: &str, tokens: u64) -> Result<()
         let n: usize = n.parse().map_err(|_| format!("SESSIONS: {n:?}"))?;
         tokio::time::sleep(Duration::from_millis(300)).await;
         let before = memory_kib(pid, "VmRSS")?;
-        let mut clients = Vec::with_capacity(n);
-        for _ in 0..n {
+        // The server takes at most 64 connections per token: more sessions
+        // share connections (the protocol multiplexes streams).
+        let connections = n.min(MAX_CONNECTIONS);
+        let mut clients = Vec::with_capacity(connections);
+        for _ in 0..connections {
             clients.push(RemoteProtocolClient::connect(&url, &token).await?);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
         let attached = memory_kib(pid, "VmRSS")?;
-        let per_session = (attached.saturating_sub(before)) as f64 / n as f64;
+        let per_session = (attached.saturating_sub(before)) as f64 / connections as f64;
         let cpu0 = cpu_seconds(pid)?;
         let started = Instant::now();
         let mut tasks = Vec::with_capacity(n);
-        for client in &clients {
-            let (client, model, context) = (client.clone(), model.clone(), context.clone());
+        for i in 0..n {
+            let client = clients[i % connections].clone();
+            let (model, context) = (model.clone(), context.clone());
             tasks.push(tokio::spawn(async move {
                 let mut deltas = 0u64;
                 for _ in 0..calls {
@@ -206,12 +215,12 @@ async fn serve(bin: &Path, home: &Path, mock_v1: &str, tokens: u64) -> Result<()
         }
         let peak = memory_kib(pid, "VmHWM")?;
         report(
-            &format!("serve, {n} sessions x {calls} calls"),
+            &format!("serve, {n} sessions over {connections} connections x {calls} calls"),
             events,
             cpu,
             wall,
             &format!(
-                "{per_session:.1} KiB per idle attached session, peak {:.1} MiB",
+                "{per_session:.1} KiB per idle attached connection, peak {:.1} MiB",
                 peak as f64 / 1024.0
             ),
         );

@@ -78,6 +78,9 @@ async fn ws_handler(
     upgrade
         .max_message_size(hard)
         .max_frame_size(hard)
+        // tungstenite's default (128 KiB, allocated per connection) is most of
+        // an idle attached session's memory; a larger message grows it.
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| {
             tracker.track_future(serve_connection(
                 shared,
@@ -86,6 +89,10 @@ async fn ws_handler(
             ))
         })
 }
+
+/// The read buffer of a WebSocket connection: one client message fits in most
+/// cases; the buffer grows for a larger one.
+const READ_BUFFER: usize = 8 * 1024;
 
 fn bind_err(addr: impl ToString) -> impl FnOnce(std::io::Error) -> ServeError {
     move |source| ServeError::Bind {
