@@ -23,7 +23,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use makai_mockllm::{MockServer, Scenario, ServerOptions, bench_responder};
+use makai_mockllm::{BenchPacing, MockServer, Scenario, ServerOptions, bench_responder};
 use makai_protocol::RemoteProtocolClient;
 use serde_json::{Value, json};
 
@@ -198,7 +198,8 @@ fn main() {
         ..ServerOptions::default()
     };
     let mock = match rt.block_on(MockServer::start_with(
-        Scenario::from_responder(bench_responder(tokens, 5)),
+        // Each response in one write, as before the bench script could stream.
+        Scenario::from_responder(bench_responder(tokens, 5, BenchPacing::Replay)),
         options,
     )) {
         Ok(m) => m,
