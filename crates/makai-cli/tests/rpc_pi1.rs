@@ -188,9 +188,12 @@ fn state_changes_are_events() {
 #[test]
 fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
     let env = Env::new();
+    // Slow (about 3 s) so the follow-up and get_state land while it streams,
+    // even on a loaded machine.
+    let slow = format!("first answer,{}", " slowly".repeat(20));
     let mock = Mock::start(
         Scenario::new()
-            .push(ScriptedResponse::text("first answer, slowly").delay(150))
+            .push(ScriptedResponse::text(&slow).delay(150))
             .push(ScriptedResponse::text("follow-up answer")),
     );
     let mut rpc = Rpc::start(&env, &mock.args());
@@ -214,10 +217,7 @@ fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
                 .to_string()
         })
         .collect();
-    assert_eq!(
-        texts,
-        ["go", "first answer, slowly", "later", "follow-up answer"]
-    );
+    assert_eq!(texts, ["go", slow.as_str(), "later", "follow-up answer"]);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(rpc.finish(), 0);
 }
