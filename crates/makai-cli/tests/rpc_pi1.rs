@@ -304,3 +304,45 @@ fn a_thinking_level_change_is_an_event() {
     assert_eq!(rpc.ok(json!({"type": "get_state"}))["thinkingLevel"], level);
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Switching mid-session to a model whose entry says it cannot call tools
+/// withholds the tools from its requests, as at start-up; switching back
+/// offers them again.
+#[test]
+fn a_model_switched_to_that_cannot_call_tools_gets_none() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("with tools"))
+            .push(ScriptedResponse::text("without tools"))
+            .push(ScriptedResponse::text("tools again")),
+    );
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [
+                {"id": "tooly"},
+                {"id": "plain", "compat": {"supportsTools": false}}
+            ]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&env, &s(&["--model", "lab/tooly"]));
+    for (model, prompt) in [("tooly", "one"), ("plain", "two"), ("tooly", "three")] {
+        rpc.ok(json!({"type": "set_model", "provider": "lab", "modelId": model}));
+        rpc.ok(json!({"type": "prompt", "message": prompt}));
+        settled(&mut rpc);
+    }
+    let offered: Vec<usize> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["tools"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(offered.len(), 3);
+    assert!(offered[0] > 0, "{offered:?}");
+    assert_eq!(offered[1], 0, "{offered:?}");
+    assert_eq!(offered[2], offered[0], "{offered:?}");
+    assert_eq!(rpc.finish(), 0);
+}

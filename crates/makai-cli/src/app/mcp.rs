@@ -12,18 +12,35 @@ impl AppSession {
     }
 
     /// Sets the agent's tools for the next run: its own tools plus the tools
-    /// of the MCP servers that are ready now. Called before every prompt.
+    /// of the MCP servers that are ready now. Called before every prompt. A
+    /// model switched to mid-session whose entry says it cannot call tools
+    /// gets none (unless `--tools` named them), as at start-up; switching
+    /// back brings them back.
     pub fn refresh_tools(&self) {
-        let Some(mcp) = &self.inner.mcp else {
-            return;
+        let (excluded, tools_named) = {
+            let state = super::lock(&self.inner.state);
+            (state.excluded_tools.clone(), state.tools_named)
         };
-        let excluded = super::lock(&self.inner.state).excluded_tools.clone();
-        let mcp_tools = mcp
-            .tools()
-            .into_iter()
-            .filter(|t| !super::model::tool_excluded(t.name(), &excluded));
+        if !tools_named && !self.model().can_call_tools() {
+            self.inner.agent.set_tools(makai_agent::ToolSet::new([]));
+            return;
+        }
+        let mcp_tools: Vec<_> = match &self.inner.mcp {
+            Some(mcp) => mcp
+                .tools()
+                .into_iter()
+                .filter(|t| !super::model::tool_excluded(t.name(), &excluded))
+                .collect(),
+            None => Vec::new(),
+        };
         let tools = self.inner.base_tools.iter().cloned().chain(mcp_tools);
         self.inner.agent.set_tools(makai_agent::ToolSet::new(tools));
+    }
+
+    /// Whether `--tools` named the tools (offered even to a model said not
+    /// to call tools).
+    pub fn set_tools_named(&self, named: bool) {
+        super::lock(&self.inner.state).tools_named = named;
     }
 
     /// Tools (by name or `*` pattern) kept out of every run, MCP tools

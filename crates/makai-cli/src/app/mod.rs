@@ -64,6 +64,8 @@ pub(crate) struct AppState {
     scoped_models: Vec<String>,
     /// `--exclude-tools` patterns, applied to the MCP tools of every run.
     excluded_tools: Vec<String>,
+    /// `--tools` named the tools: offered whatever the model's entry says.
+    tools_named: bool,
 }
 
 pub(crate) struct Shared {

@@ -585,6 +585,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         app.set_session_name(name)?;
     }
     app.set_excluded_tools(excluded_tools(args));
+    app.set_tools_named(args.tools.is_some());
     if let Some(list) = &args.models {
         let patterns = makai_coding::tools::selection::parse_list(list)
             .iter()
