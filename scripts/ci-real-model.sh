@@ -6,7 +6,7 @@
 #    is ~25x slower while cargo compiles),
 # 2. starts the local server with scripts/real-model.sh (installs the server and
 #    the model on first use; cached under ${MAKAI_HOME:-$HOME/.makai}/local-model),
-# 3. runs the tests with MAKAI_REAL_MODEL_URL / MAKAI_REAL_MODEL_NAME set,
+# 3. runs the tests with MAKAI_REAL_MODEL_URL / _NAME / _RUNTIME set,
 # 4. stops the server, if this script started it.
 #
 # Prints how long each part took. Set MAKAI_SKIP_REAL_MODEL=1 to skip the step
@@ -44,8 +44,9 @@ else
 fi
 MAKAI_REAL_MODEL_URL=$(scripts/real-model.sh start)
 MAKAI_REAL_MODEL_NAME=$(scripts/real-model.sh model)
-export MAKAI_REAL_MODEL_URL MAKAI_REAL_MODEL_NAME
-say "server (install, model, start): $(($(now) - t0))s; $MAKAI_REAL_MODEL_URL, model $MAKAI_REAL_MODEL_NAME"
+MAKAI_REAL_MODEL_RUNTIME=$(scripts/real-model.sh runtime)
+export MAKAI_REAL_MODEL_URL MAKAI_REAL_MODEL_NAME MAKAI_REAL_MODEL_RUNTIME
+say "server (install, model, start): $(($(now) - t0))s; $MAKAI_REAL_MODEL_URL, model $MAKAI_REAL_MODEL_NAME, runtime $MAKAI_REAL_MODEL_RUNTIME"
 
 t0=$(now)
 cargo test --workspace --test real_model

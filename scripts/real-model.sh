@@ -6,14 +6,17 @@
 # (pip compiles llama.cpp: minutes). Everything is cached in one folder, so
 # only the first run downloads anything.
 #
-# Usage: scripts/real-model.sh start|stop|status|url|model|env|install
+# Usage: scripts/real-model.sh start|stop|status|url|model|runtime|env|install
 #   start    install what is missing, start the server (or reuse a healthy one),
 #            print its URL on stdout (progress goes to stderr)
 #   stop     stop the server started by `start` (by its PID)
 #   status   say whether the server runs; exit 0 if it is healthy, 3 if not
 #   url      print the server's URL (http://127.0.0.1:PORT); exit 3 if not running
 #   model    print the model name to send in requests (as /v1/models reports it)
-#   env      print `export MAKAI_REAL_MODEL_URL=... MAKAI_REAL_MODEL_NAME=...`
+#   runtime  print the running server's runtime: xllamacpp or llama-cpp-python
+#            (they differ in the `tool_choice` they honour: clients need to know)
+#   env      print `export MAKAI_REAL_MODEL_URL=... MAKAI_REAL_MODEL_NAME=...
+#            MAKAI_REAL_MODEL_RUNTIME=...`
 #   install  install the server and the model without starting anything
 #
 # Environment:
@@ -527,15 +530,29 @@ cmd_model() {
     printf '%s\n' "$name"
 }
 
+# Prints the running server's runtime, from the settings it was started with.
+cmd_runtime() {
+    local pkg
+    running_url >/dev/null
+    pkg=$(cut -d' ' -f1 "$CONFIG_FILE" 2>/dev/null || true)
+    case "$pkg" in
+    "$XLLAMACPP_PKG") printf 'xllamacpp\n' ;;
+    "$LLAMA_CPP_PYTHON_PKG") printf 'llama-cpp-python\n' ;;
+    *) die "cannot tell the running server's runtime: $CONFIG_FILE names '${pkg:-nothing}'" ;;
+    esac
+}
+
 case "${1:-}" in
 start) cmd_start ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 url) running_url ;;
 model) cmd_model ;;
+runtime) cmd_runtime ;;
 env)
     url=$(running_url)
-    printf 'export MAKAI_REAL_MODEL_URL=%q\nexport MAKAI_REAL_MODEL_NAME=%q\n' "$url" "$(cmd_model)"
+    printf 'export MAKAI_REAL_MODEL_URL=%q\nexport MAKAI_REAL_MODEL_NAME=%q\nexport MAKAI_REAL_MODEL_RUNTIME=%q\n' \
+        "$url" "$(cmd_model)" "$(cmd_runtime)"
     ;;
 install)
     ensure_dir

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use makai_agent::makai_ai::{Api, Message, Model, StopReason, ToolChoice};
+use makai_agent::makai_ai::{Api, CompatFlags, Message, Model, StopReason, ToolChoice};
 use makai_agent::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, CancellationToken, EndReason,
     InProcessClient, ToolError, ToolOutput, ToolSet, TypedTool, agent_loop,
@@ -46,12 +46,26 @@ async fn real_model(test: &str) -> Option<Model> {
         Ok(n) if !n.trim().is_empty() => n.trim().to_string(),
         _ => model_name_from_server(&url).await,
     };
-    Some(Model::custom(
+    Some(in_the_servers_dialect(Model::custom(
         Api::OpenAiCompletions,
         "local",
         name,
         format!("{url}/v1"),
-    ))
+    )))
+}
+
+/// The model as the running server needs it: llama-cpp-python's server forces
+/// a call only for a named `tool_choice`, llama.cpp's only for `"required"`
+/// (makai's default for a local URL). `MAKAI_REAL_MODEL_RUNTIME` (set by
+/// `scripts/real-model.sh env`) names the server program.
+fn in_the_servers_dialect(mut model: Model) -> Model {
+    if std::env::var("MAKAI_REAL_MODEL_RUNTIME").is_ok_and(|r| r.trim() == "llama-cpp-python") {
+        model.compat = Some(CompatFlags {
+            supports_named_tool_choice: Some(true),
+            ..CompatFlags::default()
+        });
+    }
+    model
 }
 
 /// The first model id listed by `URL/v1/models`, fetched with a plain HTTP/1.1

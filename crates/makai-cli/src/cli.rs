@@ -197,6 +197,10 @@ pub struct Args {
     /// Leave the local model server running when makai exits (it is reused next time).
     #[arg(long = "keep-local")]
     pub keep_local: bool,
+    /// The server program of the local model this run talks to (set when
+    /// makai started or found it, never from the command line).
+    #[arg(skip)]
+    pub local_runtime: Option<makai_local::Runtime>,
     /// Most model calls per run (each prompt and what follows it).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,

@@ -12,7 +12,8 @@ use crate::cli::Args;
 use crate::error::CliError;
 
 /// Points a run's flags at `local`'s server: provider `local`, the
-/// openai-completions API, base URL `URL/v1` and the server's model.
+/// openai-completions API, base URL `URL/v1`, the server's model and the
+/// server program (whose `tool_choice` dialect the model entry then names).
 ///
 /// The 0.5B model cannot use tools reliably, and their descriptions alone
 /// fill most of its 4,096-token window, so tools are off unless `--tools`
@@ -22,6 +23,7 @@ pub fn apply(local: &LocalModel, args: &mut Args) {
     args.api = Some(Api::OpenAiCompletions);
     args.model = Some(local.model().to_string());
     args.provider = Some(PROVIDER.into());
+    args.local_runtime = Some(local.runtime());
     if args.tools.is_none() && !args.no_tools {
         args.no_tools = true;
         eprintln!(

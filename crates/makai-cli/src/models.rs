@@ -54,6 +54,8 @@ pub struct ModelRequest {
     pub provider: Option<String>,
     /// `--base-url` and `--api`.
     pub endpoint: Option<(String, makai_ai::Api)>,
+    /// The local model's server program, when the endpoint is makai's local model.
+    pub local_runtime: Option<makai_local::Runtime>,
     /// The model recorded in a resumed session (`provider`, `id`).
     pub session_model: Option<(String, String)>,
     /// The agent spec's default model.
@@ -107,6 +109,14 @@ pub async fn choose(
         });
         model.api = *api;
         model.base_url = url.clone();
+        if let Some(runtime) = request.local_runtime {
+            // llama.cpp's server and llama-cpp-python's force a tool call for
+            // different `tool_choice` forms; models.json may still say otherwise.
+            let compat = model.compat.get_or_insert_default();
+            compat.supports_named_tool_choice = compat
+                .supports_named_tool_choice
+                .or(Some(runtime.honours_named_tool_choice()));
+        }
         return Ok(ChosenModel { model, thinking });
     }
     if let Some(spec) = &request.model {
@@ -297,6 +307,34 @@ mod tests {
         let e = choose(&bad, &reg, &keys).await.unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("--model"));
+    }
+
+    #[tokio::test]
+    async fn the_local_model_names_its_servers_tool_choice_dialect() {
+        let reg = ModelRegistry::builtin();
+        let keys = KeyResolver::new(None, None, None);
+        for (runtime, named) in [
+            (makai_local::Runtime::LlamaCppServer, false),
+            (makai_local::Runtime::LlamaCppPython, true),
+        ] {
+            let req = ModelRequest {
+                model: Some("qwen2.5-coder-0.5b-instruct-q4_k_m".into()),
+                provider: Some(makai_local::PROVIDER.into()),
+                endpoint: Some((
+                    "http://127.0.0.1:9/v1".into(),
+                    makai_ai::Api::OpenAiCompletions,
+                )),
+                local_runtime: Some(runtime),
+                ..Default::default()
+            };
+            let c = choose(&req, &reg, &keys).await.unwrap();
+            let compat = c.model.compat.unwrap();
+            assert_eq!(
+                compat.supports_named_tool_choice,
+                Some(named),
+                "{runtime:?}"
+            );
+        }
     }
 
     #[test]

@@ -58,6 +58,8 @@ class H(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
         chunk({"role": "assistant", "content": "local answer"})
         chunk({"content": " from " + req["model"]})
+        if "tool_choice" in req:
+            chunk({"content": " tool_choice=" + json.dumps(req["tool_choice"], sort_keys=True)})
         chunk({}, "stop")
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
@@ -214,6 +216,30 @@ fn local_flag_starts_answers_and_stops_and_keep_local_reuses() {
     assert_eq!(model_change["provider"], "local");
     stop_script(&dir);
     assert!(server_pid(&dir).is_none());
+}
+
+/// Regression: the forced first call went out as `"required"` to
+/// llama-cpp-python's server too, which ignores it (the model answered in
+/// text); each runtime gets the form it honours.
+#[test]
+fn a_forced_tool_call_goes_out_in_the_local_servers_dialect() {
+    for (pkg, expected) in [
+        (XLLAMACPP_PKG, r#"tool_choice="required""#),
+        (
+            LLAMA_CPP_PYTHON_PKG,
+            r#"tool_choice={"function": {"name": "ls"}, "type": "function"}"#,
+        ),
+    ] {
+        let env = Env::new();
+        let Some(dir) = fake_cache(env.home.path(), pkg) else {
+            return;
+        };
+        let out = run_local(&env, &dir, &["--local", "--tools", "ls", "-p", "hello"]);
+        let (so, se) = (stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+        assert!(so.contains(expected), "{pkg}: {so}");
+        assert!(server_pid(&dir).is_none(), "not stopped at exit");
+    }
 }
 
 #[test]

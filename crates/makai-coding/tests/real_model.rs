@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use makai_agent::makai_ai::{Api, Model, ToolChoice};
+use makai_agent::makai_ai::{Api, CompatFlags, Model, ToolChoice};
 use makai_agent::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, CancellationToken, EndReason,
     InProcessClient, ToolSet, agent_loop,
@@ -47,12 +47,26 @@ fn real_model() -> Option<Model> {
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "qwen2.5-coder-0.5b-instruct-q4_k_m".into());
     let url = url.trim().trim_end_matches('/');
-    Some(Model::custom(
+    Some(in_the_servers_dialect(Model::custom(
         Api::OpenAiCompletions,
         "local",
         name,
         format!("{url}/v1"),
-    ))
+    )))
+}
+
+/// The model as the running server needs it: llama-cpp-python's server forces
+/// a call only for a named `tool_choice`, llama.cpp's only for `"required"`
+/// (makai's default for a local URL). `MAKAI_REAL_MODEL_RUNTIME` (set by
+/// `scripts/real-model.sh env`) names the server program.
+fn in_the_servers_dialect(mut model: Model) -> Model {
+    if std::env::var("MAKAI_REAL_MODEL_RUNTIME").is_ok_and(|r| r.trim() == "llama-cpp-python") {
+        model.compat = Some(CompatFlags {
+            supports_named_tool_choice: Some(true),
+            ..CompatFlags::default()
+        });
+    }
+    model
 }
 
 #[tokio::test]

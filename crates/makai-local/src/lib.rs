@@ -45,6 +45,36 @@ pub const TEMPERATURE: f32 = 0.0;
 /// decide well when to stop calling them, and each call takes seconds.
 pub const MAX_TURNS: u32 = 6;
 
+/// The server program behind the local model. They differ in the
+/// `tool_choice` they honour, so the model entry says which one it talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// llama.cpp's own server (the `xllamacpp` wheel): takes `tool_choice`
+    /// only as a string, and ignores the named form.
+    LlamaCppServer,
+    /// llama-cpp-python's server: forces a call only for the named form, and
+    /// ignores `"required"`.
+    LlamaCppPython,
+}
+
+impl Runtime {
+    /// The runtime `scripts/real-model.sh runtime` names (`xllamacpp` or
+    /// `llama-cpp-python`), if any.
+    pub fn from_script_name(name: &str) -> Option<Runtime> {
+        match name.trim() {
+            "xllamacpp" => Some(Runtime::LlamaCppServer),
+            "llama-cpp-python" => Some(Runtime::LlamaCppPython),
+            _ => None,
+        }
+    }
+
+    /// True when the server forces a call for a named `tool_choice` (the
+    /// model entry's `supportsNamedToolChoice`).
+    pub fn honours_named_tool_choice(self) -> bool {
+        self == Runtime::LlamaCppPython
+    }
+}
+
 /// Why the local model cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -197,6 +227,7 @@ impl StopState {
 pub struct LocalModel {
     url: String,
     model: String,
+    runtime: Runtime,
     script: PathBuf,
     /// True when this process started the server (and so stops it).
     started_here: bool,
@@ -312,9 +343,23 @@ impl LocalModel {
             lock(&stop).stop();
             return Err(fail("model", "did not print the model name".into()));
         }
+        let (ok, name) = run_script(&script, &dir, "runtime", true).await?;
+        let Some(runtime) = Runtime::from_script_name(name.lines().last().unwrap_or_default())
+        else {
+            lock(&stop).stop();
+            return Err(fail(
+                "runtime",
+                if ok {
+                    format!("printed '{name}' instead of xllamacpp or llama-cpp-python")
+                } else {
+                    "failed".into()
+                },
+            ));
+        };
         Ok(LocalModel {
             url,
             model,
+            runtime,
             script,
             started_here,
             stop,
@@ -329,6 +374,11 @@ impl LocalModel {
     /// The model name the server reports.
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// The server program answering at [`LocalModel::url`].
+    pub fn runtime(&self) -> Runtime {
+        self.runtime
     }
 
     /// The script file in the cache folder (for `bash SCRIPT stop`).
@@ -383,7 +433,7 @@ mod tests {
     #[test]
     fn the_embedded_script_is_the_repository_script() {
         assert!(SCRIPT.starts_with("#!/usr/bin/env bash"));
-        for command in ["start)", "stop)", "model)", "url)"] {
+        for command in ["start)", "stop)", "model)", "url)", "runtime)"] {
             assert!(SCRIPT.contains(command), "{command}");
         }
     }
@@ -407,6 +457,17 @@ mod tests {
     #[test]
     fn the_context_window_is_the_one_the_server_starts_with() {
         assert!(SCRIPT.contains(&format!("N_CTX={CONTEXT_WINDOW}")));
+    }
+
+    #[test]
+    fn the_script_names_each_runtime_this_crate_knows() {
+        for name in ["xllamacpp", "llama-cpp-python"] {
+            assert!(SCRIPT.contains(&format!("printf '{name}\\n'")), "{name}");
+            assert!(Runtime::from_script_name(name).is_some(), "{name}");
+        }
+        assert_eq!(Runtime::from_script_name("ollama"), None);
+        assert!(Runtime::LlamaCppPython.honours_named_tool_choice());
+        assert!(!Runtime::LlamaCppServer.honours_named_tool_choice());
     }
 
     #[test]

@@ -38,7 +38,7 @@ fn local_model() -> Model {
         "qwen2.5-coder-0.5b-instruct-q4_k_m",
         "http://127.0.0.1:8080/v1",
     );
-    m.name = "Qwen2.5-Coder 0.5B (local, llama-cpp-python)".to_string();
+    m.name = "Qwen2.5-Coder 0.5B (local, llama.cpp)".to_string();
     m.context_window = 4_096;
     m.max_tokens = 1_024;
     m

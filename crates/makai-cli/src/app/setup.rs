@@ -365,6 +365,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         model: args.model.clone().or(scoped_start),
         provider: args.provider.clone(),
         endpoint: args.base_url.clone().zip(args.api),
+        local_runtime: args.local_runtime,
         session_model: ctx
             .model
             .as_ref()
