@@ -29,6 +29,21 @@ use crate::event::{AgentEvent, EventSink};
 /// Queue length past which consecutive deltas of one content block are merged.
 pub const COALESCE_AFTER: usize = 1024;
 
+/// Capacity an emptied queue buffer keeps when it goes back to the producer: a
+/// burst (a whole response read at once, a consumer that fell behind) grows a
+/// buffer to hundreds of events, and keeping two such buffers per consumer, the
+/// producer's and the consumer's, held most of an idle agent's memory.
+const KEPT_CAPACITY: usize = 32;
+
+/// Hands the queued events to the consumer's empty buffer `out`, and gives the
+/// producer that buffer back, trimmed to [`KEPT_CAPACITY`].
+fn hand_over(events: &mut VecDeque<AgentEvent>, out: &mut VecDeque<AgentEvent>) {
+    std::mem::swap(events, out);
+    if events.capacity() > KEPT_CAPACITY {
+        events.shrink_to(KEPT_CAPACITY);
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -132,7 +147,7 @@ impl EventQueue {
                 return false;
             }
             if !st.events.is_empty() {
-                std::mem::swap(&mut st.events, out);
+                hand_over(&mut st.events, out);
                 self.in_hand.store(out.len(), Ordering::Relaxed);
                 return true;
             }
@@ -153,7 +168,7 @@ impl EventQueue {
         }
         let mut st = lock(&self.state);
         if !st.events.is_empty() {
-            std::mem::swap(&mut st.events, out);
+            hand_over(&mut st.events, out);
             return Poll::Ready(true);
         }
         if st.finished {
@@ -471,6 +486,30 @@ mod tests {
                 "message_update"
             ]
         );
+    }
+
+    #[test]
+    fn a_burst_leaves_one_large_buffer_not_two() {
+        let q = EventQueue::new(usize::MAX);
+        let mut batch = VecDeque::new();
+        for round in 0..3 {
+            for i in 0..500 {
+                q.push(delta(0, &format!("{round}-{i}")));
+            }
+            assert!(q.take_blocking(&mut batch));
+            assert_eq!(batch.len(), 500, "round {round}: nothing lost");
+            assert_eq!(
+                batch.front().and_then(|e| e.text_delta()),
+                Some(&*format!("{round}-0"))
+            );
+            // The producer's buffer was the consumer's (large, from the last
+            // round): trimmed as it changed hands.
+            assert!(
+                lock(&q.state).events.capacity() <= KEPT_CAPACITY,
+                "round {round}"
+            );
+            batch.clear();
+        }
     }
 
     #[test]
