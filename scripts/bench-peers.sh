@@ -13,6 +13,10 @@
 #   paced    the same at 1 ms per token (DELAY_US), concurrency 50;
 #   replay   each response in one write (a few large reads per response): the
 #            decoding cost alone, not what users see.
+# Each row starts with the floor: the same streams read and thrown away by a
+# client that parses nothing (crates/makai-mockllm/examples/read_floor, Tokio's
+# current-thread runtime), the per-event cost the kernel and the wake-ups put
+# under every client on this machine.
 # Every configuration runs each peer N times, the peers interleaved run by run so
 # they share the machine's load; printed: median CPU time (user+sys) and peak
 # resident memory of the peer's process, CPU per token event (1,200 text deltas
@@ -39,7 +43,9 @@ target="${CARGO_TARGET_DIR:-target}"
 
 cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
 cargo build --quiet --profile "$PROFILE" -p makai-agent --example loop_bench
+cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example read_floor
 makai_bench="$target/$PROFILE/examples/loop_bench"
+floor_bench="$target/$PROFILE/examples/read_floor"
 
 yoagent_bench=""
 if [ "${YOAGENT:-1}" != 0 ]; then
@@ -94,13 +100,14 @@ table() {
   echo
   echo "### $title"
   echo
-  echo "| API, concurrency | makai current-thread | makai multi-thread | multi / current | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
-  echo "| --- | --- | --- | --- | --- | --- |"
+  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai multi-thread | multi / current | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
   for api in $APIS; do
     for c in $concurrencies; do
       export MOCK_URL="$url" API="$api" CONCURRENCY="$c" RUNS TOKENS TOOL_ROUNDS
       rm -f "$out"/runs-*
       for _ in $(seq "$N"); do
+        READER=tokio run_once "$out/runs-floor" "$floor_bench"
         RUNTIME=current-thread run_once "$out/runs-ct" "$makai_bench"
         RUNTIME=multi-thread run_once "$out/runs-mt" "$makai_bench"
         if [ -n "$yoagent_bench" ]; then run_once "$out/runs-yo" "$yoagent_bench"; fi
@@ -112,7 +119,7 @@ table() {
       mt_cpu=$(median "$out/runs-mt" 1)
       mt_rss=$(median "$out/runs-mt" 2)
       row="| $api, $c"
-      for peer in ct mt yo pi; do
+      for peer in floor ct mt yo pi; do
         if [ ! -f "$out/runs-$peer" ]; then
           row="$row | n/a"
           continue
