@@ -306,8 +306,8 @@ fn a_thinking_level_change_is_an_event() {
 }
 
 /// Switching mid-session to a model whose entry says it cannot call tools
-/// withholds the tools from its requests, as at start-up; switching back
-/// offers them again.
+/// withholds the tools from its requests and gives it the overview of the
+/// working directory, as at start-up; switching back offers them again.
 #[test]
 fn a_model_switched_to_that_cannot_call_tools_gets_none() {
     let env = Env::new();
@@ -344,5 +344,18 @@ fn a_model_switched_to_that_cannot_call_tools_gets_none() {
     assert!(offered[0] > 0, "{offered:?}");
     assert_eq!(offered[1], 0, "{offered:?}");
     assert_eq!(offered[2], offered[0], "{offered:?}");
+    // The model without tools gets the working directory's overview instead,
+    // as it would at start-up; the models with tools do not.
+    let overview: Vec<bool> = mock
+        .requests()
+        .iter()
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("# Overview of the working directory")
+        })
+        .collect();
+    assert_eq!(overview, [false, true, false]);
     assert_eq!(rpc.finish(), 0);
 }

@@ -51,11 +51,13 @@ struct Counts {
     bytes: u64,
 }
 
-/// The state of one response being read: its head, then its chunked body up
-/// to the last chunk.
+/// The state of one response being read: its head, then its body, chunked
+/// (streamed: up to the last chunk) or of a stated length (replayed).
 struct Response {
     head: Vec<u8>,
     head_done: bool,
+    /// Body bytes still to come, when the head gave a `content-length`.
+    remaining: Option<usize>,
     /// The body's last bytes (enough to see the last chunk).
     tail: Vec<u8>,
     /// The last byte seen was a newline (an SSE event ends at a blank line).
@@ -67,6 +69,7 @@ impl Response {
         Response {
             head: Vec::new(),
             head_done: false,
+            remaining: None,
             tail: Vec::new(),
             newline: false,
         }
@@ -82,6 +85,7 @@ impl Response {
             };
             self.head_done = true;
             let body = self.head.split_off(end + 4);
+            self.remaining = content_length(&self.head);
             return self.feed_body(&body, counts);
         }
         self.feed_body(bytes, counts)
@@ -100,11 +104,25 @@ impl Response {
                 self.newline = false;
             }
         }
+        if let Some(remaining) = &mut self.remaining {
+            *remaining = remaining.saturating_sub(bytes.len());
+            return *remaining == 0;
+        }
         self.tail.extend_from_slice(bytes);
         let keep = self.tail.len().saturating_sub(7);
         self.tail.drain(..keep);
         self.tail.ends_with(b"\r\n0\r\n\r\n")
     }
+}
+
+/// The `content-length` of a response head, if it has one.
+fn content_length(head: &[u8]) -> Option<usize> {
+    String::from_utf8_lossy(head).lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())?
+    })
 }
 
 impl Counts {

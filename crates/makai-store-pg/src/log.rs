@@ -11,8 +11,8 @@
 //! Everything or nothing is stored: a failure anywhere rolls back.
 
 use makai_coding::session::{
-    BuildEntries, Durability, Foreign, LoadWarning, SessionEntry, SessionError, SessionHeader,
-    SessionLog, UnknownEntry,
+    BuildEntries, Durability, Foreign, LoadWarning, Session, SessionEntry, SessionError,
+    SessionHeader, SessionLog, UnknownEntry,
 };
 use tokio::sync::oneshot;
 
@@ -190,6 +190,20 @@ impl SessionLog for PgLog {
 
     fn revision(&self) -> u64 {
         self.known_seq as u64
+    }
+
+    fn open_related(&self, location: &str) -> Result<Session, SessionError> {
+        // `location()` of a session of this store: its address, `#`, its id.
+        match location
+            .strip_prefix(self.store.url())
+            .and_then(|rest| rest.strip_prefix('#'))
+        {
+            Some(id) if !id.is_empty() => self.store.open_id(id),
+            _ => Err(SessionError::NotFound {
+                query: location.to_string(),
+                searched: Vec::new(),
+            }),
+        }
     }
 }
 

@@ -433,3 +433,44 @@ fn the_latest_session_to_continue_is_never_a_sub_agent_s() {
         );
     }
 }
+
+/// Regression: a resumed session counted an unanswered sub-agent's spending
+/// only when the link named a file, so on PostgreSQL a child that was still
+/// running when the process ended cost nothing against the budget.
+#[test]
+fn resumed_spending_counts_an_unanswered_sub_agent_in_either_store() {
+    use makai_coding::session::{SharedSession, session_spending};
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    let spent = |output: u64| {
+        let mut a = assistant("work");
+        a.usage.output = output;
+        a.usage.input = output * 2;
+        a
+    };
+    for fx in fixtures() {
+        let store = fx.store();
+        let mut parent = store.create(CWD);
+        parent
+            .append_message(UserMessage::text("delegate this"))
+            .unwrap();
+        parent.append_message(spent(10)).unwrap();
+        let parent_id = parent.id().to_string();
+        let shared = SharedSession::new(parent);
+        // The child ran two requests; its `task` call never got its result.
+        let mut child = LinkedSessions(shared.clone()).create("worker", "call_1");
+        child
+            .append_message(UserMessage::text("the child's work"))
+            .unwrap();
+        child.append_message(spent(7)).unwrap();
+        child.append_message(spent(5)).unwrap();
+        drop(shared);
+
+        let resumed = store.open(CWD, &parent_id).unwrap();
+        let total = session_spending(&resumed);
+        assert_eq!(total.output, 22, "{}: {total:?}", fx.name());
+        assert_eq!(total.input, 44, "{}: {total:?}", fx.name());
+        // From another handle on the store (another instance) too.
+        let elsewhere = fx.other().open(CWD, &parent_id).unwrap();
+        assert_eq!(session_spending(&elsewhere).output, 22, "{}", fx.name());
+    }
+}

@@ -15,15 +15,15 @@ impl AppSession {
     /// of the MCP servers that are ready now. Called before every prompt. A
     /// model switched to mid-session whose entry says it cannot call tools
     /// gets none (unless `--tools` named them), as at start-up; switching
-    /// back brings them back.
-    pub fn refresh_tools(&self) {
+    /// back brings them back. Returns whether the run has any tools.
+    pub fn refresh_tools(&self) -> bool {
         let (excluded, tools_named) = {
             let state = super::lock(&self.inner.state);
             (state.excluded_tools.clone(), state.tools_named)
         };
         if !tools_named && !self.model().can_call_tools() {
             self.inner.agent.set_tools(makai_agent::ToolSet::new([]));
-            return;
+            return false;
         }
         let mcp_tools: Vec<_> = match &self.inner.mcp {
             Some(mcp) => mcp
@@ -33,8 +33,11 @@ impl AppSession {
                 .collect(),
             None => Vec::new(),
         };
-        let tools = self.inner.base_tools.iter().cloned().chain(mcp_tools);
-        self.inner.agent.set_tools(makai_agent::ToolSet::new(tools));
+        let tools =
+            makai_agent::ToolSet::new(self.inner.base_tools.iter().cloned().chain(mcp_tools));
+        let any = !tools.is_empty();
+        self.inner.agent.set_tools(tools);
+        any
     }
 
     /// Whether `--tools` named the tools (offered even to a model said not

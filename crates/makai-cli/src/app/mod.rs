@@ -18,6 +18,7 @@ mod compact;
 mod events;
 mod mcp;
 mod model;
+mod overview;
 mod resources;
 mod sessions;
 pub mod setup;
@@ -102,6 +103,8 @@ pub(crate) struct Shared {
     limits: Mutex<makai_coding::Limits>,
     /// See [`AppParts::first_turn_policy`].
     first_turn_policy: bool,
+    /// The working-directory overview last added to a run's system prompt.
+    overview: Mutex<overview::OverviewCache>,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -199,6 +202,7 @@ impl AppSession {
             approvals: parts.approvals,
             ledger: parts.ledger,
             limits: Mutex::new(parts.limits),
+            overview: Mutex::default(),
         });
         shared.restore_ledger();
         shared.report_refusals();
@@ -384,7 +388,7 @@ impl AppSession {
 
     /// Checks the key and sets the system prompt (and the tools) for the next run.
     async fn prepare_run(&self) -> Result<(), CliError> {
-        self.refresh_tools();
+        let tools_offered = self.refresh_tools();
         let model = self.model();
         let source = self.inner.keys.source(&model.provider).await?;
         if source.is_none() && makai_ai::credentials::requires_api_key(&model) {
@@ -392,7 +396,9 @@ impl AppSession {
         }
         let oauth =
             source == Some(KeySource::OAuth) && model.api == makai_ai::Api::AnthropicMessages;
-        let base = self.system_prompt_with_skills();
+        let base = self
+            .with_overview(self.system_prompt_with_skills(), tools_offered)
+            .await;
         let prompt = if oauth {
             format!("{CLAUDE_CODE_IDENTITY}\n\n{base}")
         } else {

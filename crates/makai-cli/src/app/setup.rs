@@ -11,7 +11,6 @@ use makai_agent::{
 use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
-use makai_coding::overview;
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::{
@@ -248,27 +247,6 @@ pub fn choose_store(
     Ok(Arc::new(files))
 }
 
-/// The working-directory overview for a model that cannot look around
-/// itself, sized to what its window leaves after `system_prompt` and an answer.
-async fn workspace_overview_section(
-    cwd: &Path,
-    model: &makai_ai::Model,
-    system_prompt: &str,
-    tools: bool,
-) -> Option<String> {
-    let prompt_tokens = system_prompt.len() as u64 / overview::BYTES_PER_TOKEN;
-    let answer = model.max_tokens.min(model.context_window / 4);
-    let budget_tokens = overview::overview_budget(model.context_window, prompt_tokens, answer);
-    overview::workspace_overview(
-        cwd,
-        overview::OverviewOptions {
-            budget_tokens,
-            tools,
-        },
-    )
-    .await
-}
-
 /// Wraps the session's one client: every model call of the session (runs,
 /// compactions, titles) goes through the returned one (a counter, a budget,
 /// a remote client...).
@@ -500,14 +478,9 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         system_prompt.push_str("\n\n");
         system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
     }
+    // The working-directory overview joins each run's system prompt when that
+    // run's model gets no tools (`app/overview.rs`).
     let tools_empty = tools.is_empty();
-    if settings.workspace_overview.unwrap_or(tools_empty)
-        && let Some(section) =
-            workspace_overview_section(&cwd, &model, &system_prompt, !tools.is_empty()).await
-    {
-        system_prompt.push_str("\n\n");
-        system_prompt.push_str(&section);
-    }
 
     let mut budgets = ThinkingBudgets::default();
     if let Some(b) = &settings.thinking_budgets {

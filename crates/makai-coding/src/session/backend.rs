@@ -65,6 +65,12 @@ pub trait SessionLog: Send + std::fmt::Debug {
     /// A number that grows with every append stored through any writer, as
     /// far as this log has seen (its position in the store).
     fn revision(&self) -> u64;
+
+    /// Opens the session at `location`, another session's
+    /// [`SessionLog::location`] in this log's store: how a parent session
+    /// reads a sub-agent it started. Errors: `location` names no session of
+    /// this store, or the session is missing or damaged.
+    fn open_related(&self, location: &str) -> Result<Session, SessionError>;
 }
 
 /// A session as stored: its header and entry lines, exactly (the JSON text of

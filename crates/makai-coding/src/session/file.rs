@@ -373,6 +373,10 @@ impl super::backend::SessionLog for SessionFile {
         self.path.display().to_string()
     }
 
+    fn open_related(&self, location: &str) -> Result<super::Session, SessionError> {
+        super::Session::open(location)
+    }
+
     fn path(&self) -> Option<&Path> {
         Some(&self.path)
     }

@@ -205,6 +205,16 @@ impl Session {
         self.log.as_ref().map(|l| l.location())
     }
 
+    /// Opens the session at `location` (another session's [`Session::location`])
+    /// in this session's store; a session in memory only opens it as a file.
+    /// How a parent reads what a sub-agent it started spent.
+    pub fn open_related(&self, location: &str) -> Result<Session, SessionError> {
+        match &self.log {
+            Some(log) => log.open_related(location),
+            None => Session::open(location),
+        }
+    }
+
     /// The store's revision of this session as far as this handle has seen:
     /// it grows with every append by any writer (`0` in memory). A store can
     /// compare it with its own to tell whether others appended meanwhile.

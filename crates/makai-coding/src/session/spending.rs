@@ -6,7 +6,8 @@
 //! its result (a sub-agent's whole run), `usage` entries (titles), and the
 //! summarising calls of compactions and branch summaries. A sub-agent whose
 //! result never arrived (the process ended while it ran) is counted from its
-//! own session file, named by the link entry written when it started.
+//! own session, named by the link entry written when it started and opened
+//! in the parent's store (a file, or a PostgreSQL session).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -37,27 +38,37 @@ pub struct SubagentLink {
 }
 
 /// Everything the session spent (see the module docs).
-pub fn session_spending(tree: &SessionTree) -> Usage {
-    spending(tree, 0)
+pub fn session_spending(session: &Session) -> Usage {
+    spending(session, 0)
 }
 
 /// [`session_spending`] of the session file at `path` (zero when it cannot
 /// be read: a sub-agent that never wrote its first entry has none).
 pub fn file_spending(path: &Path) -> Usage {
-    file_spending_at(path, 0)
-}
-
-fn file_spending_at(path: &Path, depth: u32) -> Usage {
     match Session::open(path) {
-        Ok(s) => spending(&s, depth),
+        Ok(s) => spending(&s, 0),
         Err(e) => {
-            tracing::debug!(path = %path.display(), error = %e, "no spending read from a sub-agent's session");
+            tracing::debug!(path = %path.display(), error = %e, "no spending read from a session file");
             Usage::default()
         }
     }
 }
 
-fn spending(tree: &SessionTree, depth: u32) -> Usage {
+/// What the sub-agent at `location` spent, read through `parent`'s store
+/// (zero when it cannot be read: a sub-agent that never wrote its first
+/// entry has none).
+fn linked_spending(parent: &Session, location: &str, depth: u32) -> Usage {
+    match parent.open_related(location) {
+        Ok(s) => spending(&s, depth),
+        Err(e) => {
+            tracing::debug!(%location, error = %e, "no spending read from a sub-agent's session");
+            Usage::default()
+        }
+    }
+}
+
+fn spending(session: &Session, depth: u32) -> Usage {
+    let tree: &SessionTree = session;
     let mut total = tree.side_usage();
     let mut answered: HashSet<&str> = HashSet::new();
     for e in tree.entries() {
@@ -76,7 +87,7 @@ fn spending(tree: &SessionTree, depth: u32) -> Usage {
     if depth < MAX_LINK_DEPTH {
         for link in subagent_links(tree) {
             if !answered.contains(link.tool_call_id.as_str()) {
-                total.add(&file_spending_at(Path::new(&link.session_file), depth + 1));
+                total.add(&linked_spending(session, &link.session_file, depth + 1));
             }
         }
     }
