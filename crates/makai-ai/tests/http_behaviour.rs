@@ -412,6 +412,56 @@ async fn idle_timeout_counts_from_the_last_read_not_the_first() {
     assert_eq!(message.text(), "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10");
 }
 
+/// Regression: the wait for the response head had no timeout, so a server
+/// that took the request and never answered held the stream forever.
+#[tokio::test]
+async fn a_server_that_never_answers_is_an_idle_timeout_not_a_hang() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Accepts, reads the request, and says nothing.
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buf = vec![0u8; 64 * 1024];
+            let _ = tokio::io::AsyncReadExt::read(&mut socket, &mut buf).await;
+            held.push(socket);
+        }
+    });
+    let m = Model::custom(
+        Api::OpenAiCompletions,
+        "mock",
+        "mock-model",
+        format!("http://{addr}/v1"),
+    );
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let events: Vec<_> = tokio::time::timeout(
+        Duration::from_secs(30),
+        stream(&m, &context(), options).collect(),
+    )
+    .await
+    .expect("the stream must end on its own idle timeout");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Error { reason, error }) = events.last() else {
+        panic!("expected an error event: {events:?}")
+    };
+    assert_eq!(*reason, StopReason::Error);
+    let said = error.error_message.clone().unwrap_or_default();
+    assert!(
+        said.contains("no response") && said.contains("idle timeout"),
+        "{said}"
+    );
+    silent.abort();
+}
+
 #[tokio::test]
 async fn cancellation_mid_stream_gives_aborted_with_partial_content() {
     let server = MockServer::start(

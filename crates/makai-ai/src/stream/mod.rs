@@ -322,9 +322,19 @@ async fn run_attempt(
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let response = client
-        .post(&request.url, &headers, request.body.clone())
+    // The idle timeout covers the wait for the response head too: a server
+    // that takes the request and never answers is a stall like any other.
+    let mut stall = IdleTimer::new(idle);
+    let response = stall
+        .read(client.post(&request.url, &headers, request.body.clone()))
         .await
+        .map_err(|()| {
+            Fault::retryable(format!(
+                "no response from {} for {:.0?} after the request was sent (idle timeout)",
+                strip_query(&request.url),
+                idle
+            ))
+        })?
         .map_err(|e| {
             let message = ProviderError::Connection {
                 url: strip_query(&request.url),
@@ -370,7 +380,6 @@ async fn run_attempt(
     let mut parser = Framer::new(framing);
     let mut body = response.into_body();
     let mut fault: Option<Fault> = None;
-    let mut stall = IdleTimer::new(idle);
     loop {
         let chunk = match stall.read(body.frame()).await {
             Err(()) => {
