@@ -29,11 +29,12 @@ use crate::event::{AgentEvent, EventSink};
 /// Queue length past which consecutive deltas of one content block are merged.
 pub const COALESCE_AFTER: usize = 1024;
 
-/// Capacity an emptied queue buffer keeps when it goes back to the producer: a
-/// burst (a whole response read at once, a consumer that fell behind) grows a
-/// buffer to hundreds of events, and keeping two such buffers per consumer, the
-/// producer's and the consumer's, held most of an idle agent's memory.
-const KEPT_CAPACITY: usize = 32;
+/// Capacity an emptied queue buffer keeps when it goes back to the producer:
+/// room for a whole response read at once (about 200 events) without a
+/// reallocation, while a consumer that fell far behind, which grows a buffer
+/// to thousands of events, leaves one such buffer per consumer, not two (the
+/// producer's and the consumer's).
+const KEPT_CAPACITY: usize = 256;
 
 /// Hands the queued events to the consumer's empty buffer `out`, and gives the
 /// producer that buffer back, trimmed to [`KEPT_CAPACITY`].
