@@ -29,12 +29,11 @@ use crate::event::{AgentEvent, EventSink};
 /// Queue length past which consecutive deltas of one content block are merged.
 pub const COALESCE_AFTER: usize = 1024;
 
-/// Capacity an emptied queue buffer keeps when it goes back to the producer:
-/// room for a whole response read at once (about 200 events) without a
-/// reallocation, while a consumer that fell far behind, which grows a buffer
-/// to thousands of events, leaves one such buffer per consumer, not two (the
-/// producer's and the consumer's).
-const KEPT_CAPACITY: usize = 256;
+/// Capacity an emptied queue buffer keeps when it goes back to the producer,
+/// or while its consumer waits: a burst (a whole response read at once is
+/// about 200 events) regrows it in a few doublings, and the 50 queues of 50
+/// concurrent runs do not each keep a burst's worth of room between bursts.
+const KEPT_CAPACITY: usize = 16;
 
 /// Hands the queued events to the consumer's empty buffer `out`, and gives the
 /// producer that buffer back, trimmed to [`KEPT_CAPACITY`].
@@ -155,6 +154,9 @@ impl EventQueue {
             if st.finished {
                 return false;
             }
+            if out.capacity() > KEPT_CAPACITY {
+                out.shrink_to(KEPT_CAPACITY);
+            }
             st.thread_waiting = true;
             st = self.ready.wait(st).unwrap_or_else(|e| e.into_inner());
             st.thread_waiting = false;
@@ -176,6 +178,11 @@ impl EventQueue {
             return Poll::Ready(false);
         }
         st.waker = Some(cx.waker().clone());
+        drop(st);
+        // A consumer that waits holds no more than a small buffer.
+        if out.capacity() > KEPT_CAPACITY {
+            out.shrink_to(KEPT_CAPACITY);
+        }
         Poll::Pending
     }
 }
@@ -511,6 +518,26 @@ mod tests {
             );
             batch.clear();
         }
+    }
+
+    #[test]
+    fn a_waiting_consumer_keeps_a_small_buffer() {
+        let q = EventQueue::new(usize::MAX);
+        let mut batch = VecDeque::new();
+        for i in 0..500 {
+            q.push(delta(0, &format!("{i}")));
+        }
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        assert_eq!(q.poll_take(&mut cx, &mut batch), Poll::Ready(true));
+        assert_eq!(batch.len(), 500);
+        batch.clear();
+        assert!(batch.capacity() >= 500);
+        // Nothing queued: the consumer waits, with a trimmed buffer.
+        assert_eq!(q.poll_take(&mut cx, &mut batch), Poll::Pending);
+        assert!(batch.capacity() <= KEPT_CAPACITY);
+        q.push(delta(0, "next"));
+        assert_eq!(q.poll_take(&mut cx, &mut batch), Poll::Ready(true));
+        assert_eq!(batch.front().and_then(|e| e.text_delta()), Some("next"));
     }
 
     #[test]

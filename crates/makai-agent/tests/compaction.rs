@@ -132,6 +132,24 @@ async fn threshold_compaction_summarizes_old_turns_before_the_call() {
     assert_eq!(outcome.context.messages[1].role(), "compactionSummary");
     assert_eq!(outcome.end_reason, EndReason::Completed);
     assert!(outcome.usage.total_tokens >= 920);
+    // The run's own messages, each once, whether added before or after the
+    // compaction replaced the context (and kept the question in it).
+    assert_eq!(
+        run_texts(&events, &outcome),
+        ["new question", "fresh answer"]
+    );
+}
+
+/// The texts of the messages a run added, after checking that `agent_end`
+/// carries the same messages as the outcome.
+fn run_texts(events: &[AgentEvent], outcome: &makai_agent::RunOutcome) -> Vec<String> {
+    let Some(AgentEvent::AgentEnd { messages, .. }) = events.last() else {
+        panic!("the last event is not agent_end")
+    };
+    let texts: Vec<String> = outcome.messages.iter().map(AgentMessage::text).collect();
+    let ended: Vec<String> = messages.iter().map(AgentMessage::text).collect();
+    assert_eq!(texts, ended);
+    texts
 }
 
 #[tokio::test]
@@ -198,6 +216,8 @@ async fn overflow_error_triggers_compaction_and_one_retry() {
         outcome.messages.last().unwrap().text(),
         "answer after retry"
     );
+    // The failed call is not among the run's messages either.
+    assert_eq!(run_texts(&events, &outcome), ["q", "answer after retry"]);
 }
 
 #[tokio::test]

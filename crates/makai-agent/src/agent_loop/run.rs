@@ -28,7 +28,10 @@ pub(super) struct Run {
     pub(super) hooks: Arc<RunHooks>,
     pub(super) sink: Arc<dyn EventSink>,
     pub(super) ctx: AgentContext,
-    pub(super) new_messages: Vec<AgentMessage>,
+    /// The run's messages are the context's tail from `new_from`, after those
+    /// that a compaction replaced (`replaced_new`): one copy, not two.
+    new_from: usize,
+    replaced_new: Vec<AgentMessage>,
     pub(super) cancel: CancellationToken,
     pub(super) loop_tracker: LoopTracker,
     wall_expired: Arc<AtomicBool>,
@@ -65,8 +68,30 @@ impl Run {
             message: shared.clone(),
         });
         let message = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
-        self.ctx.messages.push(message.clone());
-        self.new_messages.push(message);
+        self.ctx.messages.push(message);
+    }
+
+    /// Appends a message (already announced) to the transcript.
+    pub(super) fn push_message(&mut self, message: AgentMessage) {
+        self.ctx.messages.push(message);
+    }
+
+    /// Takes back the run's last message.
+    fn pop_message(&mut self) -> Option<AgentMessage> {
+        if self.ctx.messages.len() > self.new_from {
+            self.ctx.messages.pop()
+        } else {
+            None
+        }
+    }
+
+    /// The messages this run added, in order.
+    fn new_messages(&self) -> Vec<AgentMessage> {
+        let tail = self.ctx.messages.get(self.new_from..).unwrap_or_default();
+        let mut out = Vec::with_capacity(self.replaced_new.len() + tail.len());
+        out.extend_from_slice(&self.replaced_new);
+        out.extend_from_slice(tail);
+        out
     }
 
     /// Why the run stops after its token was cancelled.
@@ -181,7 +206,10 @@ impl Run {
                 if let Some(u) = &out.usage {
                     self.usage.add(u);
                 }
-                self.ctx.messages = out.messages;
+                let replaced = std::mem::replace(&mut self.ctx.messages, out.messages);
+                self.replaced_new
+                    .extend(replaced.into_iter().skip(self.new_from));
+                self.new_from = self.ctx.messages.len();
                 self.usage_floor = self.ctx.messages.len();
                 let after = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
                 self.emit(AgentEvent::CompactionEnd {
@@ -257,8 +285,7 @@ impl Run {
                 {
                     retried = true;
                     // The failed call is not part of the transcript.
-                    let failed = self.ctx.messages.pop();
-                    self.new_messages.pop();
+                    let failed = self.pop_message();
                     let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
                     let target = cc
                         .budget_for(&self.cfg.model)
@@ -271,8 +298,7 @@ impl Run {
                         continue;
                     }
                     if let Some(f) = failed {
-                        self.ctx.messages.push(f.clone());
-                        self.new_messages.push(f);
+                        self.push_message(f);
                     }
                     return (message, shared);
                 }
@@ -460,7 +486,8 @@ pub(crate) async fn run_loop(
         hooks: hooks.clone(),
         sink,
         ctx,
-        new_messages: Vec::new(),
+        new_from: ctx_len,
+        replaced_new: Vec::new(),
         cancel,
         loop_tracker: LoopTracker::default(),
         wall_expired,
@@ -485,12 +512,13 @@ pub(crate) async fn run_loop(
         (pending.messages, Vec::new())
     };
     let (undelivered_steering, undelivered_follow_up) = hooks.restore(steering, follow_up);
+    let new_messages = run.new_messages();
     run.emit(AgentEvent::AgentEnd {
-        messages: Arc::new(run.new_messages.clone()),
+        messages: Arc::new(new_messages.clone()),
         end_reason: end_reason.clone(),
     });
     RunOutcome {
-        messages: run.new_messages,
+        messages: new_messages,
         context: run.ctx,
         end_reason,
         usage: run.usage,

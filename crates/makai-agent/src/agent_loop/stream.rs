@@ -168,7 +168,6 @@ pub(super) async fn stream_response(
     run.emit(AgentEvent::MessageEnd {
         message: shared.clone(),
     });
-    run.ctx.messages.push(message.clone().into());
-    run.new_messages.push(message.clone().into());
+    run.push_message(message.clone().into());
     (message, shared)
 }
