@@ -16,8 +16,10 @@ use crate::error::CliError;
 /// server program (whose `tool_choice` dialect the model entry then names).
 ///
 /// The 0.5B model cannot use tools reliably, and their descriptions alone
-/// fill most of its 4,096-token window, so tools are off unless `--tools`
-/// asks for them (said on stderr).
+/// fill most of its 4,096-token window, so its entry says it cannot call
+/// tools (see [`crate::models::choose`]): its runs get none unless `--tools`
+/// asks for them (said on stderr), while a model switched to later in the
+/// session gets the usual tools.
 pub fn apply(local: &LocalModel, args: &mut Args) {
     args.base_url = Some(format!("{}/v1", local.url()));
     args.api = Some(Api::OpenAiCompletions);
@@ -25,7 +27,6 @@ pub fn apply(local: &LocalModel, args: &mut Args) {
     args.provider = Some(PROVIDER.into());
     args.local_runtime = Some(local.runtime());
     if args.tools.is_none() && !args.no_tools {
-        args.no_tools = true;
         eprintln!(
             "makai: the local model is too small to use tools reliably, so tools are off; \
              pass --tools read,ls,... to enable some"

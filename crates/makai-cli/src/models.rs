@@ -116,6 +116,10 @@ pub async fn choose(
             compat.supports_named_tool_choice = compat
                 .supports_named_tool_choice
                 .or(Some(runtime.honours_named_tool_choice()));
+            // The 0.5B model cannot use tools reliably, and their descriptions
+            // alone fill most of its 4,096-token window: its runs get none
+            // unless --tools names some (or models.json says it can).
+            compat.supports_tools = compat.supports_tools.or(Some(false));
         }
         return Ok(ChosenModel { model, thinking });
     }
@@ -334,6 +338,8 @@ mod tests {
                 Some(named),
                 "{runtime:?}"
             );
+            // Its runs get no tools unless --tools names some.
+            assert_eq!(compat.supports_tools, Some(false));
         }
     }
 

@@ -359,3 +359,80 @@ fn a_model_switched_to_that_cannot_call_tools_gets_none() {
     assert_eq!(overview, [false, true, false]);
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Regression: a session that started on a model without tools kept the
+/// tool-less system prompt, and had no tools to offer, after a switch to a
+/// model that can call them.
+#[test]
+fn a_session_started_without_tools_gets_them_and_their_prompt_on_a_model_with_tools() {
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("without tools"))
+            .push(ScriptedResponse::text("with tools"))
+            .push(ScriptedResponse::text("without again")),
+    );
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [
+                {"id": "tooly"},
+                {"id": "plain", "compat": {"supportsTools": false}}
+            ]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&env, &s(&["--model", "lab/plain"]));
+    for (model, prompt) in [("plain", "one"), ("tooly", "two"), ("plain", "three")] {
+        rpc.ok(json!({"type": "set_model", "provider": "lab", "modelId": model}));
+        rpc.ok(json!({"type": "prompt", "message": prompt}));
+        settled(&mut rpc);
+    }
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let tools: Vec<Vec<String>> = requests
+        .iter()
+        .map(|r| {
+            r.body["tools"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| {
+                            t["function"]["name"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(tools[0].is_empty(), "{tools:?}");
+    assert!(
+        ["read", "bash", "edit"]
+            .iter()
+            .all(|t| tools[1].iter().any(|n| n == t)),
+        "{tools:?}"
+    );
+    assert!(tools[2].is_empty(), "{tools:?}");
+    // The prompt says what the run can do: no tools, then tools, then none.
+    let prompts: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let says_no_tools: Vec<bool> = prompts
+        .iter()
+        .map(|p| p.contains("In this session you have no tools"))
+        .collect();
+    assert_eq!(says_no_tools, [true, false, true]);
+    assert!(prompts[1].contains("through a small set of tools"));
+    assert_eq!(rpc.finish(), 0);
+}

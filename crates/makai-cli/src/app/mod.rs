@@ -78,7 +78,10 @@ pub(crate) struct Shared {
     cwd: PathBuf,
     /// Where new sessions go; `None` keeps sessions in memory.
     store: Option<Arc<dyn SessionStore>>,
+    /// The system prompt of a run offered tools.
     system_prompt: String,
+    /// The system prompt of a run offered none (see [`AppParts`]).
+    system_prompt_without_tools: String,
     /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
     resources: Mutex<Arc<Resources>>,
     /// Which resources are loaded and whether skills go into the system prompt.
@@ -148,8 +151,12 @@ pub struct AppParts {
     pub cwd: PathBuf,
     /// Where new sessions go (`None`: in memory).
     pub store: Option<Arc<dyn SessionStore>>,
-    /// The system prompt.
+    /// The system prompt of a run offered tools.
     pub system_prompt: String,
+    /// The system prompt of a run offered none: the built-in coder's prompt
+    /// becomes the tool-less one (`AgentSpec::without_tools`), any other
+    /// stays as it is.
+    pub system_prompt_without_tools: String,
     /// Skills and prompt templates.
     pub resources: Resources,
     /// Which resources are loaded and whether skills go into the system prompt.
@@ -189,6 +196,7 @@ impl AppSession {
             cwd: parts.cwd,
             store: parts.store,
             system_prompt: parts.system_prompt,
+            system_prompt_without_tools: parts.system_prompt_without_tools,
             resources: Mutex::new(Arc::new(parts.resources)),
             resource_options: parts.resource_options,
             subscribers: Mutex::new(Vec::new()),
@@ -397,7 +405,7 @@ impl AppSession {
         let oauth =
             source == Some(KeySource::OAuth) && model.api == makai_ai::Api::AnthropicMessages;
         let base = self
-            .with_overview(self.system_prompt_with_skills(), tools_offered)
+            .with_overview(self.system_prompt_for(tools_offered), tools_offered)
             .await;
         let prompt = if oauth {
             format!("{CLAUDE_CODE_IDENTITY}\n\n{base}")

@@ -62,8 +62,13 @@ impl AppSession {
         fresh
     }
 
-    /// The system prompt with the skills section, as the next run gets it.
-    pub(crate) fn system_prompt_with_skills(&self) -> String {
+    /// The system prompt of the next run, which is offered tools or not: with
+    /// tools, the skills section follows (a run without tools could not read
+    /// a skill's file).
+    pub(crate) fn system_prompt_for(&self, tools_offered: bool) -> String {
+        if !tools_offered {
+            return self.inner.system_prompt_without_tools.clone();
+        }
         let mut prompt = self.inner.system_prompt.clone();
         if self.inner.resource_options.skills_in_prompt
             && let Some(section) = self.resources().skills_prompt_section()

@@ -388,17 +388,21 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     } else {
         discover_context_files(&cwd, home.as_deref())
     };
-    // A model whose description says it cannot call tools runs without them
-    // (and gets the working-directory overview) unless --tools names some.
-    let no_tools = args.no_tools || (args.tools.is_none() && !model.can_call_tools());
-    if no_tools && !args.no_tools {
+    // Tools are off for the whole session only with --no-tools. A model whose
+    // entry says it cannot call tools gets none in its runs (and the
+    // working-directory overview) unless --tools names some; a model switched
+    // to later gets them (`AppSession::refresh_tools`).
+    let tools_off = args.no_tools;
+    let start_without_tools = tools_off || (args.tools.is_none() && !model.can_call_tools());
+    // (The local model said why already: `local::apply`.)
+    if start_without_tools && !tools_off && args.local_runtime.is_none() {
         eprintln!(
             "makai: {}/{} cannot call tools (its model entry says supportsTools: false), \
              so tools are off; pass --tools read,ls,... to offer some anyway",
             model.provider, model.id
         );
     }
-    let tools = if no_tools {
+    let tools = if tools_off {
         Vec::new()
     } else {
         let mut policy = PathPolicy::confined();
@@ -456,14 +460,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(sp) = &args.system_prompt {
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
-    if no_tools {
-        // The built-in prompt describes tools this run does not have.
-        spec = spec.without_tools();
-    }
+    // The built-in prompt describes tools; a run offered none gets the
+    // tool-less one (`AppSession::prepare_run`).
+    let spec_without_tools = spec.clone().without_tools();
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,
-        skills_in_prompt: !no_tools,
+        skills_in_prompt: !tools_off,
         skill_paths: absolute(&cwd, &args.skill),
         template_paths: absolute(&cwd, &args.prompt_template),
     };
@@ -474,13 +477,20 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
+    let mut system_prompt_without_tools =
+        build_system_prompt(&spec_without_tools, &files, &cwd, today());
     for extra in &args.append_system_prompt {
-        system_prompt.push_str("\n\n");
-        system_prompt.push_str(&text_or_file(extra, &cwd, "--append-system-prompt")?);
+        let extra = text_or_file(extra, &cwd, "--append-system-prompt")?;
+        for prompt in [&mut system_prompt, &mut system_prompt_without_tools] {
+            prompt.push_str("\n\n");
+            prompt.push_str(&extra);
+        }
     }
-    // The working-directory overview joins each run's system prompt when that
-    // run's model gets no tools (`app/overview.rs`).
-    let tools_empty = tools.is_empty();
+    // Whether the first model's runs get tools: its start-up system prompt,
+    // and for the local model the turn limit and the first-turn tool call.
+    // (Each run's prompt is decided again by `AppSession::prepare_run`, with
+    // the working-directory overview when it gets no tools.)
+    let start_with_tools = !start_without_tools && !tools.is_empty();
 
     let mut budgets = ThinkingBudgets::default();
     if let Some(b) = &settings.thinking_budgets {
@@ -515,20 +525,24 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     let mut config = builder.build();
     config.limits = limits.execution();
-    if model.provider == makai_local::PROVIDER && !tools.is_empty() {
+    if model.provider == makai_local::PROVIDER && start_with_tools {
         // A turn limit of the user's own wins.
         if config.limits.max_turns.is_none() {
             config.limits.max_turns = Some(makai_local::MAX_TURNS);
         }
     }
     let agent = Agent::new(config)
-        .with_system_prompt(system_prompt.clone())
+        .with_system_prompt(if start_with_tools {
+            system_prompt.clone()
+        } else {
+            system_prompt_without_tools.clone()
+        })
         .with_tools(ToolSet::new(tools));
     agent.set_steering_mode(settings.steering_mode);
     agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
-    let mcp = if no_tools || args.no_mcp {
+    let mcp = if tools_off || args.no_mcp {
         None
     } else {
         super::mcp::start_servers(
@@ -546,6 +560,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         cwd,
         store,
         system_prompt,
+        system_prompt_without_tools,
         resources,
         resource_options,
         mcp,
@@ -553,7 +568,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         approvals,
         ledger,
         limits,
-        first_turn_policy: model.provider == makai_local::PROVIDER && !tools_empty,
+        first_turn_policy: model.provider == makai_local::PROVIDER && start_with_tools,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
