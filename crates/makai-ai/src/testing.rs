@@ -150,3 +150,79 @@ pub async fn collect(
 pub async fn finish(stream: crate::AssistantMessageEventStream) -> crate::AssistantMessage {
     collect(stream).await.1
 }
+
+/// The server of makai's own real-model tests (`scripts/real-model.sh`), as
+/// the environment names it: `MAKAI_REAL_MODEL_URL` (`http://127.0.0.1:PORT`,
+/// without `/v1`), `MAKAI_REAL_MODEL_NAME` (the model id, when known) and
+/// `MAKAI_REAL_MODEL_RUNTIME` (the server program).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealModelServer {
+    /// The server's base URL, without `/v1` or a trailing slash.
+    pub url: String,
+    /// The model id, when `MAKAI_REAL_MODEL_NAME` gives it.
+    pub name: Option<String>,
+    /// The server program (`llama-cpp-python`, or llama.cpp's own server).
+    pub runtime: Option<String>,
+}
+
+impl RealModelServer {
+    /// The server the environment names; `None` when `MAKAI_REAL_MODEL_URL`
+    /// is unset or empty (the real-model tests then say so and do nothing).
+    pub fn from_env() -> Option<Self> {
+        let var = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let url = var("MAKAI_REAL_MODEL_URL")?;
+        Some(RealModelServer {
+            url: url.trim_end_matches('/').to_string(),
+            name: var("MAKAI_REAL_MODEL_NAME"),
+            runtime: var("MAKAI_REAL_MODEL_RUNTIME"),
+        })
+    }
+
+    /// The model `id` on this server, described as the server needs it:
+    /// llama-cpp-python's server forces a tool call only for a named
+    /// `tool_choice`, llama.cpp's own only for `"required"` (makai's default
+    /// for a local URL).
+    pub fn model(&self, id: impl Into<String>) -> crate::Model {
+        let mut model = crate::Model::custom(
+            crate::Api::OpenAiCompletions,
+            "local",
+            id,
+            format!("{}/v1", self.url),
+        );
+        if self.runtime.as_deref() == Some("llama-cpp-python") {
+            model.compat = Some(crate::CompatFlags {
+                supports_named_tool_choice: Some(true),
+                ..crate::CompatFlags::default()
+            });
+        }
+        model
+    }
+}
+
+#[cfg(test)]
+mod real_model_server_tests {
+    use super::RealModelServer;
+
+    #[test]
+    fn llama_cpp_python_gets_the_named_tool_choice_and_llama_cpp_the_default() {
+        let mut server = RealModelServer {
+            url: "http://127.0.0.1:9".into(),
+            name: None,
+            runtime: Some("llama-cpp-python".into()),
+        };
+        let m = server.model("qwen");
+        assert_eq!(m.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(m.id, "qwen");
+        assert_eq!(
+            m.compat.and_then(|c| c.supports_named_tool_choice),
+            Some(true)
+        );
+        server.runtime = Some("llama-cpp-server".into());
+        assert_eq!(server.model("qwen").compat, None);
+    }
+}

@@ -14,9 +14,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use makai_ai::testing::RealModelServer;
 use makai_ai::{
-    Api, AssistantMessage, AssistantMessageEvent, CompatFlags, Context, Model, StopReason,
-    StreamOptions, ToolChoice, ToolDefinition, UserMessage, stream,
+    AssistantMessage, AssistantMessageEvent, Context, Model, StopReason, StreamOptions, ToolChoice,
+    ToolDefinition, UserMessage, stream,
 };
 use serde_json::{Value, json};
 
@@ -28,44 +29,23 @@ static SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// when the machine is busy.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// The model behind `MAKAI_REAL_MODEL_URL`, or `None` (with a note on stderr,
-/// which the test harness does not capture) when the variable is unset.
+/// The model behind `MAKAI_REAL_MODEL_URL`, in its server's dialect
+/// ([`RealModelServer`]), or `None` (with a note on stderr, which the test
+/// harness does not capture) when the variable is unset.
 async fn real_model(test: &str) -> Option<Model> {
-    let url = match std::env::var("MAKAI_REAL_MODEL_URL") {
-        Ok(u) if !u.trim().is_empty() => u.trim().trim_end_matches('/').to_string(),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: skipping real-model test `{test}`: MAKAI_REAL_MODEL_URL is unset \
-                 (run scripts/ci-real-model.sh, or `scripts/real-model.sh start` and export it)"
-            );
-            return None;
-        }
+    let Some(server) = RealModelServer::from_env() else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: skipping real-model test `{test}`: MAKAI_REAL_MODEL_URL is unset \
+             (run scripts/ci-real-model.sh, or `scripts/real-model.sh start` and export it)"
+        );
+        return None;
     };
-    let name = match std::env::var("MAKAI_REAL_MODEL_NAME") {
-        Ok(n) if !n.trim().is_empty() => n.trim().to_string(),
-        _ => model_name_from_server(&url).await,
+    let name = match &server.name {
+        Some(name) => name.clone(),
+        None => model_name_from_server(&server.url).await,
     };
-    Some(in_the_servers_dialect(Model::custom(
-        Api::OpenAiCompletions,
-        "local",
-        name,
-        format!("{url}/v1"),
-    )))
-}
-
-/// The model as the running server needs it: llama-cpp-python's server forces
-/// a call only for a named `tool_choice`, llama.cpp's only for `"required"`
-/// (makai's default for a local URL). `MAKAI_REAL_MODEL_RUNTIME` (set by
-/// `scripts/real-model.sh env`) names the server program.
-fn in_the_servers_dialect(mut model: Model) -> Model {
-    if std::env::var("MAKAI_REAL_MODEL_RUNTIME").is_ok_and(|r| r.trim() == "llama-cpp-python") {
-        model.compat = Some(CompatFlags {
-            supports_named_tool_choice: Some(true),
-            ..CompatFlags::default()
-        });
-    }
-    model
+    Some(server.model(name))
 }
 
 /// The first model id listed by `URL/v1/models`; panics with a clear message when

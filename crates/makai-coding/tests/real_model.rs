@@ -17,7 +17,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use makai_agent::makai_ai::{Api, CompatFlags, Model, ToolChoice};
+use makai_agent::makai_ai::testing::RealModelServer;
+use makai_agent::makai_ai::{Model, ToolChoice};
 use makai_agent::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, CancellationToken, EndReason,
     InProcessClient, ToolSet, agent_loop,
@@ -32,41 +33,18 @@ use makai_coding::tools::{ToolEnv, tools_by_names};
 const RUN_TIMEOUT: Duration = Duration::from_secs(420);
 
 fn real_model() -> Option<Model> {
-    let url = std::env::var("MAKAI_REAL_MODEL_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty());
-    let Some(url) = url else {
+    let Some(server) = RealModelServer::from_env() else {
         eprintln!(
             "skipped: MAKAI_REAL_MODEL_URL is not set (run `scripts/real-model.sh start` and \
              `eval \"$(scripts/real-model.sh env)\"` to run the real-model tests)"
         );
         return None;
     };
-    let name = std::env::var("MAKAI_REAL_MODEL_NAME")
-        .ok()
-        .filter(|n| !n.trim().is_empty())
+    let name = server
+        .name
+        .clone()
         .unwrap_or_else(|| "qwen2.5-coder-0.5b-instruct-q4_k_m".into());
-    let url = url.trim().trim_end_matches('/');
-    Some(in_the_servers_dialect(Model::custom(
-        Api::OpenAiCompletions,
-        "local",
-        name,
-        format!("{url}/v1"),
-    )))
-}
-
-/// The model as the running server needs it: llama-cpp-python's server forces
-/// a call only for a named `tool_choice`, llama.cpp's only for `"required"`
-/// (makai's default for a local URL). `MAKAI_REAL_MODEL_RUNTIME` (set by
-/// `scripts/real-model.sh env`) names the server program.
-fn in_the_servers_dialect(mut model: Model) -> Model {
-    if std::env::var("MAKAI_REAL_MODEL_RUNTIME").is_ok_and(|r| r.trim() == "llama-cpp-python") {
-        model.compat = Some(CompatFlags {
-            supports_named_tool_choice: Some(true),
-            ..CompatFlags::default()
-        });
-    }
-    model
+    Some(server.model(name))
 }
 
 #[tokio::test]
