@@ -379,3 +379,44 @@ fn childrens_spending_counts_toward_the_parents_cap_and_get_session_stats_counts
     assert_eq!(mock.requests().len(), 2);
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Regression: a sub-agent whose result never arrived and whose session file
+/// is unreadable counted as nothing when the session was continued, without
+/// a word. Now `-c` says so (the ledger cannot count it).
+#[test]
+fn continuing_a_session_whose_sub_agent_session_is_unreadable_says_so() {
+    use makai_coding::session::{Session, SharedSession};
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    let env = Env::new();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("first"))
+            .push(ScriptedResponse::text("second")),
+    );
+    priced_models(&env, &mock);
+    let out = env.run(&with(model_args(), &["-p", "hello"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    // A sub-agent started in that session; the process ended before its
+    // result, and its file was damaged afterwards.
+    let shared = SharedSession::new(Session::open(&files[0]).unwrap());
+    let mut child = LinkedSessions(shared.clone()).create("worker", "call_9");
+    child
+        .append_message(makai_ai::UserMessage::text("child work"))
+        .unwrap();
+    let child_path = child.path().unwrap().to_path_buf();
+    drop(child);
+    drop(shared);
+    std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
+
+    let out = env.run(&with(model_args(), &["-c", "-p", "go on"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("makai: a sub-agent's session could not be read")
+            && err.contains(&child_path.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(mock.requests().len(), 2);
+}

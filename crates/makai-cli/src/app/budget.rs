@@ -10,7 +10,7 @@ use makai_agent::budget::BudgetRefusal;
 use makai_agent::{Ledger, LedgerReport, Tool};
 use makai_ai::catalog::ModelRegistry;
 use makai_coding::agent_spec::SubagentPolicy;
-use makai_coding::session::{SharedSession, session_spending};
+use makai_coding::session::{SharedSession, session_spending_report};
 use makai_coding::subagent::{InMemorySessions, LinkedSessions, TaskEnv, TaskTool};
 use makai_coding::{AgentCatalog, ContextFile, Limits};
 use makai_rpc::SessionEvent;
@@ -90,10 +90,27 @@ pub(crate) fn task_tool(parts: TaskParts<'_>) -> Arc<dyn Tool> {
 }
 
 impl Shared {
-    /// Starts the ledger over from what the current session spent.
+    /// Starts the ledger over from what the current session spent. A
+    /// sub-agent's session that cannot be read is said (its spending is not
+    /// in the ledger), never silently counted as nothing.
     pub(crate) fn restore_ledger(&self) {
-        let spent = session_spending(&self.session.lock());
-        self.ledger.restore(spent);
+        let spent = session_spending_report(&self.session.lock());
+        let warnings: Vec<String> = spent
+            .uncounted
+            .iter()
+            .map(|u| {
+                format!(
+                    "a sub-agent's session could not be read, so what it spent is not counted \
+                     against this session's limits: {}",
+                    u.error
+                )
+            })
+            .collect();
+        for w in &warnings {
+            eprintln!("makai: {w}");
+        }
+        super::lock(&self.state).uncounted_spending = warnings;
+        self.ledger.restore(spent.usage);
     }
 
     /// Sends every refusal to the subscribers as a `budget_exhausted` event.
@@ -124,6 +141,13 @@ impl AppSession {
     /// The ledger's figures.
     pub fn budget(&self) -> LedgerReport {
         self.inner.ledger.report()
+    }
+
+    /// Why the ledger, rebuilt when the current session became current,
+    /// leaves out spending: each a sub-agent session that could not be read
+    /// (also said on stderr then).
+    pub fn uncounted_spending(&self) -> Vec<String> {
+        super::lock(&self.inner.state).uncounted_spending.clone()
     }
 
     /// Changes the limits in force: the ones set in `changes` replace the

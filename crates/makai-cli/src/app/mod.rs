@@ -67,6 +67,9 @@ pub(crate) struct AppState {
     excluded_tools: Vec<String>,
     /// `--tools` named the tools: offered whatever the model's entry says.
     tools_named: bool,
+    /// Sub-agent sessions the ledger could not count when the current
+    /// session became current (see `Shared::restore_ledger`).
+    uncounted_spending: Vec<String>,
 }
 
 pub(crate) struct Shared {

@@ -153,6 +153,9 @@ impl UiState {
             }
             Ok(_) => {}
         }
+        for w in app.uncounted_spending() {
+            st.notice(Level::Warning, w);
+        }
         st
     }
 

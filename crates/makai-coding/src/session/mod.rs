@@ -64,6 +64,9 @@ pub use handle::{Session, SharedSession, new_session_id, session_file_name};
 pub use repair::{RepairPlan, RepairReport, plan_repair, repair_session_file};
 
 pub use new_entry::{CompactionRecord, NewEntry};
-pub use spending::{SUBAGENT_LINK, SubagentLink, file_spending, session_spending, subagent_links};
+pub use spending::{
+    SUBAGENT_LINK, Spending, SubagentLink, UncountedSubagent, file_spending, session_spending,
+    session_spending_report, subagent_links,
+};
 pub use store::{JsonlStore, SESSION_DIR_ENV, SessionInfo, encode_cwd, session_title};
 pub use tree::{SessionTree, TreeNode, TreeView};

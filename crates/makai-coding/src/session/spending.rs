@@ -16,6 +16,7 @@ use makai_ai::Usage;
 use serde::{Deserialize, Serialize};
 
 use super::entry::SessionEntry;
+use super::error::SessionError;
 use super::handle::Session;
 use super::tree::SessionTree;
 
@@ -39,14 +40,44 @@ pub struct SubagentLink {
 
 /// Everything the session spent (see the module docs).
 pub fn session_spending(session: &Session) -> Usage {
-    spending(session, 0)
+    session_spending_report(session).usage
+}
+
+/// What a session spent, and the sub-agent sessions that could not be
+/// counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Spending {
+    /// Everything counted (see the module docs).
+    pub usage: Usage,
+    /// Sub-agents whose result never arrived and whose own session exists
+    /// but could not be read (damaged, unreadable, or in a store this one
+    /// cannot open): their spending is unknown and not in `usage`. A
+    /// sub-agent that never wrote its first entry spent nothing and is not
+    /// listed.
+    pub uncounted: Vec<UncountedSubagent>,
+}
+
+/// A sub-agent session [`session_spending_report`] could not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UncountedSubagent {
+    /// Where its link says its session is.
+    pub location: String,
+    /// Why it could not be read.
+    pub error: String,
+}
+
+/// [`session_spending`], with the sub-agent sessions it could not count.
+pub fn session_spending_report(session: &Session) -> Spending {
+    let mut uncounted = Vec::new();
+    let usage = spending(session, 0, &mut uncounted);
+    Spending { usage, uncounted }
 }
 
 /// [`session_spending`] of the session file at `path` (zero when it cannot
 /// be read: a sub-agent that never wrote its first entry has none).
 pub fn file_spending(path: &Path) -> Usage {
     match Session::open(path) {
-        Ok(s) => spending(&s, 0),
+        Ok(s) => spending(&s, 0, &mut Vec::new()),
         Err(e) => {
             tracing::debug!(path = %path.display(), error = %e, "no spending read from a session file");
             Usage::default()
@@ -54,20 +85,42 @@ pub fn file_spending(path: &Path) -> Usage {
     }
 }
 
-/// What the sub-agent at `location` spent, read through `parent`'s store
-/// (zero when it cannot be read: a sub-agent that never wrote its first
-/// entry has none).
-fn linked_spending(parent: &Session, location: &str, depth: u32) -> Usage {
+/// Whether `e` says the session is not there at all (a sub-agent that never
+/// wrote its first entry), as opposed to there and unreadable.
+fn never_written(e: &SessionError) -> bool {
+    match e {
+        SessionError::NotFound { .. } => true,
+        SessionError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        _ => false,
+    }
+}
+
+/// What the sub-agent at `location` spent, read through `parent`'s store;
+/// zero when it never wrote its first entry, and zero noted in `uncounted`
+/// when its session is there but cannot be read.
+fn linked_spending(
+    parent: &Session,
+    location: &str,
+    depth: u32,
+    uncounted: &mut Vec<UncountedSubagent>,
+) -> Usage {
     match parent.open_related(location) {
-        Ok(s) => spending(&s, depth),
+        Ok(s) => spending(&s, depth, uncounted),
+        Err(e) if never_written(&e) => {
+            tracing::debug!(%location, "a sub-agent's session was never written: nothing spent");
+            Usage::default()
+        }
         Err(e) => {
-            tracing::debug!(%location, error = %e, "no spending read from a sub-agent's session");
+            uncounted.push(UncountedSubagent {
+                location: location.to_string(),
+                error: e.to_string(),
+            });
             Usage::default()
         }
     }
 }
 
-fn spending(session: &Session, depth: u32) -> Usage {
+fn spending(session: &Session, depth: u32, uncounted: &mut Vec<UncountedSubagent>) -> Usage {
     let tree: &SessionTree = session;
     let mut total = tree.side_usage();
     let mut answered: HashSet<&str> = HashSet::new();
@@ -87,7 +140,12 @@ fn spending(session: &Session, depth: u32) -> Usage {
     if depth < MAX_LINK_DEPTH {
         for link in subagent_links(tree) {
             if !answered.contains(link.tool_call_id.as_str()) {
-                total.add(&linked_spending(session, &link.session_file, depth + 1));
+                total.add(&linked_spending(
+                    session,
+                    &link.session_file,
+                    depth + 1,
+                    uncounted,
+                ));
             }
         }
     }
