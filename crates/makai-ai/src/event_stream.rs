@@ -135,33 +135,62 @@ enum Source {
 }
 
 /// The slot between a request driven inside its stream and the stream: at most
-/// one batch, put by the driver and taken by the stream in the same task.
+/// one batch, put by the driver and taken by the stream in the same task. The
+/// emptied batch goes back to the driver for the next one, so a network read
+/// allocates no batch of its own.
 #[derive(Default)]
 pub(crate) struct Handoff {
-    slot: Mutex<Option<Vec<AssistantMessageEvent>>>,
+    slot: Mutex<Slot>,
 }
 
+#[derive(Default)]
+struct Slot {
+    /// The batch handed over and not yet taken.
+    batch: Option<Vec<AssistantMessageEvent>>,
+    /// An emptied batch, for the driver's next one.
+    spare: Vec<AssistantMessageEvent>,
+}
+
+/// The largest emptied batch kept for reuse (events): a burst larger than
+/// this (a whole response read at once) is not kept for the rest of the stream.
+const SPARE_MAX: usize = 32;
+
 impl Handoff {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<AssistantMessageEvent>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
         self.slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn take(&self) -> Option<Vec<AssistantMessageEvent>> {
-        self.lock().take()
+    /// Moves a handed-over batch's events to the end of `buffer`; false when
+    /// there is none.
+    fn take_into(&self, buffer: &mut VecDeque<AssistantMessageEvent>) -> bool {
+        let mut slot = self.lock();
+        let Some(mut batch) = slot.batch.take() else {
+            return false;
+        };
+        buffer.extend(batch.drain(..));
+        if batch.capacity() <= SPARE_MAX {
+            slot.spare = batch;
+        }
+        true
     }
 
-    /// Hands `batch` to the stream and returns once the stream has taken it.
+    /// Hands the events of `batch` to the stream and returns once the stream
+    /// has taken them; `batch` is then empty (an earlier batch, with its room).
     ///
     /// The driver is polled only by its stream, and the stream takes the batch
     /// before it polls the driver again; so this future is pending exactly once,
     /// without a waker: nothing but that next poll can make progress here.
-    pub(crate) async fn put(&self, batch: Vec<AssistantMessageEvent>) {
-        *self.lock() = Some(batch);
+    pub(crate) async fn put(&self, batch: &mut Vec<AssistantMessageEvent>) {
+        {
+            let mut slot = self.lock();
+            let spare = std::mem::take(&mut slot.spare);
+            slot.batch = Some(std::mem::replace(batch, spare));
+        }
         let mut handed = false;
         std::future::poll_fn(|_| {
-            if handed && self.lock().is_none() {
+            if handed && self.lock().batch.is_none() {
                 Poll::Ready(())
             } else {
                 handed = true;
@@ -200,8 +229,7 @@ impl Stream for AssistantMessageEventStream {
                     Poll::Pending => return Poll::Pending,
                 },
                 Source::Inline { driver, handoff } => {
-                    if let Some(batch) = handoff.take() {
-                        this.buffer.extend(batch);
+                    if handoff.take_into(&mut this.buffer) {
                         continue;
                     }
                     let Some(running) = driver.as_mut() else {
@@ -211,13 +239,15 @@ impl Stream for AssistantMessageEventStream {
                     if ended {
                         *driver = None;
                     }
-                    match handoff.take() {
-                        Some(batch) => this.buffer.extend(batch),
-                        None if ended => return Poll::Ready(None),
-                        // Waiting for the network, a timer or a retry: the
-                        // driver registered this task's waker.
-                        None => return Poll::Pending,
+                    if handoff.take_into(&mut this.buffer) {
+                        continue;
                     }
+                    if ended {
+                        return Poll::Ready(None);
+                    }
+                    // Waiting for the network, a timer or a retry: the driver
+                    // registered this task's waker.
+                    return Poll::Pending;
                 }
             }
         }
@@ -228,6 +258,48 @@ impl Stream for AssistantMessageEventStream {
 mod tests {
     use super::*;
     use futures::StreamExt;
+
+    fn delta(i: usize) -> AssistantMessageEvent {
+        AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: format!("{i}").into(),
+        }
+    }
+
+    #[test]
+    fn an_emptied_batch_goes_back_to_the_driver_unless_it_is_a_large_one() {
+        let handoff = Handoff::default();
+        let mut buffer = VecDeque::new();
+        assert!(!handoff.take_into(&mut buffer));
+        let mut batch = Vec::with_capacity(8);
+        batch.extend((0..3).map(delta));
+        let room = batch.as_ptr();
+        handoff.lock().batch = Some(batch);
+        assert!(handoff.take_into(&mut buffer));
+        assert_eq!(buffer.len(), 3);
+        // The driver's next batch is the same allocation, emptied.
+        let spare = std::mem::take(&mut handoff.lock().spare);
+        assert!(spare.is_empty());
+        assert_eq!(spare.as_ptr(), room);
+        // A burst past SPARE_MAX events is not kept.
+        let big: Vec<_> = (0..SPARE_MAX + 1).map(delta).collect();
+        handoff.lock().batch = Some(big);
+        assert!(handoff.take_into(&mut buffer));
+        assert_eq!(buffer.len(), 3 + SPARE_MAX + 1);
+        assert_eq!(handoff.lock().spare.capacity(), 0);
+        // Order kept.
+        assert_eq!(
+            buffer
+                .iter()
+                .take(4)
+                .map(|e| match e {
+                    AssistantMessageEvent::TextDelta { delta, .. } => delta.to_string(),
+                    _ => String::new(),
+                })
+                .collect::<Vec<_>>(),
+            ["0", "1", "2", "0"]
+        );
+    }
 
     #[tokio::test]
     async fn batches_arrive_in_order_and_the_terminal_message_is_kept() {

@@ -130,8 +130,7 @@ impl Sink {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut self.batch);
-        self.handoff.put(batch).await;
+        self.handoff.put(&mut self.batch).await;
     }
 }
 
