@@ -33,14 +33,7 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(300);
 /// ([`RealModelServer`]), or `None` (with a note on stderr, which the test
 /// harness does not capture) when the variable is unset.
 async fn real_model(test: &str) -> Option<Model> {
-    let Some(server) = RealModelServer::from_env() else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "note: skipping real-model test `{test}`: MAKAI_REAL_MODEL_URL is unset \
-             (run scripts/ci-real-model.sh, or `scripts/real-model.sh start` and export it)"
-        );
-        return None;
-    };
+    let server = RealModelServer::for_test(test)?;
     let name = match &server.name {
         Some(name) => name.clone(),
         None => model_name_from_server(&server.url).await,

@@ -183,6 +183,22 @@ impl RealModelServer {
         })
     }
 
+    /// [`RealModelServer::from_env`] for the real-model test `test`; when
+    /// the environment names no server, says on stderr that `test` is
+    /// skipped and how to run it (the test then passes without doing
+    /// anything: `scripts/ci-real-model.sh` sets the variables in CI).
+    pub fn for_test(test: &str) -> Option<Self> {
+        let server = Self::from_env();
+        if server.is_none() {
+            eprintln!(
+                "note: skipping real-model test `{test}`: MAKAI_REAL_MODEL_URL is unset \
+                 (run scripts/ci-real-model.sh, or `scripts/real-model.sh start` and \
+                 `eval \"$(scripts/real-model.sh env)\"`)"
+            );
+        }
+        server
+    }
+
     /// The model `id` on this server, described as the server needs it:
     /// llama-cpp-python's server forces a tool call only for a named
     /// `tool_choice`, llama.cpp's own only for `"required"` (makai's default

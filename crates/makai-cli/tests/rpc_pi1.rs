@@ -305,17 +305,18 @@ fn a_thinking_level_change_is_an_event() {
     assert_eq!(rpc.finish(), 0);
 }
 
-/// Switching mid-session to a model whose entry says it cannot call tools
-/// withholds the tools from its requests and gives it the overview of the
-/// working directory, as at start-up; switching back offers them again.
-#[test]
-fn a_model_switched_to_that_cannot_call_tools_gets_none() {
+/// An RPC session on the scripted server's provider `lab`, whose model
+/// `tooly` can call tools and `plain` (its entry says so) cannot: started on
+/// `models[0]`, then one prompt on each of `models` in turn (`set_model`
+/// before each), each run settled. Returns the test's folders, the server
+/// (its requests) and the session, still open.
+fn prompts_on_models(models: [&str; 3]) -> (Env, Mock, Rpc) {
     let env = Env::new();
     let mock = Mock::start(
         Scenario::new()
-            .push(ScriptedResponse::text("with tools"))
-            .push(ScriptedResponse::text("without tools"))
-            .push(ScriptedResponse::text("tools again")),
+            .push(ScriptedResponse::text("one"))
+            .push(ScriptedResponse::text("two"))
+            .push(ScriptedResponse::text("three")),
     );
     std::fs::write(
         env.home.path().join("models.json"),
@@ -329,12 +330,21 @@ fn a_model_switched_to_that_cannot_call_tools_gets_none() {
         .to_string(),
     )
     .unwrap();
-    let mut rpc = Rpc::start(&env, &s(&["--model", "lab/tooly"]));
-    for (model, prompt) in [("tooly", "one"), ("plain", "two"), ("tooly", "three")] {
+    let mut rpc = Rpc::start(&env, &s(&["--model", &format!("lab/{}", models[0])]));
+    for (model, prompt) in models.into_iter().zip(["one", "two", "three"]) {
         rpc.ok(json!({"type": "set_model", "provider": "lab", "modelId": model}));
         rpc.ok(json!({"type": "prompt", "message": prompt}));
         settled(&mut rpc);
     }
+    (env, mock, rpc)
+}
+
+/// Switching mid-session to a model whose entry says it cannot call tools
+/// withholds the tools from its requests and gives it the overview of the
+/// working directory, as at start-up; switching back offers them again.
+#[test]
+fn a_model_switched_to_that_cannot_call_tools_gets_none() {
+    let (_env, mock, rpc) = prompts_on_models(["tooly", "plain", "tooly"]);
     let offered: Vec<usize> = mock
         .requests()
         .iter()
@@ -365,31 +375,7 @@ fn a_model_switched_to_that_cannot_call_tools_gets_none() {
 /// model that can call them.
 #[test]
 fn a_session_started_without_tools_gets_them_and_their_prompt_on_a_model_with_tools() {
-    let env = Env::new();
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("without tools"))
-            .push(ScriptedResponse::text("with tools"))
-            .push(ScriptedResponse::text("without again")),
-    );
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {
-            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-            "models": [
-                {"id": "tooly"},
-                {"id": "plain", "compat": {"supportsTools": false}}
-            ]
-        }}})
-        .to_string(),
-    )
-    .unwrap();
-    let mut rpc = Rpc::start(&env, &s(&["--model", "lab/plain"]));
-    for (model, prompt) in [("plain", "one"), ("tooly", "two"), ("plain", "three")] {
-        rpc.ok(json!({"type": "set_model", "provider": "lab", "modelId": model}));
-        rpc.ok(json!({"type": "prompt", "message": prompt}));
-        settled(&mut rpc);
-    }
+    let (_env, mock, rpc) = prompts_on_models(["plain", "tooly", "plain"]);
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
     let tools: Vec<Vec<String>> = requests

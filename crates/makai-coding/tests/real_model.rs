@@ -33,13 +33,8 @@ use makai_coding::tools::{ToolEnv, tools_by_names};
 const RUN_TIMEOUT: Duration = Duration::from_secs(420);
 
 fn real_model() -> Option<Model> {
-    let Some(server) = RealModelServer::from_env() else {
-        eprintln!(
-            "skipped: MAKAI_REAL_MODEL_URL is not set (run `scripts/real-model.sh start` and \
-             `eval \"$(scripts/real-model.sh env)\"` to run the real-model tests)"
-        );
-        return None;
-    };
+    let server =
+        RealModelServer::for_test("a_forced_task_call_runs_a_child_on_the_real_model_end_to_end")?;
     let name = server
         .name
         .clone()
