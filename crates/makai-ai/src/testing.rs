@@ -190,7 +190,11 @@ impl RealModelServer {
     pub fn for_test(test: &str) -> Option<Self> {
         let server = Self::from_env();
         if server.is_none() {
-            eprintln!(
+            // Written to the process's stderr, which the test harness does
+            // not capture (`eprintln!` it would), so the skip is seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "note: skipping real-model test `{test}`: MAKAI_REAL_MODEL_URL is unset \
                  (run scripts/ci-real-model.sh, or `scripts/real-model.sh start` and \
                  `eval \"$(scripts/real-model.sh env)\"`)"
