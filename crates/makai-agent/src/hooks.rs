@@ -131,13 +131,15 @@ pub struct ToolResultOverride {
 #[async_trait]
 pub trait AgentHooks: Send + Sync {
     /// Rewrites the transcript before each model call (pruning, injecting context).
-    /// The result is what the model sees; the stored transcript is unchanged.
+    /// Returns what the model sees instead of `messages`, or `None` (the
+    /// default) to send them as they are; the stored transcript is unchanged
+    /// either way. Returning `None` costs no copy of the transcript.
     async fn transform_context(
         &self,
-        messages: Vec<AgentMessage>,
+        _messages: &[AgentMessage],
         _cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
-        messages
+    ) -> Option<Vec<AgentMessage>> {
+        None
     }
 
     /// Turns agent messages into LLM messages (custom messages become LLM messages

@@ -76,11 +76,11 @@ impl PanicOnce {
 impl AgentHooks for PanicOnce {
     async fn transform_context(
         &self,
-        messages: Vec<AgentMessage>,
+        _messages: &[AgentMessage],
         _cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
+    ) -> Option<Vec<AgentMessage>> {
         self.trip(Hook::TransformContext);
-        messages
+        None
     }
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
         self.trip(Hook::ConvertToLlm);

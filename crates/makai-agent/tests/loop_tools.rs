@@ -499,3 +499,78 @@ async fn a_2mb_argument_or_tool_name_is_not_echoed_back_whole() {
         many_problems[0].1
     );
 }
+
+/// Sends the model only the newest message.
+struct NewestOnly;
+
+#[async_trait]
+impl AgentHooks for NewestOnly {
+    async fn transform_context(
+        &self,
+        messages: &[AgentMessage],
+        _cancel: &CancellationToken,
+    ) -> Option<Vec<AgentMessage>> {
+        messages.last().map(|m| vec![m.clone()])
+    }
+}
+
+#[tokio::test]
+async fn transform_context_decides_what_the_model_sees_and_the_transcript_keeps_everything() {
+    let client = ScriptedClient::new([ScriptedResponse::text("second answer")]);
+    let mut cfg = config(client.clone());
+    cfg.hooks = Arc::new(NewestOnly);
+    let mut ctx = context(vec![]);
+    ctx.messages = vec!["first question".into(), AgentMessage::user("earlier")];
+    let (events, outcome) = agent_loop(
+        vec!["second question".into()],
+        ctx,
+        cfg,
+        CancellationToken::new(),
+    )
+    .collect()
+    .await
+    .unwrap();
+    assert_contract(&events);
+    let sent = &client.requests()[0].context.messages;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let Message::User(u) = &sent[0] else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(AgentMessage::from(u.clone()).text(), "second question");
+    assert_eq!(outcome.messages.len(), 2);
+    assert_eq!(outcome.messages[1].text(), "second answer");
+    let kept: Vec<String> = outcome.context.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        kept,
+        [
+            "first question",
+            "earlier",
+            "second question",
+            "second answer"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_a_transform_the_model_sees_the_whole_transcript() {
+    let client = ScriptedClient::new([ScriptedResponse::text("ok")]);
+    let mut ctx = context(vec![]);
+    ctx.messages = vec!["first question".into()];
+    let outcome = agent_loop(
+        vec!["second question".into()],
+        ctx,
+        config(client.clone()),
+        CancellationToken::new(),
+    )
+    .join()
+    .await
+    .unwrap();
+    let sent: Vec<String> = client.requests()[0]
+        .context
+        .messages
+        .iter()
+        .map(|m| AgentMessage::from(m.clone()).text())
+        .collect();
+    assert_eq!(sent, ["first question", "second question"]);
+    assert_eq!(outcome.messages.len(), 2);
+}

@@ -12,6 +12,7 @@
 //! - tool calls left without a result get a synthetic error result, so the
 //!   transcript always satisfies the "every call answered" rule.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::message::{
@@ -103,22 +104,31 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Prepares `messages` for `model` (see the module docs). Pure: never fails.
-pub fn prepare_messages(model: &Model, messages: &[Message], ids: ToolCallIdRules) -> Vec<Message> {
+///
+/// A message that needs no change is borrowed, not copied: a request for a
+/// long session on the model that wrote it copies next to nothing.
+pub fn prepare_messages<'a>(
+    model: &Model,
+    messages: &'a [Message],
+    ids: ToolCallIdRules,
+) -> Vec<Cow<'a, Message>> {
     let accepts_images = model.accepts_images();
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    let mut id_map: HashMap<String, String> = HashMap::new();
-    let mut dropped_calls: HashSet<String> = HashSet::new();
-    // Calls of the last assistant message still waiting for results.
-    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut out: Vec<Cow<'a, Message>> = Vec::with_capacity(messages.len());
+    let mut id_map: HashMap<&'a str, String> = HashMap::new();
+    let mut dropped_calls: HashSet<&'a str> = HashSet::new();
+    // Calls of the last assistant message still waiting for results: the
+    // id the target sees, and the tool's name.
+    let mut pending: Vec<(Cow<'a, str>, &'a str)> = Vec::new();
 
-    let flush_pending = |out: &mut Vec<Message>, pending: &mut Vec<(String, String)>| {
+    let flush_pending = |out: &mut Vec<Cow<'a, Message>>,
+                         pending: &mut Vec<(Cow<'a, str>, &'a str)>| {
         for (id, name) in pending.drain(..) {
-            out.push(Message::ToolResult(ToolResultMessage::text(
-                id,
+            out.push(Cow::Owned(Message::ToolResult(ToolResultMessage::text(
+                id.into_owned(),
                 name,
                 NO_RESULT_TEXT,
                 true,
-            )));
+            ))));
         }
     };
 
@@ -126,23 +136,41 @@ pub fn prepare_messages(model: &Model, messages: &[Message], ids: ToolCallIdRule
         match message {
             Message::User(u) => {
                 flush_pending(&mut out, &mut pending);
-                let mut u = u.clone();
-                if !accepts_images {
+                if !accepts_images && has_image(&u.content) {
+                    let mut u = u.clone();
                     u.content = strip_images(u.content);
+                    out.push(Cow::Owned(Message::User(u)));
+                } else {
+                    out.push(Cow::Borrowed(message));
                 }
-                out.push(Message::User(u));
             }
             Message::Assistant(a) => {
                 flush_pending(&mut out, &mut pending);
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                     for c in a.tool_calls() {
-                        dropped_calls.insert(c.id.clone());
+                        dropped_calls.insert(&c.id);
                     }
                     continue;
                 }
                 let same_model = a.provider == model.provider
                     && a.api == model.api.as_str()
                     && a.model == model.id;
+                let mut changed = false;
+                for c in a.tool_calls() {
+                    let id = normalized(&ids, &c.id);
+                    if let Cow::Owned(new_id) = &id {
+                        id_map.insert(&c.id, new_id.clone());
+                        changed = true;
+                    }
+                    pending.push((id, &c.name));
+                }
+                if !same_model && a.content.iter().any(carries_model_state) {
+                    changed = true;
+                }
+                if !changed {
+                    out.push(Cow::Borrowed(message));
+                    continue;
+                }
                 let mut a = a.clone();
                 let mut content = Vec::with_capacity(a.content.len());
                 for block in a.content.drain(..) {
@@ -162,49 +190,74 @@ pub fn prepare_messages(model: &Model, messages: &[Message], ids: ToolCallIdRule
                             content.push(AssistantContent::Text(t));
                         }
                         AssistantContent::ToolCall(mut c) => {
-                            let new_id = ids.normalize(&c.id);
-                            if new_id != c.id {
-                                id_map.insert(c.id.clone(), new_id.clone());
+                            if let Some(new_id) = id_map.get(c.id.as_str()) {
+                                c.id = new_id.clone();
                             }
-                            c.id = new_id;
                             if !same_model {
                                 c.thought_signature = None;
                             }
-                            pending.push((c.id.clone(), c.name.clone()));
                             content.push(AssistantContent::ToolCall(c));
                         }
                         other => content.push(other),
                     }
                 }
                 a.content = content;
-                out.push(Message::Assistant(a));
+                out.push(Cow::Owned(Message::Assistant(a)));
             }
             Message::ToolResult(r) => {
-                if dropped_calls.contains(&r.tool_call_id) {
+                if dropped_calls.contains(r.tool_call_id.as_str()) {
                     continue;
                 }
-                let mut r = r.clone();
-                if let Some(new_id) = id_map.get(&r.tool_call_id) {
-                    r.tool_call_id = new_id.clone();
-                } else {
-                    r.tool_call_id = ids.normalize(&r.tool_call_id);
-                }
-                let Some(pos) = pending.iter().position(|(id, _)| *id == r.tool_call_id) else {
+                let id: Cow<'a, str> = match id_map.get(r.tool_call_id.as_str()) {
+                    Some(new_id) => Cow::Owned(new_id.clone()),
+                    None => normalized(&ids, &r.tool_call_id),
+                };
+                let Some(pos) = pending.iter().position(|(p, _)| *p == id) else {
                     // A result answering no call of the preceding assistant message: the
                     // APIs reject it, so it is dropped.
-                    tracing::debug!(tool_call_id = %r.tool_call_id, "dropping tool result without a matching call");
+                    tracing::debug!(tool_call_id = %id, "dropping tool result without a matching call");
                     continue;
                 };
                 pending.remove(pos);
-                if !accepts_images {
+                let strip = !accepts_images && has_image(&r.content);
+                if matches!(id, Cow::Borrowed(_)) && !strip {
+                    out.push(Cow::Borrowed(message));
+                    continue;
+                }
+                let mut r = r.clone();
+                r.tool_call_id = id.into_owned();
+                if strip {
                     r.content = strip_images(r.content);
                 }
-                out.push(Message::ToolResult(r));
+                out.push(Cow::Owned(Message::ToolResult(r)));
             }
         }
     }
     flush_pending(&mut out, &mut pending);
     out
+}
+
+/// `id` under `rules`: borrowed when it already satisfies them.
+fn normalized<'a>(rules: &ToolCallIdRules, id: &'a str) -> Cow<'a, str> {
+    if rules.accepts(id) {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(rules.normalize(id))
+    }
+}
+
+/// True for a block that carries state only its own model can read back: a
+/// thinking block, or a signature.
+fn carries_model_state(block: &AssistantContent) -> bool {
+    match block {
+        AssistantContent::Thinking(_) => true,
+        AssistantContent::Text(t) => t.text_signature.is_some(),
+        AssistantContent::ToolCall(c) => c.thought_signature.is_some(),
+    }
+}
+
+fn has_image(content: &[UserContent]) -> bool {
+    content.iter().any(|c| matches!(c, UserContent::Image(_)))
 }
 
 fn strip_images(content: Vec<UserContent>) -> Vec<UserContent> {
@@ -260,13 +313,13 @@ mod tests {
             Message::ToolResult(ToolResultMessage::text(long_id, "read", "ok", false)),
         ];
         let out = prepare_messages(&target, &messages, ToolCallIdRules::ANTHROPIC);
-        let Message::Assistant(a) = &out[1] else {
+        let Message::Assistant(a) = &*out[1] else {
             panic!()
         };
         assert!(matches!(&a.content[0], AssistantContent::Text(t) if t.text == "plan"));
         let id = &a.tool_calls().next().unwrap().id;
         assert!(ToolCallIdRules::ANTHROPIC.accepts(id), "{id}");
-        let Message::ToolResult(r) = &out[2] else {
+        let Message::ToolResult(r) = &*out[2] else {
             panic!()
         };
         assert_eq!(&r.tool_call_id, id);
@@ -303,7 +356,7 @@ mod tests {
         let out = prepare_messages(&target, &messages, ToolCallIdRules::OPENAI);
         let roles: Vec<_> = out.iter().map(|m| m.role()).collect();
         assert_eq!(roles, ["user", "assistant", "toolResult", "user"]);
-        let Message::ToolResult(r) = &out[2] else {
+        let Message::ToolResult(r) = &*out[2] else {
             panic!()
         };
         assert!(r.is_error);
@@ -315,8 +368,43 @@ mod tests {
         let target = Model::custom(Api::OpenAiCompletions, "local", "m", "http://x");
         let mut u = UserMessage::text("look");
         u.content.push(UserContent::image("AAAA", "image/png"));
-        let out = prepare_messages(&target, &[Message::User(u)], ToolCallIdRules::OPENAI);
-        let Message::User(u) = &out[0] else { panic!() };
+        let messages = [Message::User(u)];
+        let out = prepare_messages(&target, &messages, ToolCallIdRules::OPENAI);
+        let Message::User(u) = &*out[0] else { panic!() };
         assert_eq!(u.content[1], UserContent::text(IMAGE_OMITTED_TEXT));
+    }
+
+    #[test]
+    fn messages_that_need_no_change_are_borrowed_not_copied() {
+        let target = Model::custom(Api::OpenAiResponses, "openai", "gpt", "http://x");
+        let messages = vec![
+            Message::User(UserMessage::text("hi")),
+            assistant(
+                "openai",
+                vec![
+                    AssistantContent::Thinking(ThinkingContent {
+                        thinking: "plan".into(),
+                        ..Default::default()
+                    }),
+                    AssistantContent::ToolCall(ToolCall::new("c1", "read", Default::default())),
+                ],
+            ),
+            Message::ToolResult(ToolResultMessage::text("c1", "read", "ok", false)),
+            // Another provider's thinking must become text: that message is copied.
+            assistant(
+                "anthropic",
+                vec![AssistantContent::Thinking(ThinkingContent {
+                    thinking: "theirs".into(),
+                    ..Default::default()
+                })],
+            ),
+        ];
+        let out = prepare_messages(&target, &messages, ToolCallIdRules::LENIENT);
+        let borrowed: Vec<bool> = out.iter().map(|m| matches!(m, Cow::Borrowed(_))).collect();
+        assert_eq!(borrowed, [true, true, true, false]);
+        let Message::Assistant(theirs) = &*out[3] else {
+            panic!()
+        };
+        assert!(matches!(&theirs.content[0], AssistantContent::Text(t) if t.text == "theirs"));
     }
 }

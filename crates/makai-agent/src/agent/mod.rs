@@ -68,7 +68,11 @@ impl Inner {
     /// Clears the run when its task ends (however it ends).
     fn finish_run(&self, outcome: Option<&RunOutcome>) {
         let mut core = self.lock();
-        if let Some(o) = outcome {
+        // The state followed the run's events, so it normally holds the run's
+        // transcript already: compared, not copied again.
+        if let Some(o) = outcome
+            && core.state.messages != o.context.messages
+        {
             core.state.messages = o.context.messages.clone();
         }
         core.run = None;

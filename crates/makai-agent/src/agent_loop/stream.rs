@@ -35,10 +35,10 @@ pub(super) async fn stream_response(
     run.sink.phase(RunPhase::Streaming);
     let cfg = run.cfg.clone();
     let hooks = run.hooks.clone();
-    let messages = hooks
-        .transform_context(run.ctx.messages.clone(), &run.cancel)
+    let transformed = hooks
+        .transform_context(&run.ctx.messages, &run.cancel)
         .await;
-    let mut llm = hooks.convert_to_llm(&messages);
+    let mut llm = hooks.convert_to_llm(transformed.as_deref().unwrap_or(&run.ctx.messages));
     answer_orphans(&mut llm);
     let context = Context {
         system_prompt: (!run.ctx.system_prompt.is_empty()).then(|| run.ctx.system_prompt.clone()),
@@ -58,7 +58,7 @@ pub(super) async fn stream_response(
     // The copies of the transcript made for the request are not needed while
     // the response streams.
     drop(context);
-    drop(messages);
+    drop(transformed);
     let mut acc = cfg.partial_snapshots.then(|| {
         MessageAccumulator::new(cfg.model.api.as_str(), &cfg.model.provider, &cfg.model.id)
     });

@@ -150,16 +150,16 @@ impl RunHooks {
     /// The application's `transform_context`.
     pub(crate) async fn transform_context(
         &self,
-        messages: Vec<AgentMessage>,
+        messages: &[AgentMessage],
         cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
+    ) -> Option<Vec<AgentMessage>> {
         if self.faulted() {
-            return messages;
+            return None;
         }
         guarded(self.inner.transform_context(messages, cancel), |p| {
             self.fail("transform_context", p);
             self.cancel_call("transform_context");
-            vec![AgentMessage::user(NOT_SENT)]
+            Some(vec![AgentMessage::user(NOT_SENT)])
         })
         .await
     }

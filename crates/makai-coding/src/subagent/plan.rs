@@ -179,9 +179,9 @@ struct ChildHooks(Arc<dyn AgentHooks>);
 impl AgentHooks for ChildHooks {
     async fn transform_context(
         &self,
-        messages: Vec<AgentMessage>,
+        messages: &[AgentMessage],
         cancel: &CancellationToken,
-    ) -> Vec<AgentMessage> {
+    ) -> Option<Vec<AgentMessage>> {
         self.0.transform_context(messages, cancel).await
     }
 

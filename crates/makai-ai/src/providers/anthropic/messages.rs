@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use crate::message::{
     AssistantContent, AssistantMessage, ImageContent, Message, ThinkingContent, ToolResultMessage,
@@ -90,10 +91,10 @@ impl<'a> Block<'a> {
 }
 
 /// Converts messages already passed through [`crate::transform::prepare_messages`].
-pub(super) fn to_turns(messages: &[Message]) -> Vec<Turn<'_>> {
-    let mut turns: Vec<Turn<'_>> = Vec::with_capacity(messages.len());
+pub(super) fn to_turns<'a>(messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>> {
+    let mut turns: Vec<Turn<'a>> = Vec::with_capacity(messages.len());
     for message in messages {
-        let (role, content) = match message {
+        let (role, content) = match &**message {
             Message::User(u) => ("user", user_blocks(&u.content)),
             Message::Assistant(a) => ("assistant", assistant_blocks(a)),
             Message::ToolResult(r) => ("user", vec![tool_result_block(r)]),

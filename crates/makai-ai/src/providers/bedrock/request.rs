@@ -23,6 +23,7 @@ use base64::Engine;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 use crate::context::Context;
 use crate::credentials::Credential;
@@ -266,10 +267,10 @@ fn user_block(c: &UserContent) -> Option<Block<'_>> {
     }
 }
 
-fn convert<'a>(model: &Model, messages: &'a [Message]) -> Vec<Turn<'a>> {
+fn convert<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>> {
     let mut turns: Vec<Turn<'a>> = Vec::with_capacity(messages.len());
     for message in messages {
-        match message {
+        match &**message {
             Message::User(u) => {
                 let content: Vec<Block<'a>> = u.content.iter().filter_map(user_block).collect();
                 if !content.is_empty() {

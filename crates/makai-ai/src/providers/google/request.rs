@@ -28,6 +28,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 use crate::context::{Context, ToolDefinition};
 use crate::error::ProviderError;
@@ -314,11 +315,11 @@ impl<'a> ToolTurn<'a> {
     }
 }
 
-fn convert_messages<'a>(model: &Model, messages: &'a [Message]) -> Vec<Content<'a>> {
+fn convert_messages<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<Content<'a>> {
     let mut contents = Vec::with_capacity(messages.len());
     let mut tools = ToolTurn::default();
     for message in messages {
-        match message {
+        match &**message {
             Message::User(u) => {
                 tools.flush(&mut contents);
                 let parts: Vec<Part<'a>> = u.content.iter().filter_map(user_part).collect();

@@ -142,7 +142,7 @@ struct ToolFunction<'a> {
 pub(crate) fn build(
     model: &Model,
     context: &Context,
-    messages: &[Message],
+    messages: &[Cow<'_, Message>],
     options: &StreamOptions,
     api_key: Option<&ApiKey>,
     compat: &Compat,
@@ -182,7 +182,7 @@ fn headers(
 fn body<'a>(
     model: &'a Model,
     context: &'a Context,
-    messages: &'a [Message],
+    messages: &'a [Cow<'_, Message>],
     options: &StreamOptions,
     compat: &Compat,
 ) -> Body<'a> {
@@ -275,7 +275,7 @@ fn data_url(image: &ImageContent) -> Part<'_> {
 fn convert_messages<'a>(
     model: &Model,
     context: &'a Context,
-    messages: &'a [Message],
+    messages: &'a [Cow<'_, Message>],
     compat: &Compat,
 ) -> Vec<ChatMessage<'a>> {
     let mut out: Vec<ChatMessage<'a>> = Vec::with_capacity(messages.len() + 1);
@@ -291,7 +291,7 @@ fn convert_messages<'a>(
     let mut after_tool = false;
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(u) => {
                 if u.content.is_empty() {
                     i += 1;
@@ -315,7 +315,7 @@ fn convert_messages<'a>(
             }
             Message::ToolResult(_) => {
                 let mut images: Vec<Part<'a>> = Vec::new();
-                while let Some(Message::ToolResult(r)) = messages.get(i) {
+                while let Some(Message::ToolResult(r)) = messages.get(i).map(|m| &**m) {
                     out.push(tool_result(r, compat));
                     if model.accepts_images() {
                         for c in &r.content {
@@ -498,15 +498,24 @@ fn tool_result<'a>(r: &'a ToolResultMessage, compat: &Compat) -> ChatMessage<'a>
 
 /// Rewrites tool-call ids to exactly `len` ASCII letters and digits (Mistral's
 /// rule), consistently for calls and their results. Ids already in that form stay.
-pub(crate) fn exact_alnum_ids(messages: &mut [Message], len: usize) {
+pub(crate) fn exact_alnum_ids(messages: &mut [Cow<'_, Message>], len: usize) {
+    let fits = |id: &str| id.len() == len && id.bytes().all(|b| b.is_ascii_alphanumeric());
     let fix = |id: &mut String| {
-        if id.len() == len && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return;
+        if !fits(id) {
+            *id = alnum_id(id, len);
         }
-        *id = alnum_id(id, len);
     };
     for m in messages {
-        match m {
+        // Only a message with an id to rewrite is copied.
+        let all_fit = match &**m {
+            Message::Assistant(a) => a.tool_calls().all(|c| fits(&c.id)),
+            Message::ToolResult(r) => fits(&r.tool_call_id),
+            Message::User(_) => true,
+        };
+        if all_fit {
+            continue;
+        }
+        match m.to_mut() {
             Message::Assistant(a) => {
                 for c in &mut a.content {
                     if let AssistantContent::ToolCall(call) = c {
@@ -515,7 +524,7 @@ pub(crate) fn exact_alnum_ids(messages: &mut [Message], len: usize) {
                 }
             }
             Message::ToolResult(r) => fix(&mut r.tool_call_id),
-            _ => {}
+            Message::User(_) => {}
         }
     }
 }

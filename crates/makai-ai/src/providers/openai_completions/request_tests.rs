@@ -584,13 +584,15 @@ fn long_and_foreign_tool_call_ids_are_normalised() {
     // A valid Mistral id stays as it is; distinct ids stay distinct.
     assert_eq!(alnum_id("a", 9).len(), 9);
     assert_ne!(alnum_id("call_1", 9), alnum_id("call_2", 9));
-    let mut msgs = vec![from_model(
+    let kept = from_model(
         &mistral,
         vec![call("Ab3dE6gH9", "x", json!({}))],
         StopReason::ToolUse,
-    )];
+    );
+    let mut msgs = vec![std::borrow::Cow::Borrowed(&kept)];
     exact_alnum_ids(&mut msgs, 9);
-    let Message::Assistant(a) = &msgs[0] else {
+    assert!(matches!(msgs[0], std::borrow::Cow::Borrowed(_)));
+    let Message::Assistant(a) = &*msgs[0] else {
         panic!()
     };
     assert_eq!(a.tool_calls().next().unwrap().id, "Ab3dE6gH9");

@@ -21,6 +21,7 @@
 //!   (it reasons even without an explicit effort, and the encrypted content is what
 //!   lets the next turn replay it); non-reasoning models reject the field.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -318,11 +319,16 @@ impl IdMap {
     }
 }
 
-fn convert_messages<'a>(model: &Model, messages: &'a [Message], ids: &'a IdMap) -> Vec<Item<'a>> {
+fn convert_messages<'a>(
+    model: &Model,
+    messages: &'a [Cow<'_, Message>],
+    ids: &'a IdMap,
+) -> Vec<Item<'a>> {
     let mut input = Vec::with_capacity(messages.len());
     // Images returned by consecutive tool results, sent in one user item after them.
     let mut tool_images: Vec<Part<'a>> = Vec::new();
     for message in messages {
+        let message: &Message = message;
         if !matches!(message, Message::ToolResult(_)) {
             flush_tool_images(&mut input, &mut tool_images);
         }
