@@ -71,6 +71,8 @@ struct Settings {
     concurrency: usize,
     tokens: usize,
     tool_rounds: usize,
+    /// The final answer's text, built once (as pi's harness does).
+    expected_text: String,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -87,10 +89,16 @@ fn settings() -> Result<Settings, String> {
         concurrency: env_num("CONCURRENCY", 1)?.max(1),
         tokens: env_num("TOKENS", 200)?,
         tool_rounds: env_num("TOOL_ROUNDS", 5)?,
+        expected_text: String::new(),
     };
     if s.tokens == 0 {
         return Err("TOKENS must be at least 1".into());
     }
+    let mut s = s;
+    s.expected_text = (0..s.tokens - 1)
+        .map(|i| format!("w{i} "))
+        .chain(std::iter::once("[final]".to_string()))
+        .collect();
     Ok(s)
 }
 
@@ -160,14 +168,10 @@ async fn one_run(s: &Settings) -> RunStats {
             _ => {}
         }
     }
-    let expected: String = (0..s.tokens - 1)
-        .map(|i| format!("w{i} "))
-        .chain(std::iter::once("[final]".to_string()))
-        .collect();
     let expected_deltas = (s.tokens * (s.tool_rounds + 1)) as u64;
     stats.failure = match text {
         None => Some("no agent_end event".into()),
-        Some(t) if t != expected => Some(format!(
+        Some(t) if t != s.expected_text => Some(format!(
             "final text mismatch: ...{}",
             t.chars().rev().take(40).collect::<String>()
         )),

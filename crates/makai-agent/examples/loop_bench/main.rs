@@ -84,6 +84,8 @@ struct Settings {
     concurrency: usize,
     tokens: usize,
     tool_rounds: usize,
+    /// The final answer's text, built once (as pi's harness does).
+    expected_text: String,
 }
 
 fn env_num(name: &str, default: usize) -> Result<usize, String> {
@@ -134,10 +136,16 @@ fn settings() -> Result<Settings, String> {
         concurrency: env_num("CONCURRENCY", 1)?.max(1),
         tokens: env_num("TOKENS", 200)?,
         tool_rounds: env_num("TOOL_ROUNDS", 5)?,
+        expected_text: String::new(),
     };
     if s.tokens == 0 {
         return Err("TOKENS must be at least 1".into());
     }
+    let mut s = s;
+    s.expected_text = (0..s.tokens - 1)
+        .map(|i| format!("w{i} "))
+        .chain(std::iter::once("[final]".to_string()))
+        .collect();
     Ok(s)
 }
 
@@ -178,10 +186,6 @@ async fn one_run(agent_config: AgentLoopConfig, tools: ToolSet, s: &Settings) ->
     });
     let outcome = agent.prompt("Run the benchmark script.").await;
     let (mut stats, tool_ok, tool_err) = counter.await.unwrap_or_default();
-    let expected_text: String = (0..s.tokens - 1)
-        .map(|i| format!("w{i} "))
-        .chain(std::iter::once("[final]".to_string()))
-        .collect();
     let expected_deltas = (s.tokens * (s.tool_rounds + 1)) as u64;
     stats.failure = match outcome {
         Err(e) => Some(format!("the run failed to start or finish: {e}")),
@@ -189,7 +193,7 @@ async fn one_run(agent_config: AgentLoopConfig, tools: ToolSet, s: &Settings) ->
             let last = o.messages.last().map(|m| m.text()).unwrap_or_default();
             if !o.end_reason.is_completed() {
                 Some(format!("the run ended early: {}", o.end_reason.describe()))
-            } else if last != expected_text {
+            } else if last != s.expected_text {
                 Some(format!(
                     "final text mismatch: got {:?}",
                     last.chars().rev().take(40).collect::<String>()
