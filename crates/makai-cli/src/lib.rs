@@ -59,12 +59,12 @@ where
             print!("{text}");
             EXIT_OK
         }
-        Invocation::Auth(command) => {
-            block_on(async move { auth::run_command(command, makai_coding::makai_home()).await })
-        }
-        Invocation::Run(args) => block_on(run(*args)),
-        Invocation::Serve(args) => block_on(serve::run(*args)),
-        Invocation::Mcp(command) => block_on(mcp_cmd::run(command)),
+        Invocation::Auth(command) => block_on(SESSION_WORKERS, async move {
+            auth::run_command(command, makai_coding::makai_home()).await
+        }),
+        Invocation::Run(args) => block_on(SESSION_WORKERS, run(*args)),
+        Invocation::Serve(args) => block_on(server_workers(), serve::run(*args)),
+        Invocation::Mcp(command) => block_on(SESSION_WORKERS, mcp_cmd::run(command)),
         Invocation::Sessions(command) => match sessions_cmd::run(command) {
             Ok(code) => code,
             Err(e) => {
@@ -75,12 +75,23 @@ where
     }
 }
 
-fn block_on<F>(f: F) -> i32
+/// Worker threads for one session (interactive, print, JSON and RPC modes, and
+/// the auth and MCP commands): two, so a tool or hook that blocks its thread
+/// leaves one to stream, render and take an abort.
+const SESSION_WORKERS: usize = 2;
+
+/// Worker threads for `makai serve`, which streams many sessions at once: one
+/// per core, and never fewer than a session gets.
+fn server_workers() -> usize {
+    std::thread::available_parallelism().map_or(SESSION_WORKERS, |n| n.get().max(SESSION_WORKERS))
+}
+
+fn block_on<F>(workers: usize, f: F) -> i32
 where
     F: std::future::Future<Output = Result<i32, CliError>>,
 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build();
     let runtime = match runtime {
