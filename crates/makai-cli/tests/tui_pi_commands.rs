@@ -1,7 +1,8 @@
 //! pi's slash commands and keys in the interactive UI, driven under tmux:
 //! prompt templates and skills on `/`, Ctrl+X and `/copy` (OSC 52 into a tmux
 //! buffer), `/settings`, `/scoped-models`, `/login` and `/logout`, `/reload`,
-//! `/import`, `/mcp`. Skipped (with a message) when tmux is not installed.
+//! `/import` (with the warnings a session switch finds), `/mcp`. Skipped (with
+//! a message) when tmux is not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -172,5 +173,44 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
     pane.wait_text("No MCP servers are configured");
     run("/hotkeys");
     pane.wait_text("Ctrl+X");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// Regression: the warning that a sub-agent's session could not be read
+/// (so the ledger cannot count what it spent) was shown at start-up only;
+/// after `/import` or `/resume` inside the UI it went to stderr, which the
+/// full-screen UI hides (and writes over). Now the UI shows it.
+#[test]
+fn switching_to_a_session_whose_sub_agent_session_is_unreadable_shows_a_warning_in_the_ui() {
+    use makai_coding::session::{Session, SharedSession};
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("first")));
+    let env = Env::new();
+    let mut args = mock.args();
+    args.extend(["-p".to_string(), "hello".to_string()]);
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    // A sub-agent started in that session; its file was damaged afterwards.
+    let shared = SharedSession::new(Session::open(&files[0]).unwrap());
+    let mut child = LinkedSessions(shared.clone()).create("worker", "call_9");
+    child
+        .append_message(makai_ai::UserMessage::text("child work"))
+        .unwrap();
+    let child_path = child.path().unwrap().to_path_buf();
+    drop(child);
+    drop(shared);
+    std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
+
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text(&format!("/import {}", files[0].display()));
+    pane.keys(&["Enter"]);
+    pane.wait_text("Imported session");
+    pane.wait_text("a sub-agent's session could not be read");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

@@ -106,10 +106,14 @@ impl Shared {
                 )
             })
             .collect();
-        for w in &warnings {
-            eprintln!("makai: {w}");
+        let mut state = super::lock(&self.state);
+        if !state.full_screen {
+            for w in &warnings {
+                eprintln!("makai: {w}");
+            }
         }
-        super::lock(&self.state).uncounted_spending = warnings;
+        state.uncounted_spending = warnings;
+        drop(state);
         self.ledger.restore(spent.usage);
     }
 
@@ -145,9 +149,17 @@ impl AppSession {
 
     /// Why the ledger, rebuilt when the current session became current,
     /// leaves out spending: each a sub-agent session that could not be read
-    /// (also said on stderr then).
-    pub fn uncounted_spending(&self) -> Vec<String> {
-        super::lock(&self.inner.state).uncounted_spending.clone()
+    /// (also said on stderr then, unless a full-screen UI owns the terminal).
+    /// Each warning is handed out once: a front end shows what it takes.
+    pub fn take_uncounted_spending(&self) -> Vec<String> {
+        std::mem::take(&mut super::lock(&self.inner.state).uncounted_spending)
+    }
+
+    /// Says whether a full-screen UI owns the terminal; while it does,
+    /// warnings found on a session switch are left to it
+    /// ([`AppSession::take_uncounted_spending`]) instead of stderr.
+    pub fn set_full_screen(&self, on: bool) {
+        super::lock(&self.inner.state).full_screen = on;
     }
 
     /// Changes the limits in force: the ones set in `changes` replace the

@@ -68,8 +68,11 @@ pub(crate) struct AppState {
     /// `--tools` named the tools: offered whatever the model's entry says.
     tools_named: bool,
     /// Sub-agent sessions the ledger could not count when the current
-    /// session became current (see `Shared::restore_ledger`).
+    /// session became current (see `Shared::restore_ledger`), not yet shown.
     uncounted_spending: Vec<String>,
+    /// A full-screen UI owns the terminal: warnings go to it, not to stderr
+    /// (which would write over its screen).
+    full_screen: bool,
 }
 
 pub(crate) struct Shared {

@@ -118,6 +118,11 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             if let Some(n) = notice {
                 st.notice(Level::Info, n);
             }
+            // A session switch may have found sub-agent sessions it could
+            // not count.
+            for w in ctx.app.take_uncounted_spending() {
+                st.notice(Level::Warning, w);
+            }
         }
         UiMsg::Refresh => st.refresh(ctx.app),
         UiMsg::PromptFailed(e) => {

@@ -52,7 +52,9 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool) -> i32 {
             return crate::error::EXIT_FAILED;
         }
     };
+    app.set_full_screen(true);
     let code = event_loop::run(&mut tui, &app, initial).await;
     tui.restore();
+    app.set_full_screen(false);
     code
 }
