@@ -285,3 +285,31 @@ fn tree_switches_branches_and_at_completes_paths() {
     });
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// Regression: a session file that could not be written was said on stderr
+/// only, which the full-screen UI hides (and the line wrote over its
+/// screen). Now the UI shows it; the answer is still shown.
+#[test]
+fn a_session_file_that_cannot_be_written_is_said_in_the_ui() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Answer kept on screen")));
+    let env = Env::new();
+    let folder = env.work().join("sessions-here");
+    let mut args = mock.args();
+    args.extend([
+        "--session".to_string(),
+        folder.join("s.jsonl").display().to_string(),
+    ]);
+    let pane = Pane::start(&env, &args);
+    pane.wait_text("Ask anything");
+    // The session's folder is created with its first entry: a file in its
+    // place makes that fail.
+    std::fs::write(&folder, "not a folder").unwrap();
+    pane.type_text("hi there");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Answer kept on screen");
+    pane.wait_text("could not write the session file");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

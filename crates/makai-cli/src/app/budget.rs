@@ -95,25 +95,13 @@ impl Shared {
     /// in the ledger), never silently counted as nothing.
     pub(crate) fn restore_ledger(&self) {
         let spent = session_spending_report(&self.session.lock());
-        let warnings: Vec<String> = spent
-            .uncounted
-            .iter()
-            .map(|u| {
-                format!(
-                    "a sub-agent's session could not be read, so what it spent is not counted \
-                     against this session's limits: {}",
-                    u.error
-                )
-            })
-            .collect();
-        let mut state = super::lock(&self.state);
-        if !state.full_screen {
-            for w in &warnings {
-                eprintln!("makai: {w}");
-            }
+        for u in &spent.uncounted {
+            self.warn(format!(
+                "a sub-agent's session could not be read, so what it spent is not counted \
+                 against this session's limits: {}",
+                u.error
+            ));
         }
-        state.uncounted_spending = warnings;
-        drop(state);
         self.ledger.restore(spent.usage);
     }
 
@@ -145,21 +133,6 @@ impl AppSession {
     /// The ledger's figures.
     pub fn budget(&self) -> LedgerReport {
         self.inner.ledger.report()
-    }
-
-    /// Why the ledger, rebuilt when the current session became current,
-    /// leaves out spending: each a sub-agent session that could not be read
-    /// (also said on stderr then, unless a full-screen UI owns the terminal).
-    /// Each warning is handed out once: a front end shows what it takes.
-    pub fn take_uncounted_spending(&self) -> Vec<String> {
-        std::mem::take(&mut super::lock(&self.inner.state).uncounted_spending)
-    }
-
-    /// Says whether a full-screen UI owns the terminal; while it does,
-    /// warnings found on a session switch are left to it
-    /// ([`AppSession::take_uncounted_spending`]) instead of stderr.
-    pub fn set_full_screen(&self, on: bool) {
-        super::lock(&self.inner.state).full_screen = on;
     }
 
     /// Changes the limits in force: the ones set in `changes` replace the

@@ -23,6 +23,7 @@ mod resources;
 mod sessions;
 pub mod setup;
 pub mod stats;
+mod warnings;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,9 +68,8 @@ pub(crate) struct AppState {
     excluded_tools: Vec<String>,
     /// `--tools` named the tools: offered whatever the model's entry says.
     tools_named: bool,
-    /// Sub-agent sessions the ledger could not count when the current
-    /// session became current (see `Shared::restore_ledger`), not yet shown.
-    uncounted_spending: Vec<String>,
+    /// Warnings not yet taken by a UI (`warnings.rs`).
+    warnings: Vec<String>,
     /// A full-screen UI owns the terminal: warnings go to it, not to stderr
     /// (which would write over its screen).
     full_screen: bool,
@@ -694,21 +694,20 @@ impl Shared {
                 // stays a consistent session to continue from.
                 let mut st = lock(&self.state);
                 st.store_failed = true;
-                if !st.persist_warned {
-                    st.persist_warned = true;
-                    eprintln!(
-                        "makai: the run was stopped because the session could not be saved: {e}"
-                    );
-                }
+                let first = !std::mem::replace(&mut st.persist_warned, true);
                 drop(st);
+                if first {
+                    self.warn(format!(
+                        "the run was stopped because the session could not be saved: {e}"
+                    ));
+                }
                 self.agent.abort();
                 false
             }
             Err(e) => {
-                let mut st = lock(&self.state);
-                if !st.persist_warned {
-                    st.persist_warned = true;
-                    eprintln!("makai: could not write the session file: {e}");
+                let first = !std::mem::replace(&mut lock(&self.state).persist_warned, true);
+                if first {
+                    self.warn(format!("could not write the session file: {e}"));
                 }
                 false
             }

@@ -153,7 +153,7 @@ impl UiState {
             }
             Ok(_) => {}
         }
-        for w in app.take_uncounted_spending() {
+        for w in app.take_warnings() {
             st.notice(Level::Warning, w);
         }
         st

@@ -118,11 +118,6 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             if let Some(n) = notice {
                 st.notice(Level::Info, n);
             }
-            // A session switch may have found sub-agent sessions it could
-            // not count.
-            for w in ctx.app.take_uncounted_spending() {
-                st.notice(Level::Warning, w);
-            }
         }
         UiMsg::Refresh => st.refresh(ctx.app),
         UiMsg::PromptFailed(e) => {
@@ -240,6 +235,12 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
                 if ctx.st.status.as_ref().is_some_and(|s| s.until <= Instant::now()) {
                     ctx.st.status = None;
                     ctx.st.dirty = true;
+                }
+                // What the session could only say on stderr (a session file
+                // that cannot be written, a sub-agent's spending a session
+                // switch cannot count), which this screen hides.
+                for w in app.take_warnings() {
+                    ctx.st.notice(Level::Warning, w);
                 }
             }
         }

@@ -1,0 +1,42 @@
+//! What the session has to tell the user outside its events (a session file
+//! that cannot be written, a sub-agent's spending that cannot be counted):
+//! said on stderr, and kept for a full-screen UI, which owns the terminal
+//! and shows them itself (stderr would be hidden behind it, or written over
+//! its screen).
+
+use super::{AppSession, Shared, lock};
+
+impl Shared {
+    /// Tells the user `text`: on stderr unless a full-screen UI owns the
+    /// terminal, and kept until a UI takes it
+    /// ([`AppSession::take_warnings`]).
+    pub(crate) fn warn(&self, text: String) {
+        let mut state = lock(&self.state);
+        if !state.full_screen {
+            eprintln!("makai: {text}");
+        }
+        // A mode without a UI never takes them: keep the newest few.
+        if state.warnings.len() >= KEPT_WARNINGS {
+            state.warnings.remove(0);
+        }
+        state.warnings.push(text);
+    }
+}
+
+/// How many untaken warnings are kept.
+const KEPT_WARNINGS: usize = 32;
+
+impl AppSession {
+    /// The warnings not yet shown (oldest first), each handed out once: a
+    /// full-screen UI shows what it takes. Those said before the UI started
+    /// were also said on stderr, which the UI then hid.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.inner.state).warnings)
+    }
+
+    /// Says whether a full-screen UI owns the terminal; while it does,
+    /// warnings are left to it instead of stderr.
+    pub fn set_full_screen(&self, on: bool) {
+        lock(&self.inner.state).full_screen = on;
+    }
+}
