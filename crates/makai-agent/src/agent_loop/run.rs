@@ -401,9 +401,10 @@ impl Run {
                 }
                 has_more_tool_calls = !batch.results.is_empty();
                 self.turns += 1;
+                let tool_results = Arc::new(std::mem::take(&mut batch.results));
                 self.emit(AgentEvent::TurnEnd {
                     message: shared,
-                    tool_results: Arc::new(batch.results.clone()),
+                    tool_results: tool_results.clone(),
                 });
                 // Steering the batch took from the queue is pending from
                 // here: an early return below hands it back, never drops it.
@@ -413,7 +414,7 @@ impl Run {
                         follow_up: false,
                     };
                 }
-                self.after_turn(&message, &batch.results).await;
+                self.after_turn(&message, &tool_results).await;
                 if let Some(reason) = batch.stop {
                     return reason;
                 }

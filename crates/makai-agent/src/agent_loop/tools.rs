@@ -63,7 +63,7 @@ type Finished = (usize, Result<Result<ToolOutput, ToolError>, JoinError>);
 struct Batch<'r> {
     run: &'r mut Run,
     assistant: &'r AssistantMessage,
-    calls: Vec<ToolCall>,
+    calls: Vec<&'r ToolCall>,
     args: Vec<Arc<Value>>,
     read_only: Vec<bool>,
     slots: Vec<Slot>,
@@ -129,7 +129,7 @@ impl Batch<'_> {
     /// Adds the results of every finished call not preceded by an unfinished one.
     fn emit_ready(&mut self) {
         while let Some(Slot::Done(output, is_error)) = self.slots.get(self.emitted) {
-            let call = &self.calls[self.emitted];
+            let call = self.calls[self.emitted];
             let result = ToolResultMessage {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
@@ -174,7 +174,7 @@ impl Batch<'_> {
 
     async fn prepare(&mut self, i: usize) -> Prepared {
         self.start_event(i);
-        let call = &self.calls[i];
+        let call = self.calls[i];
         let cfg = self.run.cfg.clone();
         if let Some(ld) = cfg.loop_detection {
             let repeats = self.run.loop_tracker.observe(&call.name, &self.args[i]);
@@ -330,7 +330,7 @@ impl Batch<'_> {
         }
         let info = ToolCallInfo {
             assistant_message: self.assistant,
-            tool_call: &self.calls[i],
+            tool_call: self.calls[i],
             args: &self.args[i],
         };
         if let Some(o) = self
@@ -385,7 +385,7 @@ fn snapshot_of(run: &Run) -> AgentSnapshot {
 
 /// Runs every tool call of `assistant` (already the last message of the transcript).
 pub(super) async fn execute_batch(run: &mut Run, assistant: &AssistantMessage) -> BatchOutcome {
-    let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+    let calls: Vec<&ToolCall> = assistant.tool_calls().collect();
     let n = calls.len();
     let group = match run.cfg.tool_execution {
         ToolExecution::Sequential => 1,
