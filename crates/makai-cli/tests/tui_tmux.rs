@@ -313,3 +313,29 @@ fn a_session_file_that_cannot_be_written_is_said_in_the_ui() {
     pane.wait_text("could not write the session file");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// Regression: what opening the session had to say (here: a torn last line
+/// skipped) went to stderr only, behind the full-screen UI. Now the UI shows
+/// it when it starts.
+#[test]
+fn a_warning_from_opening_the_session_is_shown_when_the_ui_starts() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
+    let env = Env::new();
+    let path = env.work().join("torn.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"0194bbbb-0000-7000-8000-00000000abcd\",\"timestamp\":\"2026-11-10T10:00:00.000Z\",\"cwd\":\"/x\"}\n\
+         {\"type\":\"message\",\"id\":\"aa000001\",\"parentId\":null,\"timestamp\":\"2026-11-10T10:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"an earlier question\",\"timestamp\":1}}\n\
+         {\"type\":\"message\",\"id\":\"aa000002\",\"parentId\":\"aa00",
+    )
+    .unwrap();
+    let mut args = mock.args();
+    args.extend(["--session".to_string(), path.display().to_string()]);
+    let pane = Pane::start(&env, &args);
+    pane.wait_text("an earlier question");
+    pane.wait_text("skipped a torn last line");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -71,22 +71,23 @@ impl AppSession {
 
 /// Starts the MCP servers of the settings files in the background, stdio
 /// servers under `sandbox` (or their own entry's); `None`
-/// when none is configured. Problems with the settings are reported on
-/// stderr and never stop the run.
+/// when none is configured. Problems with the settings are said (`say`: on
+/// stderr, and kept for a full-screen UI) and never stop the run.
 pub(crate) fn start_servers(
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
     sandbox: makai_sandbox::SandboxConfig,
+    said: &mut Vec<String>,
 ) -> Option<makai_mcp::McpManager> {
     let loaded = match makai_mcp::load_mcp_config(cwd, home) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("makai: MCP servers not started: {e}");
+            super::setup::say(said, format!("MCP servers not started: {e}"));
             return None;
         }
     };
     for w in &loaded.warnings {
-        eprintln!("makai: MCP: {w}");
+        super::setup::say(said, format!("MCP: {w}"));
     }
     if loaded.servers.is_empty() {
         return None;

@@ -181,6 +181,9 @@ pub struct AppParts {
     /// [`makai_coding::first_turn::first_turn_tool`] picks for its prompt
     /// (the built-in local model with tools).
     pub first_turn_policy: bool,
+    /// What building the session had to say (already said on stderr): a
+    /// full-screen UI shows them too ([`AppSession::take_warnings`]).
+    pub startup_warnings: Vec<String>,
 }
 
 impl AppSession {
@@ -189,6 +192,7 @@ impl AppSession {
         let state = AppState {
             auto_compaction: parts.settings.compaction.enabled,
             auto_retry: parts.settings.retry.enabled,
+            warnings: parts.startup_warnings,
             ..Default::default()
         };
         let start = parts.agent.state();

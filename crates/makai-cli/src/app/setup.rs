@@ -288,11 +288,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let cwd = working_dir(args)?;
     let cwd_str = cwd.display().to_string();
     let home = options.home.or_else(makai_coding::makai_home);
+    // What building the session has to say: on stderr now, and to a
+    // full-screen UI once it starts (which hides stderr).
+    let mut said: Vec<String> = Vec::new();
     let loaded =
         Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?;
     if args.verbose {
         for w in &loaded.warnings {
-            eprintln!("makai: settings: {w}");
+            say(&mut said, format!("settings: {w}"));
         }
     }
     let settings = loaded.settings;
@@ -328,7 +331,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(location) = session.location() {
         // What loading skipped or kept with a remark (a torn last line, say).
         for w in session.warnings() {
-            eprintln!("makai: session {location}: {w}");
+            say(&mut said, format!("session {location}: {w}"));
         }
     }
     let ctx = session.context();
@@ -375,7 +378,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
 
     let limits = super::budget::limits_for(&settings.limits, &spec.limits, args)?;
     if let Some(note) = super::budget::unpriced_note(&model, &limits) {
-        eprintln!("makai: {note}");
+        say(&mut said, note.to_string());
     }
     let session = SharedSession::new(session);
     let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
@@ -396,10 +399,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let start_without_tools = tools_off || (args.tools.is_none() && !model.can_call_tools());
     // (The local model said why already: `local::apply`.)
     if start_without_tools && !tools_off && args.local_runtime.is_none() {
-        eprintln!(
-            "makai: {}/{} cannot call tools (its model entry says supportsTools: false), \
-             so tools are off; pass --tools read,ls,... to offer some anyway",
-            model.provider, model.id
+        say(
+            &mut said,
+            format!(
+                "{}/{} cannot call tools (its model entry says supportsTools: false), \
+                 so tools are off; pass --tools read,ls,... to offer some anyway",
+                model.provider, model.id
+            ),
         );
     }
     let tools = if tools_off {
@@ -473,7 +479,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let resources = resource_options.discover(&cwd);
     if args.verbose {
         for w in &resources.warnings {
-            eprintln!("makai: resources: {w}");
+            say(&mut said, format!("resources: {w}"));
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
@@ -549,6 +555,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             &cwd,
             home.as_deref(),
             crate::sandboxing::config(&settings, args.sandbox),
+            &mut said,
         )
     };
     let app = AppSession::new(AppParts {
@@ -569,6 +576,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         ledger,
         limits,
         first_turn_policy: model.provider == makai_local::PROVIDER && start_with_tools,
+        startup_warnings: said,
     });
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
@@ -648,4 +656,10 @@ fn checked_tools(
         ))),
         None => Ok(names),
     }
+}
+
+/// Says `text` on stderr and keeps it for a full-screen UI.
+pub(crate) fn say(said: &mut Vec<String>, text: String) {
+    eprintln!("makai: {text}");
+    said.push(text);
 }

@@ -1,5 +1,6 @@
-//! What the session has to tell the user outside its events (a session file
-//! that cannot be written, a sub-agent's spending that cannot be counted):
+//! What the session has to tell the user outside its events (what building
+//! it found, a session file that cannot be written, a sub-agent's spending
+//! that cannot be counted):
 //! said on stderr, and kept for a full-screen UI, which owns the terminal
 //! and shows them itself (stderr would be hidden behind it, or written over
 //! its screen).
