@@ -44,8 +44,10 @@ target="${CARGO_TARGET_DIR:-target}"
 cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
 cargo build --quiet --profile "$PROFILE" -p makai-agent --example loop_bench
 cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example read_floor
+cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
 makai_bench="$target/$PROFILE/examples/loop_bench"
 floor_bench="$target/$PROFILE/examples/read_floor"
+cpu_time="$target/$PROFILE/examples/cpu_time"
 
 yoagent_bench=""
 if [ "${YOAGENT:-1}" != 0 ]; then
@@ -81,10 +83,12 @@ start_server() {
 run_once() {
   local file=$1
   shift
-  /usr/bin/time -f "%U %S %M" -o "$out/t" "$@" > "$out/line" 2>"$out/err" || {
+  # CPU time to the microsecond (examples/cpu_time.rs): /usr/bin/time prints
+  # hundredths, too coarse for the replay rows.
+  "$cpu_time" "$out/t" "$@" > "$out/line" 2>"$out/err" || {
     echo "FAILED: $* ($(cat "$out/err"))" >&2; return 1; }
   grep -q "verified=ok" "$out/line" || { echo "unverified: $(cat "$out/line")" >&2; return 1; }
-  awk '{printf "%.3f %d\n", $1 + $2, $3}' "$out/t" >> "$file"
+  awk '{printf "%.4f %d\n", $1, $2}' "$out/t" >> "$file"
 }
 
 # median FILE COLUMN
