@@ -385,8 +385,6 @@ fn childrens_spending_counts_toward_the_parents_cap_and_get_session_stats_counts
 /// a word. Now `-c` says so (the ledger cannot count it).
 #[test]
 fn continuing_a_session_whose_sub_agent_session_is_unreadable_says_so() {
-    use makai_coding::session::{Session, SharedSession};
-    use makai_coding::subagent::{ChildSessions, LinkedSessions};
     let env = Env::new();
     let mock = Mock::start(
         Scenario::new()
@@ -400,15 +398,7 @@ fn continuing_a_session_whose_sub_agent_session_is_unreadable_says_so() {
     assert_eq!(files.len(), 1, "{files:?}");
     // A sub-agent started in that session; the process ended before its
     // result, and its file was damaged afterwards.
-    let shared = SharedSession::new(Session::open(&files[0]).unwrap());
-    let mut child = LinkedSessions(shared.clone()).create("worker", "call_9");
-    child
-        .append_message(makai_ai::UserMessage::text("child work"))
-        .unwrap();
-    let child_path = child.path().unwrap().to_path_buf();
-    drop(child);
-    drop(shared);
-    std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
+    let child_path = damage_a_sub_agent_session(&files[0]);
 
     let out = env.run(&with(model_args(), &["-c", "-p", "go on"]), "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

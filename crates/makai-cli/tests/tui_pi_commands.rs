@@ -182,8 +182,6 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
 /// full-screen UI hides (and writes over). Now the UI shows it.
 #[test]
 fn switching_to_a_session_whose_sub_agent_session_is_unreadable_shows_a_warning_in_the_ui() {
-    use makai_coding::session::{Session, SharedSession};
-    use makai_coding::subagent::{ChildSessions, LinkedSessions};
     if !tmux_available() {
         return;
     }
@@ -196,15 +194,7 @@ fn switching_to_a_session_whose_sub_agent_session_is_unreadable_shows_a_warning_
     let files = env.session_files();
     assert_eq!(files.len(), 1, "{files:?}");
     // A sub-agent started in that session; its file was damaged afterwards.
-    let shared = SharedSession::new(Session::open(&files[0]).unwrap());
-    let mut child = LinkedSessions(shared.clone()).create("worker", "call_9");
-    child
-        .append_message(makai_ai::UserMessage::text("child work"))
-        .unwrap();
-    let child_path = child.path().unwrap().to_path_buf();
-    drop(child);
-    drop(shared);
-    std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
+    common::damage_a_sub_agent_session(&files[0]);
 
     let pane = Pane::start(&env, &mock.args());
     pane.wait_text("Ask anything");

@@ -375,3 +375,21 @@ impl Drop for Rpc {
         let _ = self.child.wait();
     }
 }
+
+/// Starts a sub-agent in the session at `session_file` (as a run that ended
+/// before the sub-agent's result would leave it), then damages the sub-agent's
+/// session file beyond reading; returns that file's path.
+pub fn damage_a_sub_agent_session(session_file: &Path) -> PathBuf {
+    use makai_coding::session::{Session, SharedSession};
+    use makai_coding::subagent::{ChildSessions, LinkedSessions};
+    let shared = SharedSession::new(Session::open(session_file).unwrap());
+    let mut child = LinkedSessions(shared.clone()).create("worker", "call_9");
+    child
+        .append_message(makai_ai::UserMessage::text("child work"))
+        .unwrap();
+    let child_path = child.path().unwrap().to_path_buf();
+    drop(child);
+    drop(shared);
+    std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
+    child_path
+}
