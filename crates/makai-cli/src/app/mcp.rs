@@ -82,12 +82,12 @@ pub(crate) fn start_servers(
     let loaded = match makai_mcp::load_mcp_config(cwd, home) {
         Ok(l) => l,
         Err(e) => {
-            super::setup::say(said, format!("MCP servers not started: {e}"));
+            super::warnings::say(said, format!("MCP servers not started: {e}"));
             return None;
         }
     };
     for w in &loaded.warnings {
-        super::setup::say(said, format!("MCP: {w}"));
+        super::warnings::say(said, format!("MCP: {w}"));
     }
     if loaded.servers.is_empty() {
         return None;

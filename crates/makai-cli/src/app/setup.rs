@@ -295,7 +295,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?;
     if args.verbose {
         for w in &loaded.warnings {
-            say(&mut said, format!("settings: {w}"));
+            super::warnings::say(&mut said, format!("settings: {w}"));
         }
     }
     let settings = loaded.settings;
@@ -331,7 +331,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(location) = session.location() {
         // What loading skipped or kept with a remark (a torn last line, say).
         for w in session.warnings() {
-            say(&mut said, format!("session {location}: {w}"));
+            super::warnings::say(&mut said, format!("session {location}: {w}"));
         }
     }
     let ctx = session.context();
@@ -378,7 +378,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
 
     let limits = super::budget::limits_for(&settings.limits, &spec.limits, args)?;
     if let Some(note) = super::budget::unpriced_note(&model, &limits) {
-        say(&mut said, note.to_string());
+        super::warnings::say(&mut said, note.to_string());
     }
     let session = SharedSession::new(session);
     let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
@@ -399,7 +399,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let start_without_tools = tools_off || (args.tools.is_none() && !model.can_call_tools());
     // (The local model said why already: `local::apply`.)
     if start_without_tools && !tools_off && args.local_runtime.is_none() {
-        say(
+        super::warnings::say(
             &mut said,
             format!(
                 "{}/{} cannot call tools (its model entry says supportsTools: false), \
@@ -479,7 +479,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let resources = resource_options.discover(&cwd);
     if args.verbose {
         for w in &resources.warnings {
-            say(&mut said, format!("resources: {w}"));
+            super::warnings::say(&mut said, format!("resources: {w}"));
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
@@ -656,10 +656,4 @@ fn checked_tools(
         ))),
         None => Ok(names),
     }
-}
-
-/// Says `text` on stderr and keeps it for a full-screen UI.
-pub(crate) fn say(said: &mut Vec<String>, text: String) {
-    eprintln!("makai: {text}");
-    said.push(text);
 }

@@ -41,3 +41,11 @@ impl AppSession {
         lock(&self.inner.state).full_screen = on;
     }
 }
+
+/// Says `text` on stderr and keeps it in `said`: what building a session
+/// finds before there is a session to keep it (it becomes
+/// [`super::AppParts::startup_warnings`]).
+pub(crate) fn say(said: &mut Vec<String>, text: String) {
+    eprintln!("makai: {text}");
+    said.push(text);
+}
