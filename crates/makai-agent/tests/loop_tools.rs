@@ -519,8 +519,7 @@ async fn transform_context_decides_what_the_model_sees_and_the_transcript_keeps_
     let client = ScriptedClient::new([ScriptedResponse::text("second answer")]);
     let mut cfg = config(client.clone());
     cfg.hooks = Arc::new(NewestOnly);
-    let mut ctx = context(vec![]);
-    ctx.messages = vec!["first question".into(), AgentMessage::user("earlier")];
+    let ctx = context(vec![]).with_messages(vec!["first question".into(), "earlier".into()]);
     let (events, outcome) = agent_loop(
         vec!["second question".into()],
         ctx,
@@ -554,8 +553,7 @@ async fn transform_context_decides_what_the_model_sees_and_the_transcript_keeps_
 #[tokio::test]
 async fn without_a_transform_the_model_sees_the_whole_transcript() {
     let client = ScriptedClient::new([ScriptedResponse::text("ok")]);
-    let mut ctx = context(vec![]);
-    ctx.messages = vec!["first question".into()];
+    let ctx = context(vec![]).with_messages(vec!["first question".into()]);
     let outcome = agent_loop(
         vec!["second question".into()],
         ctx,
