@@ -188,8 +188,20 @@ pub struct Args {
     /// Pre-approve questions nobody can answer in print and JSON modes: tool
     /// names whose rule is `ask`, `escalate` (bash commands outside the
     /// sandbox) or `all`. Comma-separated; may be repeated.
-    #[arg(long, value_name = "LIST")]
-    pub approve: Vec<String>,
+    #[arg(long = "pre-approve", value_name = "LIST")]
+    pub pre_approve: Vec<String>,
+    /// Trust this project for this process: load its settings, skills, prompt
+    /// templates, agent specs and SYSTEM.md files (pi's -a). See docs/trust.md.
+    #[arg(short = 'a', long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Do not trust this project for this process: skip what it supplies
+    /// (pi's -na).
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
+    /// The answer to the start-up question about trusting the project, for
+    /// this process.
+    #[arg(skip)]
+    pub trust_answer: Option<bool>,
     /// Use the built-in local model (installed and started on first use under
     /// `~/.makai/local-model/`; no key needed). Also the default when no key is configured.
     #[arg(long, conflicts_with_all = ["base_url", "api", "model", "provider"])]
@@ -344,7 +356,8 @@ where
 }
 
 /// pi's short flags of more than one letter, as the long flags they stand for.
-const PI_SHORT_FLAGS: [(&str, &str); 6] = [
+const PI_SHORT_FLAGS: [(&str, &str); 7] = [
+    ("-na", "--no-approve"),
     ("-nt", "--no-tools"),
     ("-nbt", "--no-builtin-tools"),
     ("-xt", "--exclude-tools"),

@@ -155,6 +155,9 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         images: Vec::new(),
     }));
 
+    if mode.is_none() {
+        app::trust::ask_at_start(&mut args, &cwd, home.as_deref())?;
+    }
     let (app, local) = local::build_app(&mut args).await?;
     if let Some(local) = &local {
         local::stop_on_signals(local);

@@ -1,6 +1,6 @@
 //! Approvals through the built binary: RPC clients answer pi's extension UI
 //! requests (select, confirm), no answer in time is a denial, print mode
-//! denies unless --approve pre-approves, and every decision is a `custom`
+//! denies unless --pre-approve pre-approves, and every decision is a `custom`
 //! entry of the session.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -160,9 +160,9 @@ fn print_mode_denies_unless_a_flag_pre_approves() {
     let out = env.run(&args, "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!env.work().join("p.txt").exists());
-    assert!(request_text(&mock.requests()[1]).contains("--approve"));
+    assert!(request_text(&mock.requests()[1]).contains("--pre-approve"));
 
-    args.extend(s(&["--approve", "write"]));
+    args.extend(s(&["--pre-approve", "write"]));
     let out = env.run(&args, "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(env.work().join("p.txt").exists());
@@ -188,7 +188,7 @@ fn a_denied_tool_never_runs() {
             .push(ScriptedResponse::text("ok")),
     );
     let mut args = mock.args();
-    args.extend(s(&["-p", "write", "--approve", "all"]));
+    args.extend(s(&["-p", "write", "--pre-approve", "all"]));
     let out = env.run(&args, "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!env.work().join("d.txt").exists());

@@ -42,18 +42,23 @@ fn default_tools_and_tool_changes_select_the_offered_tools() {
     let project = env.work().join(".makai/settings.json");
     settings(&user, json!({"defaultTools": ["read", "bash"]}));
     assert_eq!(offered(&env, &[]), ["read", "bash"]);
-    // The project's changes apply on top of the user's selection.
+    // A trusted project's changes apply on top of the user's selection.
     settings(&project, json!({"defaultTools": ["+grep", "-bash"]}));
-    assert_eq!(offered(&env, &[]), ["read", "grep"]);
+    assert_eq!(offered(&env, &["-a"]), ["read", "grep"]);
+    // An untrusted project's settings are not read.
+    assert_eq!(offered(&env, &[]), ["read", "bash"]);
     // --tools changes apply on top of the settings; plain names replace.
-    assert_eq!(offered(&env, &["--tools", "+ls,-read"]), ["grep", "ls"]);
-    assert_eq!(offered(&env, &["--tools", "find,ls"]), ["find", "ls"]);
+    assert_eq!(
+        offered(&env, &["-a", "--tools", "+ls,-read"]),
+        ["grep", "ls"]
+    );
+    assert_eq!(offered(&env, &["-a", "--tools", "find,ls"]), ["find", "ls"]);
     // A project list with plain names replaces the user's.
     settings(&project, json!({"defaultTools": ["edit"]}));
-    assert_eq!(offered(&env, &[]), ["edit"]);
+    assert_eq!(offered(&env, &["-a"]), ["edit"]);
     // An empty list offers no built-in tool.
     settings(&project, json!({"defaultTools": []}));
-    assert!(offered(&env, &[]).is_empty());
+    assert!(offered(&env, &["-a"]).is_empty());
     std::fs::remove_file(&project).unwrap();
     std::fs::remove_file(&user).unwrap();
     assert_eq!(

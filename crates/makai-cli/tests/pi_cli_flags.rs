@@ -163,6 +163,8 @@ fn explicit_skills_and_templates_load_even_when_discovery_is_off() {
     let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
     let mut args = mock.args();
     args.extend(s(&[
+        // A trusted project: -ns, not trust, is what leaves its skill out.
+        "-a",
         "-ns",
         "-np",
         "--skill",

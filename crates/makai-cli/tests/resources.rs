@@ -62,14 +62,24 @@ fn print_mode_expands_templates_and_skills_and_advertises_skills() {
             .push(ScriptedResponse::text("released")),
     );
     let mut argv = mock.args();
-    argv.extend(s(&["--no-session", "-p", "/review \"error handling\""]));
+    argv.extend(s(&[
+        "-a",
+        "--no-session",
+        "-p",
+        "/review \"error handling\"",
+    ]));
     let out = env.run(&argv, "");
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let mut argv = mock.args();
-    argv.extend(s(&["--no-session", "-p", "/skill:pdf-tools report.pdf"]));
+    argv.extend(s(&[
+        "-a",
+        "--no-session",
+        "-p",
+        "/skill:pdf-tools report.pdf",
+    ]));
     assert_eq!(env.run(&argv, "").status.code(), Some(0));
     let mut argv = mock.args();
-    argv.extend(s(&["--no-session", "-p", "/skill:release"]));
+    argv.extend(s(&["-a", "--no-session", "-p", "/skill:release"]));
     assert_eq!(env.run(&argv, "").status.code(), Some(0));
 
     let reqs = mock.requests();
@@ -160,6 +170,7 @@ fn rpc_lists_commands_and_expands_prompts() {
     let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("done")));
     let mut argv = mock.args();
     argv.push("--no-session".into());
+    argv.push("--approve".into());
     let mut rpc = Rpc::start(&env, &argv);
     let data = rpc.ok(json!({"type": "get_commands"}));
     let commands = data["commands"].as_array().unwrap();

@@ -187,14 +187,17 @@ fn the_store_setting_is_used_and_refused_from_a_project_file() {
     };
     let env = Env::new();
     let mock = mock();
-    // From a project file: ignored with a warning (sessions stay in files).
+    // From a trusted project's file: ignored with a warning (sessions stay in files).
     std::fs::create_dir_all(env.work().join(".makai")).unwrap();
     std::fs::write(
         env.work().join(".makai/settings.json"),
         json!({"store": url}).to_string(),
     )
     .unwrap();
-    let out = env.run(&with(&mock, &["--verbose", "-p", "from the project"]), "");
+    let out = env.run(
+        &with(&mock, &["-a", "--verbose", "-p", "from the project"]),
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("ignored \"store\""),

@@ -57,7 +57,10 @@ fn templates_and_skills_complete_on_slash_expand_and_ctrl_x_copies_the_answer() 
         &env.work().join(".pi/skills/deploy/SKILL.md"),
         "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n",
     );
-    let pane = Pane::start(&env, &mock.args());
+    // The project's skill loads with -a (the question is tested below).
+    let mut args = mock.args();
+    args.push("-a".into());
+    let pane = Pane::start(&env, &args);
     pane.tmux(&["set-option", "-g", "set-clipboard", "on"]);
     pane.wait_text("Ask anything");
     pane.type_text("/rev");
@@ -203,4 +206,52 @@ fn switching_to_a_session_whose_sub_agent_session_is_unreadable_shows_a_warning_
     pane.wait_text("Imported session");
     pane.wait_text("a sub-agent's session could not be read");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn the_ui_asks_before_loading_a_projects_skills_and_trust_saves_the_answer() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    write(
+        &env.work().join(".pi/skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n",
+    );
+    let pane = Pane::start(&env, &mock.args());
+    let screen = pane.wait_text("Trust this project?");
+    assert!(screen.contains(".pi/skills"), "{screen}");
+    // "always": trusted now, and saved for the next start.
+    pane.type_text("a");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Ask anything");
+    pane.type_text("/dep");
+    pane.wait_text("Deploy the service");
+    let saved = std::fs::read_to_string(env.home.path().join("trust.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    let work = env.work().canonicalize().unwrap();
+    assert_eq!(saved[work.to_str().unwrap()], "trusted", "{saved}");
+
+    pane.keys(&["C-u"]);
+    pane.type_text("/trust no");
+    pane.keys(&["Enter"]);
+    pane.wait_text("is not trusted from the next start");
+    let saved = std::fs::read_to_string(env.home.path().join("trust.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved[work.to_str().unwrap()], "untrusted", "{saved}");
+    pane.keys(&["C-u"]);
+    pane.quit_with_ctrl_c();
+
+    // The next start asks nothing and loads nothing of the project's.
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("/trust");
+    pane.keys(&["Enter"]);
+    pane.wait_text("saved: not trusted");
+    pane.type_text("/dep");
+    let screen = pane.wait_for("the typed text", |s| editor_text(s) == "/dep");
+    assert!(!screen.contains("Deploy the service"), "{screen}");
+    pane.keys(&["C-u"]);
+    pane.quit_with_ctrl_c();
 }

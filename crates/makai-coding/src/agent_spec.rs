@@ -341,12 +341,21 @@ impl AgentCatalog {
     /// Built-in specs, then `<home>/agents/*.toml`, then `<cwd>/.makai/agents/*.toml`;
     /// a later one replaces an earlier one of the same name.
     pub fn load(cwd: &Path, home: Option<&Path>) -> AgentCatalog {
+        AgentCatalog::load_trusted(cwd, home, true)
+    }
+
+    /// [`AgentCatalog::load`], with the project's specs only when `project`
+    /// (a trusted project, see [`crate::trust`]).
+    pub fn load_trusted(cwd: &Path, home: Option<&Path>, project: bool) -> AgentCatalog {
         let mut cat = AgentCatalog::default();
         for s in builtin_specs() {
             cat.specs.insert(s.name.clone(), s);
         }
         if let Some(home) = home {
             cat.load_dir(&AgentCatalog::user_dir(home), SpecSource::User, None);
+        }
+        if !project {
+            return cat;
         }
         let makai_dir = cwd.join(".makai");
         cat.load_dir(

@@ -11,7 +11,9 @@ pub mod sandbox_settings;
 pub mod session;
 pub mod settings;
 pub mod subagent;
+pub mod system_files;
 pub mod tools;
+pub mod trust;
 
 pub use agent_spec::{AgentCatalog, AgentSpec, build_system_prompt};
 pub use context_files::{ContextFile, context_section, discover_context_files};

@@ -1,7 +1,9 @@
 //! Settings: `~/.makai/settings.json` (user) and `.makai/settings.json` in
 //! the working directory (project), with pi's field names.
 //!
-//! Project settings override user settings; objects are merged key by key
+//! The project file is part of a project's configuration, read only once the
+//! project is trusted ([`crate::trust`]; the caller leaves it out of
+//! [`Settings::load_files`] otherwise). Project settings override user settings; objects are merged key by key
 //! (`{"compaction": {"reserveTokens": 8192}}` in the project keeps the user's
 //! `compaction.enabled`), anything else is replaced.
 //!
@@ -215,9 +217,15 @@ pub struct Settings {
     /// with the built-in local model. A makai key (pi has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_overview: Option<bool>,
-    /// User settings only: let the project file set [`PROJECT_RESTRICTED_KEYS`].
+    /// User settings only: let a trusted project's file set
+    /// [`PROJECT_RESTRICTED_KEYS`] and start its MCP servers.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trust_project_settings: bool,
+    /// User settings only: project trust when neither `--approve` /
+    /// `--no-approve` nor a saved decision applies (pi's `defaultProjectTrust`;
+    /// see [`crate::trust`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub default_project_trust: crate::trust::DefaultProjectTrust,
     /// Keys this version does not use, kept as read.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -322,8 +330,9 @@ impl Settings {
         {
             resolve_paths(&mut v, cwd, user_home.as_deref());
             if let Value::Object(map) = &mut v {
-                // The trust switch itself only counts in the user file.
+                // The trust switches only count in the user file.
                 map.remove("trustProjectSettings");
+                map.remove("defaultProjectTrust");
                 if !trust {
                     for key in PROJECT_RESTRICTED_KEYS {
                         if map.remove(key).is_some() {

@@ -88,6 +88,7 @@ fn fixture() -> Fixture {
             makai_home: Some(home.join(".makai")),
             pi_agent_dir: Some(home.join(".pi/agent")),
             user_home: Some(home),
+            project: true,
         },
     }
 }

@@ -54,7 +54,7 @@ pub use admin::{
 pub use config::{McpServerConfig, ServerConfigError, ServerSandbox, ServerTransport};
 pub use load::{
     ConfigScope, LoadedMcpConfig, McpConfigError, ServerEntry, load_mcp_config,
-    load_mcp_config_files,
+    load_mcp_config_files, project_settings_file, user_settings_file,
 };
 pub use manager::McpManager;
 pub use sdk::ProgressUpdate;

@@ -38,7 +38,7 @@ pub trait Prompter: Send + Sync {
     async fn ask(&self, request: &ApprovalRequest, timeout: Duration) -> Prompted;
 }
 
-/// What `--approve` pre-approves (print and JSON modes have nobody to ask).
+/// What `--pre-approve` pre-approves (print and JSON modes have nobody to ask).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PreApproved {
     /// Tool names whose `ask` is answered yes.
@@ -50,7 +50,7 @@ pub struct PreApproved {
 }
 
 impl PreApproved {
-    /// Parses `--approve` values: tool names, `escalate`, `all` (comma-separated).
+    /// Parses `--pre-approve` values: tool names, `escalate`, `all` (comma-separated).
     pub fn parse(values: &[String]) -> Self {
         let mut p = PreApproved::default();
         for v in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
@@ -161,7 +161,7 @@ impl Approver for Approvals {
             return ApprovalDecision::ApproveOnce;
         }
         let Some(prompter) = self.prompter() else {
-            let reason = "nobody can be asked in this mode; start makai with --approve (a tool name, `escalate` or `all`) to pre-approve".to_string();
+            let reason = "nobody can be asked in this mode; start makai with --pre-approve (a tool name, `escalate` or `all`) to pre-approve".to_string();
             self.record(r, "denied", "no-prompt", Some(&reason));
             return ApprovalDecision::Deny {
                 reason: Some(reason),

@@ -23,6 +23,7 @@ mod resources;
 mod sessions;
 pub mod setup;
 pub mod stats;
+pub(crate) mod trust;
 mod warnings;
 
 use std::path::PathBuf;
@@ -114,6 +115,8 @@ pub(crate) struct Shared {
     first_turn_policy: bool,
     /// The working-directory overview last added to a run's system prompt.
     overview: Mutex<overview::OverviewCache>,
+    /// This process's project trust decision.
+    trust: makai_coding::trust::ProjectTrust,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting task.
@@ -184,6 +187,8 @@ pub struct AppParts {
     /// What building the session had to say (already said on stderr): a
     /// full-screen UI shows them too ([`AppSession::take_warnings`]).
     pub startup_warnings: Vec<String>,
+    /// The project trust decision the session was built with.
+    pub trust: makai_coding::trust::ProjectTrust,
 }
 
 impl AppSession {
@@ -221,6 +226,7 @@ impl AppSession {
             ledger: parts.ledger,
             limits: Mutex::new(parts.limits),
             overview: Mutex::default(),
+            trust: parts.trust,
         });
         shared.restore_ledger();
         shared.report_refusals();
@@ -266,6 +272,11 @@ impl AppSession {
     /// The working directory.
     pub fn cwd(&self) -> &std::path::Path {
         &self.inner.cwd
+    }
+
+    /// The project trust decision this session was built with.
+    pub fn project_trust(&self) -> &makai_coding::trust::ProjectTrust {
+        &self.inner.trust
     }
 
     /// The settings in force.

@@ -25,12 +25,14 @@ pub struct ResourceOptions {
     /// Prompt template files or folders loaded besides the discovered ones
     /// (`--prompt-template`).
     pub template_paths: Vec<std::path::PathBuf>,
+    /// Search the project's folders too (a trusted project).
+    pub project: bool,
 }
 
 impl ResourceOptions {
     /// Discovers the resources for `cwd` as these options allow.
     pub fn discover(&self, cwd: &std::path::Path) -> Resources {
-        let mut r = Resources::discover(cwd, makai_coding::makai_home().as_deref());
+        let mut r = Resources::discover(cwd, makai_coding::makai_home().as_deref(), self.project);
         if !self.skills {
             r.skills.clear();
         }

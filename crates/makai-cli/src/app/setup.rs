@@ -12,7 +12,9 @@ use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
+use makai_coding::system_files::SystemFiles;
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
+use makai_coding::trust::TrustSource;
 use makai_coding::{
     AgentCatalog, JsonlStore, Session, SessionStore, Settings, build_system_prompt,
     discover_context_files,
@@ -291,8 +293,29 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     // What building the session has to say: on stderr now, and to a
     // full-screen UI once it starts (which hides stderr).
     let mut said: Vec<String> = Vec::new();
-    let loaded =
-        Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?;
+    // Project trust decides whether the project's own configuration loads;
+    // `defaultProjectTrust` comes from the user settings alone.
+    let user_file = home.as_deref().map(Settings::user_file);
+    let user_only = Settings::load_files(user_file.as_deref(), None, &cwd)
+        .map_err(|e| CliError::config(e.to_string()))?;
+    let trust = super::trust::decide(args, &cwd, home.as_deref(), &user_only.settings)?;
+    if !trust.trusted && matches!(trust.source, TrustSource::Setting(_)) {
+        super::warnings::say(
+            &mut said,
+            format!(
+                "{}: its settings, skills, prompt templates, agent specs and SYSTEM.md files were not loaded; \
+                 pass -a (--approve) to trust it for this run, or save a decision with /trust",
+                trust.describe()
+            ),
+        );
+    } else if args.verbose {
+        super::warnings::say(&mut said, trust.describe());
+    }
+    let loaded = if trust.trusted {
+        Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?
+    } else {
+        user_only
+    };
     if args.verbose {
         for w in &loaded.warnings {
             super::warnings::say(&mut said, format!("settings: {w}"));
@@ -301,7 +324,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let settings = loaded.settings;
     let registry = models::load_registry(home.as_deref())?;
 
-    let catalog = AgentCatalog::load(&cwd, home.as_deref());
+    let catalog = AgentCatalog::load_trusted(&cwd, home.as_deref(), trust.trusted);
     let agent_name = args
         .agent
         .clone()
@@ -384,7 +407,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let sandbox = crate::sandboxing::choose(&settings, args.sandbox, args.verbose);
     let approvals = Arc::new(super::approvals::Approvals::new(
         settings.approvals.clone(),
-        super::approvals::PreApproved::parse(&args.approve),
+        super::approvals::PreApproved::parse(&args.pre_approve),
     ));
     let files = if args.no_context_files {
         Vec::new()
@@ -463,6 +486,22 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         tools
     };
 
+    // SYSTEM.md and APPEND_SYSTEM.md shape the default agent's prompt; an
+    // agent chosen by name keeps its own.
+    let default_agent = args.agent.is_none() && settings.default_agent.is_none();
+    let system_files = if default_agent {
+        let users = [home.clone(), makai_coding::resources::pi_agent_dir()];
+        let users: Vec<&Path> = users.iter().flatten().map(PathBuf::as_path).collect();
+        SystemFiles::discover(&cwd, trust.trusted, &users)
+    } else {
+        SystemFiles::default()
+    };
+    for w in &system_files.warnings {
+        super::warnings::say(&mut said, w.clone());
+    }
+    if let Some(file) = &system_files.system {
+        spec.system_prompt = file.text.clone();
+    }
     if let Some(sp) = &args.system_prompt {
         spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
     }
@@ -475,6 +514,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         skills_in_prompt: !tools_off,
         skill_paths: absolute(&cwd, &args.skill),
         template_paths: absolute(&cwd, &args.prompt_template),
+        project: trust.trusted,
     };
     let resources = resource_options.discover(&cwd);
     if args.verbose {
@@ -485,8 +525,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
     let mut system_prompt_without_tools =
         build_system_prompt(&spec_without_tools, &files, &cwd, today());
-    for extra in &args.append_system_prompt {
-        let extra = text_or_file(extra, &cwd, "--append-system-prompt")?;
+    let appended = system_files.append.iter().map(|f| Ok(f.text.clone()));
+    let flags = args
+        .append_system_prompt
+        .iter()
+        .map(|extra| text_or_file(extra, &cwd, "--append-system-prompt"));
+    for extra in appended.chain(flags) {
+        let extra = extra?;
         for prompt in [&mut system_prompt, &mut system_prompt_without_tools] {
             prompt.push_str("\n\n");
             prompt.push_str(&extra);
@@ -555,6 +600,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             &cwd,
             home.as_deref(),
             crate::sandboxing::config(&settings, args.sandbox),
+            trust.trusted,
             &mut said,
         )
     };
@@ -576,6 +622,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         ledger,
         limits,
         first_turn_policy: model.provider == makai_local::PROVIDER && start_with_tools,
+        trust,
         startup_warnings: said,
     });
     if let Some(name) = &args.name {

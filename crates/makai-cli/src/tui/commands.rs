@@ -48,6 +48,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("logout", "Remove stored credentials (/logout PROVIDER)"),
     ("mcp", "Show the MCP servers and their tools"),
     (
+        "trust",
+        "Show the project's trust, or save a decision: /trust yes|no|forget",
+    ),
+    (
         "reload",
         "Find skills and prompt templates again, re-read keybindings.json",
     ),
@@ -194,6 +198,15 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
         "logout" => config_commands::logout(ctx, arg),
         "mcp" => config_commands::mcp(ctx),
         "reload" => config_commands::reload(ctx),
+        "trust" => match crate::app::trust::trust_command(
+            arg.unwrap_or(""),
+            ctx.app.cwd(),
+            makai_coding::makai_home().as_deref(),
+            ctx.app.project_trust(),
+        ) {
+            Ok(text) => ctx.st.notice(Level::Info, text),
+            Err(e) => ctx.st.notice(Level::Error, e),
+        },
         "export" => match crate::export_html::export(ctx.app, arg) {
             Ok(path) => ctx
                 .st

@@ -9,7 +9,8 @@
 //! | user | `<makai home>/skills`, `~/.pi/agent/skills`, `~/.agents/skills` | `<makai home>/prompts`, `~/.pi/agent/prompts` |
 //! | project | `.makai/skills`, `.pi/skills`, `.agents/skills` in the working directory and its parents up to the repository root | `.makai/prompts`, `.pi/prompts` |
 //!
-//! (`~/.pi/agent` is `$PI_CODING_AGENT_DIR` when set.) Then:
+//! (`~/.pi/agent` is `$PI_CODING_AGENT_DIR` when set.) The project folders are
+//! searched only for a trusted project ([`crate::trust`]). Then:
 //!
 //! - [`Resources::skills_prompt_section`] is the system-prompt list of skills
 //!   (name, description, path; not those with `disable-model-invocation`);
@@ -103,17 +104,23 @@ pub struct ResourceDirs {
     pub pi_agent_dir: Option<PathBuf>,
     /// The user's home folder (for `~/.agents/skills`).
     pub user_home: Option<PathBuf>,
+    /// Search the working directory's folders too (`.makai`, `.pi` and
+    /// `.agents/skills` up to the repository root): only for a trusted
+    /// project (see [`crate::trust`]).
+    pub project: bool,
 }
 
 impl ResourceDirs {
     /// The folders for `cwd` from the environment: `makai_home`, [`pi_agent_dir`]
-    /// and the user's home folder.
-    pub fn from_env(cwd: &Path, makai_home: Option<&Path>) -> Self {
+    /// and the user's home folder; the project's own when `project` (a
+    /// trusted project).
+    pub fn from_env(cwd: &Path, makai_home: Option<&Path>, project: bool) -> Self {
         ResourceDirs {
             cwd: cwd.to_path_buf(),
             makai_home: makai_home.map(Path::to_path_buf),
             pi_agent_dir: pi_agent_dir(),
             user_home: dirs::home_dir(),
+            project,
         }
     }
 }
@@ -140,9 +147,10 @@ impl Resources {
         Resources::default()
     }
 
-    /// Discovers the resources for `cwd` (see the module docs).
-    pub fn discover(cwd: &Path, makai_home: Option<&Path>) -> Self {
-        Resources::discover_in(&ResourceDirs::from_env(cwd, makai_home))
+    /// Discovers the resources for `cwd` (see the module docs); the
+    /// project's own only when `project` (a trusted project).
+    pub fn discover(cwd: &Path, makai_home: Option<&Path>, project: bool) -> Self {
+        Resources::discover_in(&ResourceDirs::from_env(cwd, makai_home, project))
     }
 
     /// Discovers the resources in the given folders.
@@ -160,14 +168,16 @@ impl Resources {
         if let Some(h) = &dirs.user_home {
             skill_dirs.push((h.join(".agents").join("skills"), "user"));
         }
-        for folder in [".makai", ".pi"] {
-            skill_dirs.push((dirs.cwd.join(folder).join("skills"), "project"));
-            prompt_dirs.push((dirs.cwd.join(folder).join("prompts"), "project"));
-        }
-        for dir in dirs.cwd.ancestors() {
-            skill_dirs.push((dir.join(".agents").join("skills"), "project"));
-            if dir.join(".git").exists() {
-                break;
+        if dirs.project {
+            for folder in [".makai", ".pi"] {
+                skill_dirs.push((dirs.cwd.join(folder).join("skills"), "project"));
+                prompt_dirs.push((dirs.cwd.join(folder).join("prompts"), "project"));
+            }
+            for dir in dirs.cwd.ancestors() {
+                skill_dirs.push((dir.join(".agents").join("skills"), "project"));
+                if dir.join(".git").exists() {
+                    break;
+                }
             }
         }
 
