@@ -1,4 +1,10 @@
-//! makai-coding (being written).
+//! makai-coding: what makes the agent a coding agent. The built-in tools
+//! ([`tools`]), sessions as a tree ([`session`]), settings, project trust and
+//! system-prompt files ([`settings`], [`trust`], [`system_files`]), context
+//! files, skills and prompt templates ([`context_files`], [`resources`]),
+//! agent specs, limits and sub-agents ([`agent_spec`], [`limits`],
+//! [`subagent`]), approvals and the sandbox settings ([`approvals`],
+//! [`sandbox_settings`]).
 pub mod agent_spec;
 pub mod approvals;
 pub mod context_files;
