@@ -212,8 +212,24 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
     match command {
         McpCommand::List { wait, cwd } => {
             let cwd = folder(&cwd)?;
-            let report =
-                makai_mcp::list_report(&cwd, home.as_deref(), Duration::from_secs(wait)).await;
+            // An untrusted project's servers are neither started nor listed.
+            let trust = crate::app::trust::decide_for_command(&cwd, home.as_deref())?;
+            let user = home.as_deref().map(makai_mcp::user_settings_file);
+            let project_file = makai_mcp::project_settings_file(&cwd);
+            let project = trust.trusted.then_some(project_file.as_path());
+            let report = match makai_mcp::load_mcp_config_files(user.as_deref(), project, &cwd) {
+                Ok(mut loaded) => {
+                    if !trust.trusted && project_file.is_file() {
+                        loaded.warnings.push(format!(
+                            "{} not read: {}; save a decision with /trust in makai",
+                            project_file.display(),
+                            trust.describe()
+                        ));
+                    }
+                    makai_mcp::report_servers(loaded, &cwd, Duration::from_secs(wait)).await
+                }
+                Err(e) => format!("Cannot read the MCP settings: {e}\n"),
+            };
             print!("{report}");
             Ok(EXIT_OK)
         }
@@ -286,8 +302,14 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
         }
         McpCommand::Serve { cwd, dry_run } => {
             let cwd = folder(&cwd)?;
-            let loaded = makai_coding::Settings::load(&cwd, home.as_deref())
-                .map_err(|e| CliError::config(e.to_string()))?;
+            let trust = crate::app::trust::decide_for_command(&cwd, home.as_deref())?;
+            let loaded = if trust.trusted {
+                makai_coding::Settings::load(&cwd, home.as_deref())
+            } else {
+                let user = home.as_deref().map(makai_coding::Settings::user_file);
+                makai_coding::Settings::load_files(user.as_deref(), None, &cwd)
+            }
+            .map_err(|e| CliError::config(e.to_string()))?;
             let mut policy = makai_coding::tools::PathPolicy::confined();
             for root in &loaded.settings.allowed_paths {
                 policy = policy.with_allowed_root(root.clone());

@@ -224,3 +224,28 @@ fn a_corrupt_trust_file_is_a_clear_error() {
     assert!(err.contains("invalid"), "{err}");
     assert!(mock.requests().is_empty());
 }
+
+#[test]
+fn mcp_list_leaves_an_untrusted_projects_servers_out() {
+    let env = Env::new();
+    // The user allows project servers; the project is not trusted yet.
+    env.settings(json!({"trustProjectSettings": true}));
+    write(
+        &env.work().join(".makai/settings.json"),
+        &json!({"mcpServers": {"from-the-repo": {"command": "true"}}}).to_string(),
+    );
+    let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert!(!listing.contains("from-the-repo"), "{listing}");
+    assert!(listing.contains("project not trusted"), "{listing}");
+
+    let work = env.work().canonicalize().unwrap();
+    write(
+        &env.home.path().join("trust.json"),
+        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
+    );
+    let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("from-the-repo"), "{}", stdout(&out));
+}

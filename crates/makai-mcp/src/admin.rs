@@ -167,10 +167,15 @@ fn write_settings(file: &Path, root: &Map<String, Value>) -> Result<(), McpConfi
 /// waits up to `wait` for them to settle, and describes each one (state,
 /// tools, or why it failed). The servers are stopped before returning.
 pub async fn list_report(cwd: &Path, home: Option<&Path>, wait: Duration) -> String {
-    let loaded = match load_mcp_config(cwd, home) {
-        Ok(l) => l,
-        Err(e) => return format!("Cannot read the MCP settings: {e}\n"),
-    };
+    match load_mcp_config(cwd, home) {
+        Ok(loaded) => report_servers(loaded, cwd, wait).await,
+        Err(e) => format!("Cannot read the MCP settings: {e}\n"),
+    }
+}
+
+/// [`list_report`] for servers already loaded (the caller chose the files:
+/// `makai mcp list` leaves an untrusted project's out).
+pub async fn report_servers(loaded: LoadedMcpConfig, cwd: &Path, wait: Duration) -> String {
     if loaded.servers.is_empty() {
         return format_report(&loaded, &[], &[]);
     }

@@ -49,7 +49,8 @@ mod supervisor;
 mod tool;
 
 pub use admin::{
-    add_server, format_report, list_report, remove_server, settings_file_for, validate_server_name,
+    add_server, format_report, list_report, remove_server, report_servers, settings_file_for,
+    validate_server_name,
 };
 pub use config::{McpServerConfig, ServerConfigError, ServerSandbox, ServerTransport};
 pub use load::{

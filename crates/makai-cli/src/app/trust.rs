@@ -52,25 +52,47 @@ pub(crate) fn decide(
     home: Option<&Path>,
     user_settings: &Settings,
 ) -> Result<ProjectTrust, CliError> {
-    let users = user_dirs(home);
-    let users: Vec<&Path> = users.iter().map(PathBuf::as_path).collect();
-    let protected = protected_resources(cwd, &users);
-    let resolution = trust::resolve(
-        cwd,
-        flag(args),
-        &store(home)?,
-        user_settings.default_project_trust,
-        &protected,
-        false,
-    );
-    let Resolution::Decided(mut decided) = resolution else {
-        // `resolve` asks only when told it can.
-        return Err(CliError::failed("project trust was left undecided"));
-    };
+    let mut decided = decide_with(flag(args), cwd, home, user_settings)?;
     if args.trust_answer.is_some() && !args.approve && !args.no_approve {
         decided.source = TrustSource::Answer;
     }
     Ok(decided)
+}
+
+/// The trust of `cwd` for a command that takes no trust flags (`makai mcp`):
+/// a saved decision, else `defaultProjectTrust`, never a question.
+pub(crate) fn decide_for_command(
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Result<ProjectTrust, CliError> {
+    let user = home.map(Settings::user_file);
+    let settings = Settings::load_files(user.as_deref(), None, cwd)
+        .map_err(|e| CliError::config(e.to_string()))?
+        .settings;
+    decide_with(None, cwd, home, &settings)
+}
+
+fn decide_with(
+    flag: Option<bool>,
+    cwd: &Path,
+    home: Option<&Path>,
+    user_settings: &Settings,
+) -> Result<ProjectTrust, CliError> {
+    let users = user_dirs(home);
+    let users: Vec<&Path> = users.iter().map(PathBuf::as_path).collect();
+    let protected = protected_resources(cwd, &users);
+    match trust::resolve(
+        cwd,
+        flag,
+        &store(home)?,
+        user_settings.default_project_trust,
+        &protected,
+        false,
+    ) {
+        Resolution::Decided(decided) => Ok(decided),
+        // `resolve` asks only when told it can.
+        Resolution::Ask(_) => Err(CliError::failed("project trust was left undecided")),
+    }
 }
 
 /// The interactive mode's question, asked on the terminal before the
