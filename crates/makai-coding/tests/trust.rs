@@ -65,70 +65,30 @@ fn the_users_own_folders_never_need_trust() {
 
 #[test]
 fn a_flag_beats_a_saved_decision_which_beats_the_setting() {
+    use DefaultProjectTrust::{Always, Ask, Never};
     let home = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let protected = vec![cwd.path().join(".pi/skills")];
     let mut store = TrustStore::load(home.path()).unwrap();
+    // Resolved where nobody can be asked.
+    let quietly = |store: &TrustStore, flag, default, protected: &[PathBuf]| {
+        decided(resolve(cwd.path(), flag, store, default, protected, false))
+    };
 
-    let r = resolve(
-        cwd.path(),
-        None,
-        &store,
-        DefaultProjectTrust::Ask,
-        &protected,
-        true,
-    );
+    let r = resolve(cwd.path(), None, &store, Ask, &protected, true);
     assert_eq!(r, Resolution::Ask(protected.clone()));
-    let t = decided(resolve(
-        cwd.path(),
-        None,
-        &store,
-        DefaultProjectTrust::Ask,
-        &protected,
-        false,
-    ));
-    assert!(!t.trusted);
-    assert_eq!(t.source, TrustSource::Setting(DefaultProjectTrust::Ask));
-    let t = decided(resolve(
-        cwd.path(),
-        None,
-        &store,
-        DefaultProjectTrust::Always,
-        &protected,
-        true,
-    ));
-    assert!(t.trusted);
+    let t = quietly(&store, None, Ask, &protected);
+    assert_eq!((t.trusted, t.source), (false, TrustSource::Setting(Ask)));
+    assert!(quietly(&store, None, Always, &protected).trusted);
 
     store.save(cwd.path(), Some(false)).unwrap();
-    let t = decided(resolve(
-        cwd.path(),
-        None,
-        &store,
-        DefaultProjectTrust::Always,
-        &protected,
-        true,
-    ));
+    let t = quietly(&store, None, Always, &protected);
     assert!(!t.trusted);
     assert!(matches!(t.source, TrustSource::Saved(_)));
     // A saved "no" holds even where nothing needs trust (pi #10947).
-    let t = decided(resolve(
-        cwd.path(),
-        None,
-        &store,
-        DefaultProjectTrust::Always,
-        &[],
-        true,
-    ));
-    assert!(!t.trusted);
+    assert!(!quietly(&store, None, Always, &[]).trusted);
 
-    let t = decided(resolve(
-        cwd.path(),
-        Some(true),
-        &store,
-        DefaultProjectTrust::Never,
-        &protected,
-        true,
-    ));
+    let t = quietly(&store, Some(true), Never, &protected);
     assert_eq!((t.trusted, t.source), (true, TrustSource::Flag));
 }
 
