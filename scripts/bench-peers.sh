@@ -20,8 +20,10 @@
 # Every configuration runs each peer N times, the peers interleaved run by run so
 # they share the machine's load; printed: median CPU time (user+sys) and peak
 # resident memory of the peer's process, CPU per token event (1,200 text deltas
-# per run), and the multiples against makai on the multi-thread runtime (the
-# runtime the `makai` CLI runs on).
+# per run), and the multiples against makai on the runtime the `makai` CLI runs
+# a session on (Tokio's multi-thread runtime with one worker, the session a task
+# on it). makai also runs on two workers (`makai serve`'s runtime on two cores),
+# each figure with its ratio to current-thread.
 #
 # Builds makai's bench (profile release-lto) and the scripted server; yoagent
 # 0.26.6's bench (benches/peers/yoagent_loop_bench, its own workspace, release)
@@ -104,8 +106,8 @@ table() {
   echo
   echo "### $title"
   echo
-  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai multi-thread | multi / current | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
-  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai, the CLI's runtime (multi-thread, 1 worker) | CLI / current | makai multi-thread, 2 workers (/ current) | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   for api in $APIS; do
     for c in $concurrencies; do
       export MOCK_URL="$url" API="$api" CONCURRENCY="$c" RUNS TOKENS TOOL_ROUNDS
@@ -113,7 +115,8 @@ table() {
       for _ in $(seq "$N"); do
         READER=tokio run_once "$out/runs-floor" "$floor_bench"
         RUNTIME=current-thread run_once "$out/runs-ct" "$makai_bench"
-        RUNTIME=multi-thread run_once "$out/runs-mt" "$makai_bench"
+        RUNTIME=multi-thread WORKERS=1 run_once "$out/runs-mt" "$makai_bench"
+        RUNTIME=multi-thread WORKERS=2 run_once "$out/runs-mt2" "$makai_bench"
         if [ -n "$yoagent_bench" ]; then run_once "$out/runs-yo" "$yoagent_bench"; fi
         if [ -n "$pi_modules" ]; then
           PI_MODULES="$pi_modules" run_once "$out/runs-pi" node benches/peers/pi_loop_bench.mjs
@@ -123,7 +126,7 @@ table() {
       mt_cpu=$(median "$out/runs-mt" 1)
       mt_rss=$(median "$out/runs-mt" 2)
       row="| $api, $c"
-      for peer in floor ct mt yo pi; do
+      for peer in floor ct mt mt2 yo pi; do
         if [ ! -f "$out/runs-$peer" ]; then
           row="$row | n/a"
           continue
@@ -134,8 +137,11 @@ table() {
         cell=$(awk -v c="$cpu" -v r="$rss" -v e="$token_events" \
           'BEGIN{printf "%.2f s (%.2f µs/token), %.1f MiB", c, c * 1e6 / e, r / 1024}')
         case $peer in
-          mt)
-            cell="$cell | $(awk -v m="$cpu" -v c="$(median "$out/runs-ct" 1)" 'BEGIN{if (c > 0) printf "%.2fx", m / c; else printf "n/a"}')" ;;
+          mt|mt2)
+            local ratio
+            ratio=$(awk -v m="$cpu" -v c="$(median "$out/runs-ct" 1)" \
+              'BEGIN{if (c > 0) printf "%.2fx", m / c; else printf "n/a"}')
+            if [ "$peer" = mt ]; then cell="$cell | $ratio"; else cell="$cell ($ratio)"; fi ;;
           yo|pi)
             cell="$cell: $(awk -v c="$cpu" -v m="$mt_cpu" -v r="$rss" -v mr="$mt_rss" \
               'BEGIN{if (m > 0) printf "%.1fx CPU, %.1fx memory", c / m, r / mr; else printf "n/a"}')" ;;
@@ -147,7 +153,7 @@ table() {
   done
 }
 
-echo "Medians of $N runs, peers interleaved run by run; $RUNS runs x $((TOOL_ROUNDS + 1)) responses x $TOKENS tokens per workload; multiples against makai multi-thread."
+echo "Medians of $N runs, peers interleaved run by run; $RUNS runs x $((TOOL_ROUNDS + 1)) responses x $TOKENS tokens per workload; multiples against makai on the CLI's runtime."
 for t in $TABLES; do
   case $t in
     stream)

@@ -76,9 +76,20 @@ where
 }
 
 /// Worker threads for one session (interactive, print, JSON and RPC modes, and
-/// the auth and MCP commands): two, so a tool or hook that blocks its thread
-/// leaves one to stream, render and take an abort.
-const SESSION_WORKERS: usize = 2;
+/// the auth and MCP commands): one. A session's async work (streaming,
+/// decoding, rendering, the agent loop) runs on that one thread, so a socket
+/// read wakes no other thread and the allocator keeps one arena; the second
+/// worker of a two-worker runtime cost 15 to 50% more CPU and 0.5 MiB more
+/// memory in the agent-loop bench (BENCHMARKS.md, "One worker per session").
+/// Blocking work still runs beside it: the file tools, the terminal's input
+/// and the RPC writer on Tokio's blocking threads, and the PostgreSQL store
+/// through `block_in_place`, which hands the worker's tasks to another thread
+/// while it waits (neither is allowed on Tokio's current-thread runtime).
+const SESSION_WORKERS: usize = 1;
+
+/// Stack size of a worker thread: the main thread's (8 MiB of address space;
+/// only the pages used become resident), as the command runs on a worker.
+const WORKER_STACK: usize = 8 << 20;
 
 /// Worker threads for `makai serve`, which streams many sessions at once: one
 /// per core, and never fewer than a session gets.
@@ -86,12 +97,19 @@ fn server_workers() -> usize {
     std::thread::available_parallelism().map_or(SESSION_WORKERS, |n| n.get().max(SESSION_WORKERS))
 }
 
+/// Runs the command `f` on a new runtime with `workers` worker threads and
+/// returns its exit code.
+///
+/// `f` runs as a task on a worker, not in `block_on` on the main thread: the
+/// main thread is no worker and does not drive the I/O driver, so every
+/// socket read would wake it from a worker.
 fn block_on<F>(workers: usize, f: F) -> i32
 where
-    F: std::future::Future<Output = Result<i32, CliError>>,
+    F: std::future::Future<Output = Result<i32, CliError>> + Send + 'static,
 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
+        .thread_stack_size(WORKER_STACK)
         .enable_all()
         .build();
     let runtime = match runtime {
@@ -101,7 +119,13 @@ where
             return EXIT_FAILED;
         }
     };
-    let code = match runtime.block_on(f) {
+    let outcome = match runtime.block_on(runtime.spawn(f)) {
+        Ok(outcome) => outcome,
+        // A panic keeps its message (the hook printed it) and its exit code.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CliError::failed(format!("the command's task ended: {e}"))),
+    };
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("makai: {e}");

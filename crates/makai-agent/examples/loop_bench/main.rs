@@ -25,8 +25,10 @@
 //! The counting subscriber opts out of delta merging so every delta is counted.
 //! `RUNTIME` picks the Tokio runtime: `current-thread` (the default: the agents
 //! and their requests share one thread, as an event-loop library's would) or
-//! `multi-thread` (Tokio's work-stealing runtime, one worker per core, which adds
-//! cross-thread wake-ups); the printed line names it.
+//! `multi-thread`, the `makai` CLI's session runtime: Tokio's multi-thread
+//! runtime with `WORKERS` workers (default 1, as the CLI has; 2 is `makai
+//! serve`'s on two cores, with cross-thread wake-ups), the runs in a task on a
+//! worker as the CLI runs its command; the printed line names both.
 //! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
 //! default, as in `AgentLoopConfig`).
 
@@ -52,17 +54,18 @@ struct EchoArgs {
 /// The Tokio runtime the bench runs on (`RUNTIME`).
 #[derive(Clone, Copy)]
 enum Runtime {
-    /// Tokio's work-stealing runtime: one worker thread per core.
-    MultiThread,
+    /// Tokio's multi-thread runtime with this many workers, the runs in a
+    /// task on one of them.
+    MultiThread(usize),
     /// Everything on the main thread (the default).
     CurrentThread,
 }
 
 impl Runtime {
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Runtime::MultiThread => "multi-thread",
-            Runtime::CurrentThread => "current-thread",
+            Runtime::MultiThread(workers) => format!("multi-thread workers={workers}"),
+            Runtime::CurrentThread => "current-thread".to_string(),
         }
     }
 }
@@ -109,7 +112,10 @@ fn settings() -> Result<Settings, String> {
         ));
     }
     let runtime = match std::env::var("RUNTIME").as_deref().map(str::trim) {
-        Ok("multi-thread") => Runtime::MultiThread,
+        Ok("multi-thread") => match env_num("WORKERS", 1)? {
+            0 => return Err("WORKERS must be at least 1".into()),
+            workers => Runtime::MultiThread(workers),
+        },
         Err(_) | Ok("current-thread") => Runtime::CurrentThread,
         Ok(other) => {
             return Err(format!(
@@ -225,17 +231,32 @@ fn main() -> ExitCode {
         }
     };
     let runtime = match s.runtime {
-        Runtime::MultiThread => tokio::runtime::Builder::new_multi_thread(),
+        Runtime::MultiThread(workers) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(workers);
+            builder
+        }
         Runtime::CurrentThread => tokio::runtime::Builder::new_current_thread(),
     }
     .enable_all()
     .build();
-    match runtime {
-        Ok(rt) => rt.block_on(bench(s)),
+    let rt = match runtime {
+        Ok(rt) => rt,
         Err(e) => {
             eprintln!("loop_bench: cannot start the runtime: {e}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
         }
+    };
+    match s.runtime {
+        // As the `makai` CLI runs its command: a task on a worker, which
+        // drives the I/O driver itself (the main thread is no worker).
+        Runtime::MultiThread(_) => rt.block_on(async move {
+            tokio::spawn(bench(s)).await.unwrap_or_else(|e| {
+                eprintln!("loop_bench: the bench's task ended: {e}");
+                ExitCode::from(2)
+            })
+        }),
+        Runtime::CurrentThread => rt.block_on(bench(s)),
     }
 }
 
