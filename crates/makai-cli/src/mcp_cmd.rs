@@ -214,17 +214,25 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
             let cwd = folder(&cwd)?;
             // An untrusted project's servers are neither started nor listed.
             let trust = crate::app::trust::decide_for_command(&cwd, home.as_deref())?;
-            let user = home.as_deref().map(makai_mcp::user_settings_file);
-            let project_file = makai_mcp::project_settings_file(&cwd);
-            let project = trust.trusted.then_some(project_file.as_path());
-            let report = match makai_mcp::load_mcp_config_files(user.as_deref(), project, &cwd) {
+            let pi_dir = makai_coding::resources::pi_agent_dir();
+            let sources = makai_mcp::McpSources::standard(
+                &cwd,
+                home.as_deref(),
+                pi_dir.as_deref(),
+                trust.trusted,
+            );
+            let report = match makai_mcp::load_mcp_sources(&sources, &cwd) {
                 Ok(mut loaded) => {
-                    if !trust.trusted && project_file.is_file() {
-                        loaded.warnings.push(format!(
-                            "{} not read: {}; save a decision with /trust in makai",
-                            project_file.display(),
-                            trust.describe()
-                        ));
+                    if !trust.trusted {
+                        for file in makai_mcp::McpSources::project_files(&cwd) {
+                            if file.is_file() {
+                                loaded.warnings.push(format!(
+                                    "{} not read: {}; save a decision with /trust in makai",
+                                    file.display(),
+                                    trust.describe()
+                                ));
+                            }
+                        }
                     }
                     makai_mcp::report_servers(loaded, &cwd, Duration::from_secs(wait)).await
                 }

@@ -249,3 +249,48 @@ fn mcp_list_leaves_an_untrusted_projects_servers_out() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("from-the-repo"), "{}", stdout(&out));
 }
+
+#[test]
+fn mcp_list_reads_pis_mcp_json_files_and_follows_trust() {
+    let env = Env::new();
+    env.settings(json!({"trustProjectSettings": true}));
+    write(
+        &env.pi_dir().join("mcp.json"),
+        &json!({"mcpServers": {"pi-user": {"command": "true"}, "turned-off": {"command": "true"}}})
+            .to_string(),
+    );
+    // A project that holds nothing but pi's MCP file still needs trust.
+    write(
+        &env.work().join(".pi/mcp.json"),
+        &json!({"mcpServers": {"pi-project": {"command": "true"}, "turned-off": {"enabled": false}}})
+            .to_string(),
+    );
+    let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert!(listing.contains("pi-user [user]"), "{listing}");
+    assert!(
+        listing.contains(&format!(
+            "defined in {}",
+            env.pi_dir().join("mcp.json").display()
+        )),
+        "{listing}"
+    );
+    assert!(!listing.contains("pi-project"), "{listing}");
+    assert!(!listing.contains("turned-off [user] disabled"), "{listing}");
+    assert!(
+        listing.contains(".pi/mcp.json not read: project not trusted"),
+        "{listing}"
+    );
+
+    let work = env.work().canonicalize().unwrap();
+    write(
+        &env.home.path().join("trust.json"),
+        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
+    );
+    let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert!(listing.contains("pi-project [project]"), "{listing}");
+    assert!(listing.contains("turned-off [user] disabled"), "{listing}");
+}

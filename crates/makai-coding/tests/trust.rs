@@ -34,7 +34,15 @@ fn only_what_makai_would_load_needs_trust() {
     std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
     assert!(protected_resources(&cwd, &[]).is_empty());
 
+    // pi 1.5.2's project MCP servers alone need a decision.
+    write(&cwd.join(".pi/mcp.json"), "{}");
+    assert_eq!(
+        protected_resources(&cwd, &[]),
+        vec![cwd.join(".pi/mcp.json")]
+    );
+
     write(&cwd.join(".pi/SYSTEM.md"), "x");
+    write(&cwd.join(".makai/mcp.json"), "{}");
     write(&cwd.join(".makai/agents/a.toml"), "x");
     write(&cwd.join(".agents/skills/s/SKILL.md"), "x");
     // Above the repository root: skill discovery never goes there.
@@ -43,7 +51,9 @@ fn only_what_makai_would_load_needs_trust() {
     assert_eq!(
         found,
         vec![
+            cwd.join(".makai/mcp.json"),
             cwd.join(".makai/agents"),
+            cwd.join(".pi/mcp.json"),
             cwd.join(".pi/SYSTEM.md"),
             cwd.join(".agents/skills"),
         ]

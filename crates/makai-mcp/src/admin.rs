@@ -230,11 +230,12 @@ pub fn format_report(
             .map(|s| s.state.to_string())
             .unwrap_or_else(|| "not started".into());
         out.push_str(&format!(
-            "{} [{}] {}\n  {}\n",
+            "{} [{}] {}\n  {}\n  defined in {}\n",
             entry.name,
             entry.scope,
             state,
-            entry.config.target()
+            entry.config.target(),
+            entry.source.display()
         ));
         if let Some(info) = st.and_then(|s| s.server_info.as_deref()) {
             out.push_str(&format!("  server: {info}\n"));

@@ -31,7 +31,12 @@
 //! `${VAR}` and `${VAR:-default}` in `command`, `args`, `env` values, `url`
 //! and `headers` values are replaced by the variable's value from makai's environment when
 //! the server starts: that is how a config passes one chosen secret to a
-//! server without handing it the whole environment.
+//! server without handing it the whole environment. As in pi 1.5.2's
+//! `mcp.json`, an `env` or `headers` value written `!command` is that
+//! command's output (`"Authorization": "!echo Bearer $(gh auth token)"`), and
+//! a leading `~/` in `command`, an argument or `cwd` is the home folder.
+//! pi's `description`, `exposure`, `toolExposure` and `oauth` are read past:
+//! makai declares every tool of a server to the model.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

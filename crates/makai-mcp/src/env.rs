@@ -59,6 +59,59 @@ pub fn child_env(
     (env, missing)
 }
 
+/// A leading `~/` of `text` (a `command`, an argument or a `cwd`) replaced by
+/// the home folder (`HOME` from `parent`), as pi 1.5.2 reads `mcp.json`.
+pub fn expand_home(text: &str, parent: &dyn Fn(&str) -> Option<String>) -> String {
+    match (
+        text.strip_prefix("~/"),
+        parent("HOME").filter(|h| !h.is_empty()),
+    ) {
+        (Some(rest), Some(home)) => format!("{}/{rest}", home.trim_end_matches('/')),
+        _ => text.to_string(),
+    }
+}
+
+/// The longest a `!command` value may take.
+const VALUE_COMMAND_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The value of an `env` or `headers` entry written `!command` (the command
+/// makes up the whole value, as in pi 1.5.2's `mcp.json`): the command's
+/// standard output, trimmed, from `sh -c` in makai's environment. `None` for
+/// a value without the leading `!`. The error names the command's exit status
+/// and the first line of its standard error, never its output.
+pub async fn command_value(raw: &str) -> Option<Result<String, String>> {
+    let command = raw.strip_prefix('!')?;
+    let run = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    Some(match tokio::time::timeout(VALUE_COMMAND_LIMIT, run).await {
+        Err(_) => Err(format!(
+            "its command did not finish within {} s",
+            VALUE_COMMAND_LIMIT.as_secs()
+        )),
+        Ok(Err(e)) => Err(format!("cannot run its command: {e}")),
+        Ok(Ok(out)) if !out.status.success() => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let first: String = stderr
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect();
+            Err(format!(
+                "its command failed ({}): {}",
+                out.status,
+                first.trim()
+            ))
+        }
+        Ok(Ok(out)) => Ok(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+    })
+}
+
 /// Looks a variable up in makai's own environment.
 pub fn process_env(key: &str) -> Option<String> {
     std::env::var(key).ok()

@@ -3,7 +3,8 @@
 //! # Client
 //!
 //! [`McpManager`] runs the MCP servers configured under `mcpServers` in the
-//! settings files ([`load_mcp_config`]; shape in [`config`]). Servers start in
+//! settings files and `mcp.json` files, pi's included ([`load_mcp_sources`],
+//! [`McpSources`]; shape in [`config`]). Servers start in
 //! the background and never hold up start-up: [`McpManager::tools`] returns,
 //! at any moment, the tools of the servers that are ready, as agent tools
 //! named `<server>__<tool>` (sanitized to `^[a-zA-Z0-9_-]{1,64}$`, see
@@ -54,8 +55,8 @@ pub use admin::{
 };
 pub use config::{McpServerConfig, ServerConfigError, ServerSandbox, ServerTransport};
 pub use load::{
-    ConfigScope, LoadedMcpConfig, McpConfigError, ServerEntry, load_mcp_config,
-    load_mcp_config_files, project_settings_file, user_settings_file,
+    ConfigScope, LoadedMcpConfig, MCP_FILE, McpConfigError, McpSources, ServerEntry,
+    load_mcp_config, load_mcp_sources, project_settings_file, user_settings_file,
 };
 pub use manager::McpManager;
 pub use sdk::ProgressUpdate;

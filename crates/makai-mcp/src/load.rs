@@ -1,9 +1,18 @@
-//! Reading `mcpServers` from the user and project settings files.
+//! Reading `mcpServers` from the user and project files.
 //!
-//! The files are the ones of `makai_coding::settings`: `<home>/settings.json`
-//! (home is `$MAKAI_HOME` or `~/.makai`) and `<cwd>/.makai/settings.json`.
-//! Project entries replace user entries of the same name; a project entry
-//! holding only `"enabled"` switches a user server on or off.
+//! The servers come from the `mcpServers` object of these files
+//! ([`McpSources::standard`]), lowest precedence first:
+//! - user: pi's `<agent dir>/mcp.json` (pi 1.5.2 keeps its servers there),
+//!   `<home>/mcp.json` and `<home>/settings.json` (home is `$MAKAI_HOME` or
+//!   `~/.makai`; the settings file is `makai_coding::settings`'s);
+//! - project (only when the project is trusted, `makai_coding::trust`):
+//!   `<cwd>/.pi/mcp.json`, `<cwd>/.makai/mcp.json`, `<cwd>/.makai/settings.json`.
+//!
+//! A later entry replaces an earlier one of the same name. A later entry
+//! without `command`, `url` or `type` changes only `enabled` of the earlier
+//! one and keeps the rest (pi's project override: `{"enabled": false}` turns a
+//! user server off in one project; pi's `exposure` and `toolExposure` have no
+//! meaning in makai, which declares every tool).
 //!
 //! A project settings file comes with the repository, and an MCP server entry
 //! runs a command as soon as makai starts. Like the other keys that widen what
@@ -48,8 +57,68 @@ pub struct ServerEntry {
     pub name: String,
     /// Its configuration.
     pub config: McpServerConfig,
-    /// The file that defined it.
+    /// Whether a user or a project file defined it.
     pub scope: ConfigScope,
+    /// The file that defined it (a later entry that changed only `enabled`
+    /// does not change this).
+    pub source: PathBuf,
+}
+
+/// The name of the file that holds only MCP servers (pi 1.5.2's `mcp.json`).
+pub const MCP_FILE: &str = "mcp.json";
+
+/// The files MCP servers are read from, by scope, lowest precedence first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpSources {
+    /// User files. A `"trustProjectSettings": true` in any of them lets the
+    /// project files' servers run (see the module docs).
+    pub user: Vec<PathBuf>,
+    /// Project files; empty for a project that is not trusted.
+    pub project: Vec<PathBuf>,
+}
+
+impl McpSources {
+    /// The standard files (see the module docs): user files from pi's agent
+    /// folder (`pi_agent_dir`, if any) and the makai home (`home`, if
+    /// known); the project files of `cwd` when `project_trusted`.
+    pub fn standard(
+        cwd: &Path,
+        home: Option<&Path>,
+        pi_agent_dir: Option<&Path>,
+        project_trusted: bool,
+    ) -> Self {
+        let mut user = Vec::new();
+        if let Some(dir) = pi_agent_dir {
+            user.push(dir.join(MCP_FILE));
+        }
+        if let Some(home) = home {
+            user.push(home.join(MCP_FILE));
+            user.push(user_settings_file(home));
+        }
+        // A home that is pi's agent folder too is read once.
+        let mut seen = Vec::new();
+        user.retain(|p| {
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            let first = !seen.contains(&key);
+            seen.push(key);
+            first
+        });
+        let project = if project_trusted {
+            Self::project_files(cwd)
+        } else {
+            Vec::new()
+        };
+        McpSources { user, project }
+    }
+
+    /// The project files of `cwd`, whether or not they exist.
+    pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+        vec![
+            cwd.join(".pi").join(MCP_FILE),
+            cwd.join(".makai").join(MCP_FILE),
+            project_settings_file(cwd),
+        ]
+    }
 }
 
 /// The servers of both settings files, merged.
@@ -118,53 +187,61 @@ pub(crate) fn read_settings_object(
     })
 }
 
-/// Loads the servers from `<home>/settings.json` and `<cwd>/.makai/settings.json`.
-/// `home` is the makai home folder (`makai_coding::makai_home()`); `None` skips the user file.
+/// Loads the servers of makai's own standard files for `cwd`, the project's
+/// included ([`McpSources::standard`] without pi's agent folder). `home` is
+/// the makai home folder (`makai_coding::makai_home()`); `None` skips the
+/// user files.
 pub fn load_mcp_config(cwd: &Path, home: Option<&Path>) -> Result<LoadedMcpConfig, McpConfigError> {
-    let user = home.map(user_settings_file);
-    load_mcp_config_files(user.as_deref(), Some(&project_settings_file(cwd)), cwd)
+    load_mcp_sources(&McpSources::standard(cwd, home, None, true), cwd)
 }
 
-/// Loads the servers from explicit files (see [`load_mcp_config`]). A relative
-/// `cwd` of a project server resolves against `cwd`.
-pub fn load_mcp_config_files(
-    user: Option<&Path>,
-    project: Option<&Path>,
+/// Loads the servers from explicit files (see the module docs). A relative
+/// `cwd` of a server resolves against `cwd`, the session's folder. A missing file is
+/// skipped; a file that is not JSON, or whose `mcpServers` is not an object,
+/// is an error naming it.
+pub fn load_mcp_sources(
+    sources: &McpSources,
     cwd: &Path,
 ) -> Result<LoadedMcpConfig, McpConfigError> {
     let mut out = LoadedMcpConfig::default();
     let mut trust = false;
-    if let Some(path) = user
-        && let Some(obj) = read_settings_object(path)?
-    {
+    for path in &sources.user {
+        let Some(obj) = read_settings_object(path)? else {
+            continue;
+        };
         out.sources.push(path.to_path_buf());
-        trust = obj.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
+        trust |= obj.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
         for (name, value) in servers_of(path, &obj)? {
-            match McpServerConfig::from_json(&name, &value) {
-                Ok(config) => out.servers.push(ServerEntry {
-                    name,
-                    config,
-                    scope: ConfigScope::User,
-                }),
-                Err(e) => out.warnings.push(format!("{e} (in {})", path.display())),
-            }
+            merge_entry(&mut out, path, ConfigScope::User, name, value);
         }
     }
-    if let Some(path) = project
-        && let Some(obj) = read_settings_object(path)?
-    {
+    for path in &sources.project {
+        let Some(obj) = read_settings_object(path)? else {
+            continue;
+        };
         out.sources.push(path.to_path_buf());
         let servers = servers_of(path, &obj)?;
         if !servers.is_empty() && !trust {
             out.warnings.push(format!(
-                "ignored \"{SERVERS_KEY}\" in project settings {} ({}): a project's MCP servers run commands as soon as makai starts; set \"trustProjectSettings\": true in your user settings to allow them",
+                "ignored the MCP servers of project file {} ({}): a project's MCP servers run commands as soon as makai starts; set \"trustProjectSettings\": true in your user settings to allow them",
                 path.display(),
                 servers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
             ));
-        } else {
-            for (name, value) in servers {
-                merge_project_entry(&mut out, path, cwd, name, value);
-            }
+            continue;
+        }
+        for (name, value) in servers {
+            merge_entry(&mut out, path, ConfigScope::Project, name, value);
+        }
+    }
+    // A relative `cwd` is the session folder's (`~/` is the home folder's,
+    // expanded when the server starts).
+    for entry in &mut out.servers {
+        if let crate::config::ServerTransport::Stdio { cwd: Some(dir), .. } =
+            &mut entry.config.transport
+            && dir.is_relative()
+            && !dir.starts_with("~")
+        {
+            *dir = cwd.join(&*dir);
         }
     }
     for w in &out.warnings {
@@ -173,35 +250,47 @@ pub fn load_mcp_config_files(
     Ok(out)
 }
 
-fn merge_project_entry(
+/// Adds the entry `name` of `path`, or applies it to the earlier entry of that
+/// name (see the module docs).
+fn merge_entry(
     out: &mut LoadedMcpConfig,
     path: &Path,
-    cwd: &Path,
+    scope: ConfigScope,
     name: String,
     value: Value,
 ) {
     let existing = out.servers.iter().position(|s| s.name == name);
-    // `{"enabled": false}` alone switches a user server off.
+    // An entry without a transport (`{"enabled": false}`) changes only the
+    // earlier entry's `enabled`.
     if let (Some(i), Value::Object(obj)) = (existing, &value)
         && !obj.contains_key("command")
         && !obj.contains_key("url")
-        && let Some(enabled) = obj.get("enabled").and_then(Value::as_bool)
+        && !obj.contains_key("type")
     {
-        out.servers[i].config.enabled = enabled;
+        let enabled = match (obj.get("enabled"), obj.get("disabled")) {
+            (Some(Value::Bool(b)), _) => Some(*b),
+            (None, Some(Value::Bool(b))) => Some(!*b),
+            (None, None) => None,
+            _ => {
+                out.warnings.push(format!(
+                    "MCP server '{name}': \"enabled\" must be true or false (in {})",
+                    path.display()
+                ));
+                return;
+            }
+        };
+        if let Some(enabled) = enabled {
+            out.servers[i].config.enabled = enabled;
+        }
         return;
     }
     match McpServerConfig::from_json(&name, &value) {
-        Ok(mut config) => {
-            if let crate::config::ServerTransport::Stdio { cwd: Some(dir), .. } =
-                &mut config.transport
-                && dir.is_relative()
-            {
-                *dir = cwd.join(&*dir);
-            }
+        Ok(config) => {
             let entry = ServerEntry {
                 name,
                 config,
-                scope: ConfigScope::Project,
+                scope,
+                source: path.to_path_buf(),
             };
             match existing {
                 Some(i) => out.servers[i] = entry,

@@ -219,7 +219,7 @@ async fn list_report_shows_states_tools_and_reasons() {
     );
     assert!(report.contains("off [user] disabled\n"), "{report}");
     assert!(
-        report.contains("warning: ignored \"mcpServers\" in project settings"),
+        report.contains("warning: ignored the MCP servers of project file"),
         "{report}"
     );
     assert!(!report.contains("broken__"), "{report}");

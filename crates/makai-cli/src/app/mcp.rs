@@ -69,8 +69,8 @@ impl AppSession {
     }
 }
 
-/// Starts the MCP servers of the settings files (the project's only when it
-/// is trusted) in the background, stdio
+/// Starts the MCP servers of the settings and `mcp.json` files (the
+/// project's only when it is trusted; `makai_mcp::McpSources`) in the background, stdio
 /// servers under `sandbox` (or their own entry's); `None`
 /// when none is configured. Problems with the settings are said (`say`: on
 /// stderr, and kept for a full-screen UI) and never stop the run.
@@ -81,10 +81,10 @@ pub(crate) fn start_servers(
     project_trusted: bool,
     said: &mut Vec<String>,
 ) -> Option<makai_mcp::McpManager> {
-    // An untrusted project's settings file is not read at all.
-    let user = home.map(makai_mcp::user_settings_file);
-    let project = project_trusted.then(|| makai_mcp::project_settings_file(cwd));
-    let loaded = match makai_mcp::load_mcp_config_files(user.as_deref(), project.as_deref(), cwd) {
+    // An untrusted project's files are not read at all.
+    let pi_dir = makai_coding::resources::pi_agent_dir();
+    let sources = makai_mcp::McpSources::standard(cwd, home, pi_dir.as_deref(), project_trusted);
+    let loaded = match makai_mcp::load_mcp_sources(&sources, cwd) {
         Ok(l) => l,
         Err(e) => {
             super::warnings::say(said, format!("MCP servers not started: {e}"));

@@ -2,7 +2,7 @@
 //! streamable HTTP.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,7 +24,7 @@ use super::{
     CallFailure, ProgressUpdate, RemoteTool, call_params, progress_key, remote_tool, to_wire,
 };
 use crate::config::{McpServerConfig, ServerTransport};
-use crate::env::child_env;
+use crate::env::{child_env, command_value, expand_home};
 use crate::load::expand_vars;
 use makai_sandbox::{Policy, SandboxConfig};
 
@@ -165,9 +165,19 @@ impl Connection {
                 env,
                 cwd,
             } => {
-                let (env, missing) = child_env(env, parent_env);
+                let (mut child, missing) = child_env(env, parent_env);
                 warn_missing(name, &missing);
-                let expand = |s: &str| expand_vars(s, parent_env).0;
+                for (key, raw) in env {
+                    if let Some(value) = command_value(raw).await {
+                        let value = value.map_err(|e| format!("env {key}: {e}"))?;
+                        child.insert(key.clone(), value);
+                    }
+                }
+                let env = child;
+                let expand = |s: &str| expand_home(&expand_vars(s, parent_env).0, parent_env);
+                let cwd = cwd
+                    .as_deref()
+                    .map(|d| PathBuf::from(expand_home(&d.to_string_lossy(), parent_env)));
                 let dir = cwd.as_deref().unwrap_or(workdir);
                 if !dir.is_dir() {
                     return Err(format!(
@@ -212,7 +222,14 @@ impl Connection {
             }
             ServerTransport::Http { url, headers } => {
                 stderr_done.cancel();
-                let transport = http_transport(name, url, headers, parent_env)?;
+                let mut from_commands = std::collections::BTreeMap::new();
+                for (key, raw) in headers {
+                    if let Some(value) = command_value(raw).await {
+                        let value = value.map_err(|e| format!("header {key}: {e}"))?;
+                        from_commands.insert(key.clone(), value);
+                    }
+                }
+                let transport = http_transport(name, url, headers, &from_commands, parent_env)?;
                 with_limit(limit, handler.serve(transport)).await
             }
         };
@@ -440,13 +457,21 @@ fn http_transport(
     name: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
+    from_commands: &std::collections::BTreeMap<String, String>,
     parent_env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     use reqwest::header::{HeaderName, HeaderValue};
     let mut map = HashMap::new();
     for (k, v) in headers {
-        let (value, missing) = expand_vars(v, parent_env);
-        warn_missing(name, &missing);
+        // A `!command` header is its command's output, taken as it is.
+        let value = match from_commands.get(k) {
+            Some(value) => value.clone(),
+            None => {
+                let (value, missing) = expand_vars(v, parent_env);
+                warn_missing(name, &missing);
+                value
+            }
+        };
         let hn = HeaderName::from_bytes(k.as_bytes())
             .map_err(|e| format!("header name {k:?} is invalid: {e}"))?;
         let hv = HeaderValue::from_str(&value)
