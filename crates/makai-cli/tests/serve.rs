@@ -360,3 +360,34 @@ fn serve_usage_errors() {
         assert!(stderr(&out).contains("chmod 600"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn serve_says_once_that_the_project_is_not_trusted_not_once_per_session() {
+    let env = Env::new();
+    // The project holds a SYSTEM.md, and nothing trusts it.
+    let system = env.work().join(".pi").join("SYSTEM.md");
+    std::fs::create_dir_all(system.parent().unwrap()).unwrap();
+    std::fs::write(&system, "You are the repository's own prompt.").unwrap();
+    let mock = Mock::start(Scenario::new());
+    let token_file = env.home.path().join("serve-token");
+    let served = Served::start(&env, &token_file, &mock.args());
+    let token = served.token();
+    let rt = runtime();
+    rt.block_on(async {
+        for id in ["one", "two", "three"] {
+            let client = RemoteProtocolClient::connect(&served.url, &token)
+                .await
+                .unwrap();
+            let state = call(&client, json!({"type": "get_state", "id": id})).await;
+            assert_eq!(state["success"], true, "{state}");
+        }
+    });
+    let (code, err) = served.terminate(Duration::from_secs(30));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.matches("project not trusted").count(),
+        1,
+        "three sessions, one warning: {err}"
+    );
+    assert!(err.contains("MCP servers"), "{err}");
+}

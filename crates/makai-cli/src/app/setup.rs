@@ -300,10 +300,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .map_err(|e| CliError::config(e.to_string()))?;
     let trust = super::trust::decide(args, &cwd, home.as_deref(), &user_only.settings)?;
     if !trust.trusted && matches!(trust.source, TrustSource::Setting(_)) {
-        super::warnings::say(
+        super::warnings::say_once(
             &mut said,
             format!(
-                "{}: its settings, skills, prompt templates, agent specs and SYSTEM.md files were not loaded; \
+                "{}: its settings, MCP servers, skills, prompt templates, agent specs and SYSTEM.md files were not loaded; \
                  pass -a (--approve) to trust it for this run, or save a decision with /trust",
                 trust.describe()
             ),

@@ -49,3 +49,24 @@ pub(crate) fn say(said: &mut Vec<String>, text: String) {
     eprintln!("makai: {text}");
     said.push(text);
 }
+
+/// Like [`say`], but says `text` on stderr once per process: a server
+/// (`makai serve`) builds a session per client from the same settings, and
+/// the same finding need not fill its log. Every session still keeps it.
+pub(crate) fn say_once(said: &mut Vec<String>, text: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let first = {
+        let mut seen = SAID
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = !seen.contains(&text);
+        if first {
+            seen.push(text.clone());
+        }
+        first
+    };
+    if first {
+        eprintln!("makai: {text}");
+    }
+    said.push(text);
+}
