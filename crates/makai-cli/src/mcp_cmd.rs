@@ -311,13 +311,7 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
         McpCommand::Serve { cwd, dry_run } => {
             let cwd = folder(&cwd)?;
             let trust = crate::app::trust::decide_for_command(&cwd, home.as_deref())?;
-            let loaded = if trust.trusted {
-                makai_coding::Settings::load(&cwd, home.as_deref())
-            } else {
-                let user = home.as_deref().map(makai_coding::Settings::user_file);
-                makai_coding::Settings::load_files(user.as_deref(), None, &cwd)
-            }
-            .map_err(|e| CliError::config(e.to_string()))?;
+            let loaded = crate::app::trust::settings_for(&cwd, home.as_deref(), trust.trusted)?;
             let mut policy = makai_coding::tools::PathPolicy::confined();
             for root in &loaded.settings.allowed_paths {
                 policy = policy.with_allowed_root(root.clone());

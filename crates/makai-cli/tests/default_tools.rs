@@ -97,3 +97,27 @@ fn an_unknown_tool_in_default_tools_or_a_change_is_an_error_naming_its_source() 
     assert!(stderr(&out).contains("--tools +telnet"), "{}", stderr(&out));
     assert!(mock.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn pis_settings_files_choose_the_tools_beneath_makais() {
+    let env = Env::new();
+    // A pi user's own settings, and a pi project's change to them.
+    settings(
+        &env.pi_dir().join("settings.json"),
+        json!({"defaultTools": ["read", "ls"], "theme": "dark", "steeringMode": 3}),
+    );
+    assert_eq!(offered(&env, &[]), ["read", "ls"]);
+    settings(
+        &env.work().join(".pi/settings.json"),
+        json!({"defaultTools": ["+find"]}),
+    );
+    // `.pi/settings.json` needs trust like the rest of the project.
+    assert_eq!(offered(&env, &[]), ["read", "ls"]);
+    assert_eq!(offered(&env, &["-a"]), ["read", "ls", "find"]);
+    // makai's own user file wins over pi's.
+    settings(
+        &env.home.path().join("settings.json"),
+        json!({"defaultTools": ["bash"]}),
+    );
+    assert_eq!(offered(&env, &["-a"]), ["bash", "find"]);
+}

@@ -110,8 +110,8 @@ pub enum Resolution {
 
 /// The entries of the project folders that makai loads and that need trust:
 /// `.makai` holds settings (with their MCP servers) and agent specs besides
-/// what it shares with pi's `.pi` (`mcp.json`, skills, prompt templates and
-/// the system-prompt files).
+/// what it shares with pi's `.pi` (`settings.json`, `mcp.json`, skills,
+/// prompt templates and the system-prompt files).
 const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
     (
         ".makai",
@@ -128,6 +128,7 @@ const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
     (
         ".pi",
         &[
+            "settings.json",
             "mcp.json",
             "skills",
             "prompts",
@@ -140,7 +141,7 @@ const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
 /// What `cwd` supplies that makai would load and that needs trust:
 /// `.makai/settings.json` (with its MCP servers) and `.makai/agents`; the
 /// `mcp.json`, skills, prompt templates, `SYSTEM.md` and `APPEND_SYSTEM.md`
-/// of `.makai` and `.pi`; and `.agents/skills` in `cwd` or a parent up to the repository
+/// of `.makai` and `.pi`; `.pi/settings.json`; and `.agents/skills` in `cwd` or a parent up to the repository
 /// root (where skill discovery stops). A bare `.makai` or `.pi` folder needs
 /// none. Paths inside `user_dirs` (the makai home folder, pi's agent folder)
 /// are the user's own and never count, even when `cwd` is the home folder.

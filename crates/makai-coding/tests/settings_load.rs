@@ -219,3 +219,101 @@ fn dirs_home() -> PathBuf {
     // The user's real home, which `~` expands to (not MAKAI_HOME).
     std::env::var_os("HOME").map(PathBuf::from).unwrap()
 }
+
+fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn pis_settings_files_sit_beneath_makais_and_never_stop_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pi = tmp.path().join("pi-agent");
+    let home = tmp.path().join("makai-home");
+    let cwd = tmp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    // pi's user file: its model and retry, a key makai reads as another type,
+    // a relative sessionDir (pi resolves it from the working directory).
+    write_file(
+        &pi.join("settings.json"),
+        r#"{"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5",
+            "retry": {"maxRetries": 7, "maxAgentDelayMs": 9000, "provider": {"maxRetries": 2}},
+            "steeringMode": 42, "theme": "dark", "sessionDir": "pi-sessions",
+            "defaultProjectTrust": "always"}"#,
+    );
+    // makai's own user file wins where both set a key.
+    write_file(
+        &home.join("settings.json"),
+        r#"{"defaultModel": "claude-opus-4-5", "defaultTools": ["read", "bash"]}"#,
+    );
+    // pi's project file: a change to the tools, and a restricted key.
+    write_file(
+        &cwd.join(".pi/settings.json"),
+        r#"{"defaultTools": ["+grep"], "shellPath": "/bin/zsh", "defaultThinkingLevel": "high",
+            "defaultProjectTrust": "never"}"#,
+    );
+    write_file(
+        &cwd.join(".makai/settings.json"),
+        r#"{"defaultThinkingLevel": "low"}"#,
+    );
+
+    let files = Settings::files(&cwd, Some(&home), Some(&pi), true);
+    let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+    assert_eq!(
+        paths,
+        [
+            pi.join("settings.json").as_path(),
+            home.join("settings.json").as_path(),
+            cwd.join(".pi/settings.json").as_path(),
+            cwd.join(".makai/settings.json").as_path(),
+        ]
+    );
+    let loaded = Settings::load_from(&files, &cwd).unwrap();
+    let s = &loaded.settings;
+    assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
+    assert_eq!(s.default_model.as_deref(), Some("claude-opus-4-5"));
+    assert_eq!(s.retry.max_retries, 7);
+    assert_eq!(s.retry.max_delay_ms, 9000, "pi's maxAgentDelayMs");
+    assert_eq!(s.default_thinking_level, Some(ThinkingLevel::Low));
+    assert_eq!(
+        s.default_tools,
+        Some(vec![
+            "read".to_string(),
+            "bash".to_string(),
+            "+grep".to_string()
+        ]),
+        "pi's project list of changes applies to makai's user list"
+    );
+    assert_eq!(s.session_dir, Some(cwd.join("pi-sessions")));
+    assert_eq!(
+        s.default_project_trust,
+        makai_coding::trust::DefaultProjectTrust::Always,
+        "only the user files decide it"
+    );
+    assert!(
+        s.shell_path.is_none(),
+        "a restricted key needs trustProjectSettings"
+    );
+    assert_eq!(s.steering_mode, QueueMode::default());
+    let warned = loaded.warnings.join("\n");
+    assert!(
+        warned.contains("\"steeringMode\" in pi's settings") && !warned.contains("42"),
+        "{warned}"
+    );
+    assert!(
+        warned.contains("\"shellPath\" in project settings"),
+        "{warned}"
+    );
+    assert_eq!(loaded.sources.len(), 4);
+
+    // Not trusted: neither project file is read.
+    let user_only =
+        Settings::load_from(&Settings::files(&cwd, Some(&home), Some(&pi), false), &cwd).unwrap();
+    assert_eq!(user_only.settings.default_thinking_level, None);
+    assert_eq!(user_only.sources.len(), 2);
+
+    // pi's file that is not JSON at all is still an error naming it.
+    write_file(&pi.join("settings.json"), "{ not json");
+    let err = Settings::load_from(&files, &cwd).unwrap_err();
+    assert!(err.to_string().contains("pi-agent"), "{err}");
+}

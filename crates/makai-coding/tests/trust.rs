@@ -34,7 +34,13 @@ fn only_what_makai_would_load_needs_trust() {
     std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
     assert!(protected_resources(&cwd, &[]).is_empty());
 
-    // pi 1.5.2's project MCP servers alone need a decision.
+    // pi 1.5.2's project settings or MCP servers alone need a decision.
+    write(&cwd.join(".pi/settings.json"), "{}");
+    assert_eq!(
+        protected_resources(&cwd, &[]),
+        vec![cwd.join(".pi/settings.json")]
+    );
+    std::fs::remove_file(cwd.join(".pi/settings.json")).unwrap();
     write(&cwd.join(".pi/mcp.json"), "{}");
     assert_eq!(
         protected_resources(&cwd, &[]),

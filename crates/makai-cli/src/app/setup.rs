@@ -295,9 +295,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let mut said: Vec<String> = Vec::new();
     // Project trust decides whether the project's own configuration loads;
     // `defaultProjectTrust` comes from the user settings alone.
-    let user_file = home.as_deref().map(Settings::user_file);
-    let user_only = Settings::load_files(user_file.as_deref(), None, &cwd)
-        .map_err(|e| CliError::config(e.to_string()))?;
+    let user_only = super::trust::settings_for(&cwd, home.as_deref(), false)?;
     let trust = super::trust::decide(args, &cwd, home.as_deref(), &user_only.settings)?;
     if !trust.trusted && matches!(trust.source, TrustSource::Setting(_)) {
         super::warnings::say_once(
@@ -312,7 +310,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         super::warnings::say(&mut said, trust.describe());
     }
     let loaded = if trust.trusted {
-        Settings::load(&cwd, home.as_deref()).map_err(|e| CliError::config(e.to_string()))?
+        super::trust::settings_for(&cwd, home.as_deref(), true)?
     } else {
         user_only
     };

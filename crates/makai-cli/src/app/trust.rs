@@ -25,6 +25,19 @@ pub(crate) fn user_dirs(home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The trust store of `home` (none without a home folder).
+/// The settings of a run in `cwd`: the user files (pi's, then makai's), and
+/// the project files (pi's `.pi/settings.json`, then `.makai/settings.json`)
+/// when `project_trusted` ([`Settings::files`]).
+pub(crate) fn settings_for(
+    cwd: &Path,
+    home: Option<&Path>,
+    project_trusted: bool,
+) -> Result<makai_coding::settings::LoadedSettings, CliError> {
+    let pi = pi_agent_dir();
+    let files = Settings::files(cwd, home, pi.as_deref(), project_trusted);
+    Settings::load_from(&files, cwd).map_err(|e| CliError::config(e.to_string()))
+}
+
 fn store(home: Option<&Path>) -> Result<TrustStore, CliError> {
     match home {
         Some(home) => TrustStore::load(home).map_err(|e| CliError::config(e.to_string())),
@@ -65,10 +78,7 @@ pub(crate) fn decide_for_command(
     cwd: &Path,
     home: Option<&Path>,
 ) -> Result<ProjectTrust, CliError> {
-    let user = home.map(Settings::user_file);
-    let settings = Settings::load_files(user.as_deref(), None, cwd)
-        .map_err(|e| CliError::config(e.to_string()))?
-        .settings;
+    let settings = settings_for(cwd, home, false)?.settings;
     decide_with(None, cwd, home, &settings)
 }
 
@@ -110,10 +120,7 @@ pub(crate) fn ask_at_start(
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Ok(());
     }
-    let user = home.map(Settings::user_file);
-    let settings = Settings::load_files(user.as_deref(), None, cwd)
-        .map_err(|e| CliError::config(e.to_string()))?
-        .settings;
+    let settings = settings_for(cwd, home, false)?.settings;
     let users = user_dirs(home);
     let users: Vec<&Path> = users.iter().map(PathBuf::as_path).collect();
     let protected = protected_resources(cwd, &users);

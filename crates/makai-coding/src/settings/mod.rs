@@ -1,5 +1,8 @@
 //! Settings: `~/.makai/settings.json` (user) and `.makai/settings.json` in
-//! the working directory (project), with pi's field names.
+//! the working directory (project), with pi's field names. The `makai` CLI
+//! also reads pi 1.5.2's own files beneath each ([`Settings::files`]):
+//! `~/.pi/agent/settings.json` under the user file and `.pi/settings.json`
+//! under the project's, so makai's files win where both set a key.
 //!
 //! The project file is part of a project's configuration, read only once the
 //! project is trusted ([`crate::trust`]; the caller leaves it out of
@@ -19,7 +22,7 @@
 //! from [`makai_home`], so tests can point it at a temporary folder.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use makai_ai::ThinkingLevel;
 use serde::{Deserialize, Serialize};
@@ -93,7 +96,9 @@ pub struct RetrySettings {
     pub max_retries: u32,
     /// First back-off delay; doubled each attempt.
     pub base_delay_ms: u64,
-    /// Longest back-off delay, and longest server-requested wait accepted.
+    /// Longest back-off delay, and longest server-requested wait accepted
+    /// (pi 1.5.2 calls it `maxAgentDelayMs`, also read).
+    #[serde(alias = "maxAgentDelayMs")]
     pub max_delay_ms: u64,
 }
 
@@ -231,25 +236,6 @@ pub struct Settings {
     pub extra: Map<String, Value>,
 }
 
-/// A project `defaultTools` list of only `+name`/`-name` entries changes the
-/// user's selection rather than replacing it: the user's list is put in
-/// front of it (the entries apply in order).
-fn chain_tool_changes(user: &Value, project: &mut Value) {
-    let (Some(Value::Array(user_list)), Some(Value::Array(project_list))) =
-        (user.get("defaultTools"), project.get("defaultTools"))
-    else {
-        return;
-    };
-    let entries: Option<Vec<String>> = project_list
-        .iter()
-        .map(|e| e.as_str().map(str::to_string))
-        .collect();
-    if entries.is_some_and(|e| crate::tools::selection::only_changes(&e)) {
-        let chained: Vec<Value> = user_list.iter().chain(project_list).cloned().collect();
-        project["defaultTools"] = Value::Array(chained);
-    }
-}
-
 /// A settings file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -275,235 +261,8 @@ pub enum SettingsError {
     },
 }
 
-/// Settings plus where they came from and what was ignored.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LoadedSettings {
-    /// The merged settings.
-    pub settings: Settings,
-    /// The files that existed and were read, user first.
-    pub sources: Vec<PathBuf>,
-    /// Keys ignored and why.
-    pub warnings: Vec<String>,
-}
+mod files;
 
-impl Settings {
-    /// The user settings file under a makai home folder.
-    pub fn user_file(home: &Path) -> PathBuf {
-        home.join("settings.json")
-    }
-
-    /// The project settings file for a working directory.
-    pub fn project_file(cwd: &Path) -> PathBuf {
-        cwd.join(".makai").join("settings.json")
-    }
-
-    /// Loads `<home>/settings.json` and `<cwd>/.makai/settings.json` (either may
-    /// be missing) and merges them. Relative paths resolve against the user's
-    /// home folder (user file) or `cwd` (project file); `~` expands to the
-    /// user's home folder.
-    pub fn load(cwd: &Path, home: Option<&Path>) -> Result<LoadedSettings, SettingsError> {
-        let user = home.map(Settings::user_file);
-        Settings::load_files(user.as_deref(), Some(&Settings::project_file(cwd)), cwd)
-    }
-
-    /// Loads and merges explicit files (see [`Settings::load`]).
-    pub fn load_files(
-        user: Option<&Path>,
-        project: Option<&Path>,
-        cwd: &Path,
-    ) -> Result<LoadedSettings, SettingsError> {
-        let user_home = dirs::home_dir();
-        let mut out = LoadedSettings::default();
-        let mut merged = Value::Object(Map::new());
-        let mut trust = false;
-        if let Some(path) = user
-            && let Some(mut v) = read_object(path)?
-        {
-            let base = user_home.clone().unwrap_or_else(|| cwd.to_path_buf());
-            resolve_paths(&mut v, &base, user_home.as_deref());
-            trust = v.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
-            deep_merge(&mut merged, v);
-            out.sources.push(path.to_path_buf());
-        }
-        if let Some(path) = project
-            && let Some(mut v) = read_object(path)?
-        {
-            resolve_paths(&mut v, cwd, user_home.as_deref());
-            if let Value::Object(map) = &mut v {
-                // The trust switches only count in the user file.
-                map.remove("trustProjectSettings");
-                map.remove("defaultProjectTrust");
-                if !trust {
-                    for key in PROJECT_RESTRICTED_KEYS {
-                        if map.remove(key).is_some() {
-                            out.warnings.push(format!(
-                                "ignored \"{key}\" in project settings {}: it lets the project widen what tools may touch or run, or send the sessions elsewhere; set \"trustProjectSettings\": true in your user settings to allow it",
-                                path.display()
-                            ));
-                        }
-                    }
-                }
-            }
-            chain_tool_changes(&merged, &mut v);
-            deep_merge(&mut merged, v);
-            out.sources.push(path.to_path_buf());
-        }
-        for w in &out.warnings {
-            tracing::warn!("{w}");
-        }
-        out.settings = serde_json::from_value(merged).map_err(|e| SettingsError::Invalid {
-            path: out.sources.last().cloned().unwrap_or_default(),
-            reason: e.to_string(),
-        })?;
-        Ok(out)
-    }
-}
-
-/// Reads a settings file as a JSON object; `None` when it does not exist.
-/// Each file is also checked against [`Settings`] alone so a type error names its file.
-/// Reads one settings file as its top-level JSON object: the one reader of
-/// settings files (this module's loader and the MCP server configuration both
-/// use it). `None` when the file is missing or empty.
-pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(SettingsError::Read {
-                path: path.to_path_buf(),
-                source: e,
-            });
-        }
-    };
-    let invalid = |reason: String| SettingsError::Invalid {
-        path: path.to_path_buf(),
-        reason,
-    };
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    match serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))? {
-        Value::Object(map) => Ok(Some(map)),
-        _ => Err(invalid("the top level is not a JSON object".into())),
-    }
-}
-
-/// A settings file whose known keys have the right types.
-fn read_object(path: &Path) -> Result<Option<Value>, SettingsError> {
-    let Some(map) = read_settings_file(path)? else {
-        return Ok(None);
-    };
-    let value = Value::Object(map);
-    Settings::deserialize(&value).map_err(|e| SettingsError::Invalid {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    Ok(Some(value))
-}
-
-/// Merges `over` into `base`: objects key by key, everything else replaced.
-pub fn deep_merge(base: &mut Value, over: Value) {
-    match (base, over) {
-        (Value::Object(b), Value::Object(o)) => {
-            for (k, v) in o {
-                match b.get_mut(&k) {
-                    Some(existing) if existing.is_object() && v.is_object() => {
-                        deep_merge(existing, v)
-                    }
-                    _ => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (b, o) => *b = o,
-    }
-}
-
-/// Makes `allowedPaths`, `sessionDir` and the sandbox's paths absolute.
-fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
-    let Value::Object(map) = v else { return };
-    if let Some(Value::Array(paths)) = map.get_mut("allowedPaths") {
-        for p in paths.iter_mut() {
-            if let Value::String(s) = p {
-                *s = expand_path(s, base, user_home).display().to_string();
-            }
-        }
-    }
-    if let Some(Value::String(s)) = map.get_mut("sessionDir") {
-        *s = expand_path(s, base, user_home).display().to_string();
-    }
-    if let Some(Value::Object(sandbox)) = map.get_mut("sandbox") {
-        for key in ["writableRoots", "denyRead"] {
-            if let Some(Value::Array(paths)) = sandbox.get_mut(key) {
-                for p in paths.iter_mut() {
-                    if let Value::String(s) = p {
-                        *s = expand_path(s, base, user_home).display().to_string();
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Expands `~` / `~/...` to the user's home folder and makes a relative path
-/// absolute against `base`.
-pub fn expand_path(raw: &str, base: &Path, user_home: Option<&Path>) -> PathBuf {
-    if let Some(home) = user_home {
-        if raw == "~" {
-            return home.to_path_buf();
-        }
-        if let Some(rest) = raw.strip_prefix("~/") {
-            return home.join(rest);
-        }
-    }
-    let p = Path::new(raw);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn merge_is_deep_for_objects_only() {
-        let mut a =
-            json!({"compaction": {"enabled": true, "reserveTokens": 1}, "allowedPaths": ["/a"]});
-        deep_merge(
-            &mut a,
-            json!({"compaction": {"reserveTokens": 2}, "allowedPaths": ["/b"]}),
-        );
-        assert_eq!(
-            a,
-            json!({"compaction": {"enabled": true, "reserveTokens": 2}, "allowedPaths": ["/b"]})
-        );
-    }
-
-    #[test]
-    fn home_env_wins_when_set() {
-        assert_eq!(home_from(Some("/x/y".into())), Some(PathBuf::from("/x/y")));
-        assert_ne!(home_from(Some("".into())), Some(PathBuf::from("")));
-    }
-
-    #[test]
-    fn expands_tilde_and_relative() {
-        let home = Path::new("/home/u");
-        assert_eq!(
-            expand_path("~/a", Path::new("/p"), Some(home)),
-            PathBuf::from("/home/u/a")
-        );
-        assert_eq!(
-            expand_path("b", Path::new("/p"), Some(home)),
-            PathBuf::from("/p/b")
-        );
-        assert_eq!(
-            expand_path("/c", Path::new("/p"), Some(home)),
-            PathBuf::from("/c")
-        );
-    }
-}
+pub use files::{
+    LoadedSettings, SettingsFile, SettingsOrigin, deep_merge, expand_path, read_settings_file,
+};
