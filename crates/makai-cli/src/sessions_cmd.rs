@@ -149,9 +149,9 @@ fn store_for(
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::config(format!("cannot read the current directory: {e}")))?;
     let home = makai_coding::makai_home();
-    let settings = makai_coding::Settings::load(&cwd, home.as_deref())
-        .map_err(|e| CliError::config(e.to_string()))?
-        .settings;
+    // An untrusted project's settings (its `sessionDir`, say) are not read.
+    let trust = crate::app::trust::decide_for_command(&cwd, home.as_deref())?;
+    let settings = crate::app::trust::settings_for(&cwd, home.as_deref(), trust.trusted)?.settings;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let args = crate::cli::Args {
         store: flag.map(str::to_string),

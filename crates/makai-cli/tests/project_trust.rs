@@ -294,3 +294,32 @@ fn mcp_list_reads_pis_mcp_json_files_and_follows_trust() {
     assert!(listing.contains("pi-project [project]"), "{listing}");
     assert!(listing.contains("turned-off [user] disabled"), "{listing}");
 }
+
+#[test]
+fn makai_sessions_reads_an_untrusted_projects_settings_no_more_than_a_run_does() {
+    let env = Env::new();
+    write(
+        &env.work().join(".makai/settings.json"),
+        &json!({"sessionDir": "project-sessions"}).to_string(),
+    );
+    let out = env.run(&s(&["sessions", "list"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !stdout(&out).contains("project-sessions"),
+        "{}",
+        stdout(&out)
+    );
+
+    let work = env.work().canonicalize().unwrap();
+    write(
+        &env.home.path().join("trust.json"),
+        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
+    );
+    let out = env.run(&s(&["sessions", "list"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("project-sessions"),
+        "{}",
+        stdout(&out)
+    );
+}

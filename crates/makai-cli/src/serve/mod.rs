@@ -130,8 +130,11 @@ fn shared_store(args: &ServeArgs) -> Result<Option<makai_store_pg::PgStore>, Cli
         None
     } else {
         let cwd = crate::app::setup::working_dir(&args.run)?;
-        makai_coding::settings::Settings::load(&cwd, makai_coding::makai_home().as_deref())
-            .map_err(|e| CliError::config(e.to_string()))?
+        let home = makai_coding::makai_home();
+        // The project's settings count only when the project is trusted.
+        let user = crate::app::trust::settings_for(&cwd, home.as_deref(), false)?;
+        let trust = crate::app::trust::decide(&args.run, &cwd, home.as_deref(), &user.settings)?;
+        crate::app::trust::settings_for(&cwd, home.as_deref(), trust.trusted)?
             .settings
             .store
     };
