@@ -40,6 +40,7 @@ pub mod partial_json;
 mod provider;
 mod providers;
 pub mod quote;
+pub mod shell_command;
 pub mod sigv4;
 pub mod sse;
 mod stream;

@@ -82,16 +82,10 @@ impl ConfigValue {
     /// never contain the value.
     pub async fn resolve(&self) -> Result<String, String> {
         match self.kind() {
-            ValueKind::Command(cmd) => {
-                let out = tokio::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(cmd)
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .await
-                    .map_err(|e| format!("cannot run the models.json command: {e}"))?;
-                command_output(out)
-            }
+            ValueKind::Command(cmd) => crate::shell_command::run_shell_command(cmd, None)
+                .await
+                .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+                .map_err(|e| format!("the models.json command {e}")),
             _ => self.resolve_now(),
         }
     }

@@ -21,6 +21,15 @@ fn write(path: &Path, text: &str) {
 const PROJECT_SYSTEM: &str = "You are the project's own assistant (from .pi/SYSTEM.md).";
 const PROJECT_APPEND: &str = "Always answer in haiku (from .makai/APPEND_SYSTEM.md).";
 
+/// Saves in `trust.json` that `dir` is trusted, as `/trust yes` would.
+fn save_trusted(env: &Env, dir: &Path) {
+    let dir = dir.canonicalize().unwrap();
+    write(
+        &env.home.path().join("trust.json"),
+        &json!({ dir.to_str().unwrap(): "trusted" }).to_string(),
+    );
+}
+
 /// A project that supplies a system prompt, an addition to it, a skill and a
 /// setting that shows in the request (the thinking level).
 fn project(dir: &Path) {
@@ -89,10 +98,7 @@ fn a_saved_decision_covers_subfolders_and_a_flag_overrides_it() {
     let sub = env.work().join("service");
     project(&sub);
     let root = env.work().canonicalize().unwrap();
-    write(
-        &env.home.path().join("trust.json"),
-        &json!({ root.to_str().unwrap(): "trusted" }).to_string(),
-    );
+    save_trusted(&env, &root);
     let (prompt, _) = run_in(&env, &sub, &[]);
     assert!(loaded(&prompt), "{prompt}");
     let (prompt, _) = run_in(&env, &sub, &["--no-approve"]);
@@ -240,11 +246,7 @@ fn mcp_list_leaves_an_untrusted_projects_servers_out() {
     assert!(!listing.contains("from-the-repo"), "{listing}");
     assert!(listing.contains("project not trusted"), "{listing}");
 
-    let work = env.work().canonicalize().unwrap();
-    write(
-        &env.home.path().join("trust.json"),
-        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
-    );
+    save_trusted(&env, env.work());
     let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("from-the-repo"), "{}", stdout(&out));
@@ -283,11 +285,7 @@ fn mcp_list_reads_pis_mcp_json_files_and_follows_trust() {
         "{listing}"
     );
 
-    let work = env.work().canonicalize().unwrap();
-    write(
-        &env.home.path().join("trust.json"),
-        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
-    );
+    save_trusted(&env, env.work());
     let out = env.run(&s(&["mcp", "list", "--wait", "1"]), "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let listing = stdout(&out);
@@ -310,11 +308,7 @@ fn makai_sessions_reads_an_untrusted_projects_settings_no_more_than_a_run_does()
         stdout(&out)
     );
 
-    let work = env.work().canonicalize().unwrap();
-    write(
-        &env.home.path().join("trust.json"),
-        &json!({ work.to_str().unwrap(): "trusted" }).to_string(),
-    );
+    save_trusted(&env, env.work());
     let out = env.run(&s(&["sessions", "list"]), "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(

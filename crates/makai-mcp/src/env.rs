@@ -78,38 +78,15 @@ const VALUE_COMMAND_LIMIT: std::time::Duration = std::time::Duration::from_secs(
 /// makes up the whole value, as in pi 1.5.2's `mcp.json`): the command's
 /// standard output, trimmed, from `sh -c` in makai's environment. `None` for
 /// a value without the leading `!`. The error names the command's exit status
-/// and the first line of its standard error, never its output.
+/// and the start of its standard error, never its output.
 pub async fn command_value(raw: &str) -> Option<Result<String, String>> {
     let command = raw.strip_prefix('!')?;
-    let run = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    Some(match tokio::time::timeout(VALUE_COMMAND_LIMIT, run).await {
-        Err(_) => Err(format!(
-            "its command did not finish within {} s",
-            VALUE_COMMAND_LIMIT.as_secs()
-        )),
-        Ok(Err(e)) => Err(format!("cannot run its command: {e}")),
-        Ok(Ok(out)) if !out.status.success() => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let first: String = stderr
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect();
-            Err(format!(
-                "its command failed ({}): {}",
-                out.status,
-                first.trim()
-            ))
-        }
-        Ok(Ok(out)) => Ok(String::from_utf8_lossy(&out.stdout).trim().to_string()),
-    })
+    Some(
+        makai_ai::shell_command::run_shell_command(command, Some(VALUE_COMMAND_LIMIT))
+            .await
+            .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+            .map_err(|e| format!("its command {e}")),
+    )
 }
 
 /// Looks a variable up in makai's own environment.

@@ -364,28 +364,10 @@ pub(super) async fn container(env: &Env<'_>) -> Result<AwsCredentials, String> {
 
 /// Runs a profile's `credential_process` and reads its JSON.
 pub(super) async fn process(command: &str) -> Result<AwsCredentials, String> {
-    let run = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(60), run)
+    let stdout = crate::shell_command::run_shell_command(command, Some(Duration::from_secs(60)))
         .await
-        .map_err(|_| format!("credential_process `{command}` did not finish within 60 s"))?
-        .map_err(|e| format!("cannot run credential_process `{command}`: {e}"))?;
-    if !output.status.success() {
-        let stderr: String = String::from_utf8_lossy(&output.stderr)
-            .chars()
-            .take(300)
-            .collect();
-        return Err(format!(
-            "credential_process `{command}` failed ({}): {}",
-            output.status,
-            stderr.trim()
-        ));
-    }
-    serde_json::from_slice::<ProcessOrContainer>(&output.stdout)
+        .map_err(|e| format!("credential_process `{command}` {e}"))?;
+    serde_json::from_slice::<ProcessOrContainer>(&stdout)
         .map(ProcessOrContainer::into_credentials)
         .map_err(|e| {
             format!("credential_process `{command}` printed no valid credentials JSON ({e})")
