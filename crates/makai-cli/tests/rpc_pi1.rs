@@ -422,3 +422,33 @@ fn a_session_started_without_tools_gets_them_and_their_prompt_on_a_model_with_to
     assert!(prompts[1].contains("through a small set of tools"));
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Regression: `get_state` right after a queued prompt counted the queue from
+/// the session's copy, which the event pump updates a moment later, so it
+/// could say 0 (seen on the one-worker runtime in CI).
+#[test]
+fn get_state_counts_follow_ups_queued_by_the_commands_just_before() {
+    let env = Env::new();
+    let slow = format!("first answer,{}", " slowly".repeat(20));
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text(&slow).delay(150))
+            .push(ScriptedResponse::text("follow-up answer")),
+    );
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(json!({"type": "prompt", "message": "go"}));
+    rpc.wait_event("message_update");
+    // Three commands in a row, without waiting for their responses.
+    let later = json!({"type": "prompt", "message": "later", "streamingBehavior": "followUp"});
+    let first = rpc.send(later.clone());
+    let second = rpc.send(later);
+    let state = rpc.send(json!({"type": "get_state"}));
+    for id in [first, second] {
+        let r = rpc.response(&id);
+        assert_eq!(r["data"]["disposition"], "queued", "{r}");
+    }
+    let state = rpc.response(&state);
+    assert_eq!(state["data"]["pendingMessageCount"], 2, "{state}");
+    settled(&mut rpc);
+    assert_eq!(rpc.finish(), 0);
+}

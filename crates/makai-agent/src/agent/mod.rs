@@ -447,6 +447,14 @@ impl Agent {
         (steering, follow_up)
     }
 
+    /// How many messages are queued now: (steering, follow-up). Counted at
+    /// the queues themselves, so a message queued a moment ago is in it even
+    /// before any subscriber saw its `queue_update` event.
+    pub fn queued_counts(&self) -> (usize, usize) {
+        let core = self.inner.lock();
+        (core.steering.len(), core.follow_up.len())
+    }
+
     /// True when a steering or follow-up message is queued.
     pub fn has_queued_messages(&self) -> bool {
         let core = self.inner.lock();

@@ -149,14 +149,6 @@ impl Shared {
                 lock(&self.state).retrying = false;
                 self.record(|s| s.append_message((**message).clone()));
             }
-            AgentEvent::QueueUpdate {
-                steering,
-                follow_up,
-            } => {
-                let mut st = lock(&self.state);
-                st.steering = steering.len();
-                st.follow_up = follow_up.len();
-            }
             AgentEvent::AutoRetryStart { .. } => lock(&self.state).retrying = true,
             AgentEvent::AutoRetryEnd { .. } => lock(&self.state).retrying = false,
             AgentEvent::CompactionEnd {

@@ -53,8 +53,6 @@ const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CL
 pub(crate) struct AppState {
     auto_compaction: bool,
     auto_retry: bool,
-    steering: usize,
-    follow_up: usize,
     retrying: bool,
     compacting: bool,
     compaction_cancel: Option<makai_agent::CancellationToken>,
@@ -477,10 +475,12 @@ impl AppSession {
             || self.inner.agent.status() == makai_agent::AgentStatus::Compacting
     }
 
-    /// Queued steering plus follow-up messages.
+    /// Queued steering plus follow-up messages, as the agent's queues hold
+    /// them now (a message queued by the command before is counted, whether
+    /// or not the event pump has applied its `queue_update` yet).
     pub fn pending_message_count(&self) -> usize {
-        let st = lock(&self.inner.state);
-        st.steering + st.follow_up
+        let (steering, follow_up) = self.inner.agent.queued_counts();
+        steering + follow_up
     }
 
     /// Removes the queued messages and returns their text: (steering,
