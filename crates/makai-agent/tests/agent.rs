@@ -168,6 +168,8 @@ async fn steering_from_another_task_skips_remaining_tools() {
     assert_eq!(agent.status(), AgentStatus::ExecutingTools);
     agent.steer("stop that");
     assert!(agent.has_queued_messages());
+    // Counted at the queue at once, before any subscriber saw queue_update.
+    assert_eq!(agent.queued_counts(), (1, 0));
     let outcome = handle.await.unwrap();
     let results: Vec<_> = outcome
         .messages
@@ -183,6 +185,7 @@ async fn steering_from_another_task_skips_remaining_tools() {
         ]
     );
     assert!(!agent.has_queued_messages());
+    assert_eq!(agent.queued_counts(), (0, 0));
     let mut queue_updates = Vec::new();
     while let Some(e) = stream.next().await {
         if let AgentEvent::QueueUpdate { steering, .. } = &e {
