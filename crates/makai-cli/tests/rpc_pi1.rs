@@ -185,20 +185,30 @@ fn state_changes_are_events() {
     assert_eq!(rpc.finish(), 0);
 }
 
+/// The slow first answer of [`streaming_slowly`].
+fn slow_answer() -> String {
+    format!("first answer,{}", " slowly".repeat(20))
+}
+
+/// An RPC session whose first prompt streams slowly (about 3 s), so commands
+/// sent now land while it streams, even on a loaded machine; the server's
+/// second answer is "follow-up answer". Returns once the first text arrived.
+fn streaming_slowly(env: &Env) -> (Mock, Rpc) {
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text(slow_answer()).delay(150))
+            .push(ScriptedResponse::text("follow-up answer")),
+    );
+    let mut rpc = Rpc::start(env, &mock.args());
+    rpc.ok(json!({"type": "prompt", "message": "go"}));
+    rpc.wait_event("message_update");
+    (mock, rpc)
+}
+
 #[test]
 fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
     let env = Env::new();
-    // Slow (about 3 s) so the follow-up and get_state land while it streams,
-    // even on a loaded machine.
-    let slow = format!("first answer,{}", " slowly".repeat(20));
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text(&slow).delay(150))
-            .push(ScriptedResponse::text("follow-up answer")),
-    );
-    let mut rpc = Rpc::start(&env, &mock.args());
-    rpc.ok(json!({"type": "prompt", "message": "go"}));
-    rpc.wait_event("message_update");
+    let (_mock, mut rpc) = streaming_slowly(&env);
     let r =
         rpc.call(json!({"type": "prompt", "message": "later", "streamingBehavior": "followUp"}));
     assert_eq!(r["data"]["disposition"], "queued", "{r}");
@@ -217,6 +227,7 @@ fn a_prompt_while_idle_settles_and_queued_input_is_never_lost() {
                 .to_string()
         })
         .collect();
+    let slow = slow_answer();
     assert_eq!(texts, ["go", slow.as_str(), "later", "follow-up answer"]);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(rpc.finish(), 0);
@@ -429,15 +440,7 @@ fn a_session_started_without_tools_gets_them_and_their_prompt_on_a_model_with_to
 #[test]
 fn get_state_counts_follow_ups_queued_by_the_commands_just_before() {
     let env = Env::new();
-    let slow = format!("first answer,{}", " slowly".repeat(20));
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text(&slow).delay(150))
-            .push(ScriptedResponse::text("follow-up answer")),
-    );
-    let mut rpc = Rpc::start(&env, &mock.args());
-    rpc.ok(json!({"type": "prompt", "message": "go"}));
-    rpc.wait_event("message_update");
+    let (_mock, mut rpc) = streaming_slowly(&env);
     // Three commands in a row, without waiting for their responses.
     let later = json!({"type": "prompt", "message": "later", "streamingBehavior": "followUp"});
     let first = rpc.send(later.clone());
