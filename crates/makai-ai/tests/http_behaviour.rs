@@ -681,3 +681,91 @@ async fn large_request_bodies_are_sent_whole() {
         );
     }
 }
+
+/// A keep-alive server that answers every request with a chunked SSE stream
+/// (openai-completions), each event in its own write and the body's end in a
+/// last one; counts the connections it accepted.
+async fn keep_alive_sse_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut read = [0u8; 4096];
+                loop {
+                    // One request: its head, then `content-length` bytes.
+                    let (head_end, length) = loop {
+                        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                            let length = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            break (end + 4, length);
+                        }
+                        let n = socket.read(&mut read).await?;
+                        if n == 0 {
+                            return std::io::Result::Ok(());
+                        }
+                        buf.extend_from_slice(&read[..n]);
+                    };
+                    while buf.len() < head_end + length {
+                        let n = socket.read(&mut read).await?;
+                        if n == 0 {
+                            return Ok(());
+                        }
+                        buf.extend_from_slice(&read[..n]);
+                    }
+                    buf.drain(..head_end + length);
+                    socket
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                        .await?;
+                    for event in [
+                        r#"data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"hello"},"finish_reason":null}]}"#,
+                        r#"data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                        "data: [DONE]",
+                    ] {
+                        let data = format!("{event}\n\n");
+                        socket
+                            .write_all(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes())
+                            .await?;
+                    }
+                    socket.write_all(b"0\r\n\r\n").await?;
+                }
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), accepted)
+}
+
+/// Regression: the stream marked its body complete only after handing the
+/// last events over, and a consumer that drops the stream once it has the
+/// terminal event (the agent loop does) dropped it at that hand-off: every
+/// request closed its connection and opened a new one.
+#[tokio::test]
+async fn a_stream_dropped_at_its_terminal_event_leaves_its_connection_for_the_next_request() {
+    let (base, accepted) = keep_alive_sse_server().await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    for _ in 0..3 {
+        let mut s = stream(&m, &context(), StreamOptions::default());
+        let mut text = String::new();
+        while let Some(event) = s.next().await {
+            if let AssistantMessageEvent::Done { message, .. } = &event {
+                text = message.text();
+                break;
+            }
+            assert!(!event.is_terminal(), "{event:?}");
+        }
+        drop(s);
+        assert_eq!(text, "hello");
+        // The body's end (a separate write) has arrived by the next request.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -1,15 +1,20 @@
 //! The provider layer's HTTP client: HTTP/1.1 connections over rustls, each
-//! driven by the request that uses it, in a pool of our own ([`inline`]).
+//! read and written by the request that uses it ([`conn`], [`body`]), in a
+//! pool of our own.
 //!
-//! Why not reqwest (which the rest of the workspace uses for one-off requests)
-//! or hyper-util's pooled client: both run every connection as a task of its
-//! own, which costs a wake-up of that task and a hand-off per network read of a
-//! streamed response, and on the multi-thread runtime a wake-up of another
-//! worker per token event (see [`inline`] and BENCHMARKS.md). hyper's own
-//! `client::conn` lets the request poll its connection; the pool around it is
-//! small (idle connections by scheme and authority, checked when taken).
-//! hyper's read buffer is capped at [`MAX_READ_BUFFER`] per connection (it
-//! would otherwise double on every full read, up to 400 KiB).
+//! Why not reqwest (which the rest of the workspace uses for one-off requests),
+//! hyper-util's pooled client or hyper's `client::conn`: each hands every read
+//! of a streamed response from the connection to the body over a channel,
+//! splitting a shared buffer per read, and the first two run each connection
+//! as a task of its own, woken per read (on the multi-thread runtime, a
+//! wake-up of another worker per token event). Measured, hyper's read path
+//! was 40% of the CPU makai spends in user space per streamed token event
+//! after the earlier changes (BENCHMARKS.md). Here the request reads its own
+//! socket into one buffer, and the body's framing (length, chunked, until
+//! close) is decoded in place; what is HTTP in that is parsed by `httparse`,
+//! hyper's own parser (response heads, chunk sizes). The pool is small: idle
+//! connections by scheme and authority, checked when taken. A connection's
+//! read buffer is [`MAX_READ_BUFFER`], which also bounds a response head.
 //!
 //! HTTP/1.1 only, as Node's `fetch` (pi's client) speaks to the same providers:
 //! one connection per concurrent stream. TLS through rustls with the platform's
@@ -18,7 +23,8 @@
 //! OS has them), reached with an HTTP `CONNECT` tunnel. Loopback hosts never go
 //! through a proxy.
 
-mod inline;
+mod body;
+mod conn;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -28,7 +34,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::Uri;
-use http_body_util::Full;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
@@ -36,7 +41,8 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use inline::{Conn, ConnIo, DrivenBody, Pool};
+pub(crate) use body::ResponseBody;
+use conn::{Conn, Io, Pool};
 
 /// The largest read buffer a connection keeps (also the largest response head).
 pub(crate) const MAX_READ_BUFFER: usize = 8 * 1024;
@@ -56,9 +62,9 @@ pub(crate) struct HttpClient {
     pool: Arc<Pool>,
 }
 
-/// A response whose body is read frame by frame (each read polls the
-/// connection: see [`inline`]).
-pub(crate) type HttpResponse = http::Response<DrivenBody>;
+/// A response whose body is read from its connection by the caller (see
+/// [`body`]).
+pub(crate) type HttpResponse = http::Response<ResponseBody>;
 
 /// Why a request could not be sent (the server never answered).
 #[derive(Debug, thiserror::Error)]
@@ -69,9 +75,22 @@ pub(crate) enum SendError {
     /// Connecting or the TLS handshake failed.
     #[error("cannot connect")]
     Connect(#[source] BoxError),
-    /// Sending the request or reading the response head failed.
+    /// Writing the request or reading the response head failed.
     #[error("the request failed")]
-    Http(#[from] hyper::Error),
+    Io(#[source] std::io::Error),
+    /// The server closed the connection before a whole response head.
+    #[error("the server closed the connection before answering")]
+    Closed,
+    /// The response head is not valid HTTP/1.1.
+    #[error("{0}")]
+    Head(String),
+    /// The response head does not fit the client's read buffer.
+    #[error(
+        "the response head is too large: over {} bytes or {} lines",
+        MAX_READ_BUFFER,
+        128
+    )]
+    HeadTooLarge,
     /// The TLS settings could not be built (no usable certificate store).
     #[error("TLS is unavailable: {0}")]
     Tls(String),
@@ -83,10 +102,10 @@ impl SendError {
     /// (the same server will send the same head again).
     pub(crate) fn is_permanent(&self) -> bool {
         match self {
-            SendError::Invalid(_) | SendError::Tls(_) => true,
-            SendError::Connect(_) => false,
-            // (`is_parse_too_large` needs hyper's server feature.)
-            SendError::Http(e) => e.is_parse() && e.to_string().contains("too large"),
+            SendError::Invalid(_) | SendError::Tls(_) | SendError::HeadTooLarge => true,
+            SendError::Connect(_) | SendError::Io(_) | SendError::Closed | SendError::Head(_) => {
+                false
+            }
         }
     }
 }
@@ -136,17 +155,16 @@ impl HttpClient {
             port = uri.port_u16(),
             "opening a model connection"
         );
-        let mut builder = hyper::client::conn::http1::Builder::new();
-        builder.max_buf_size(MAX_READ_BUFFER);
-        if uri.scheme_str() == Some("http") {
-            let io = call(self.connector.clone(), uri.clone()).await?;
-            let (sender, io) = builder.handshake(io).await?;
-            Ok(Conn::new(sender, Box::pin(io) as ConnIo))
+        let io: Box<dyn Io> = if uri.scheme_str() == Some("http") {
+            Box::new(
+                call(self.connector.clone(), uri.clone())
+                    .await?
+                    .into_inner(),
+            )
         } else {
-            let io = call(self.tls()?, uri.clone()).await?;
-            let (sender, io) = builder.handshake(io).await?;
-            Ok(Conn::new(sender, Box::pin(io) as ConnIo))
-        }
+            Box::new(TokioIo::new(call(self.tls()?, uri.clone()).await?))
+        };
+        Ok(Conn::new(io))
     }
 
     /// Sends a POST of `body` to `url` with `headers`.
@@ -175,23 +193,69 @@ impl HttpClient {
         };
         let key = format!("{scheme}://{host_header}");
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        let mut req = http::Request::post(path).header(http::header::HOST, &host_header);
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let req = req
-            .body(Full::new(body))
-            .map_err(|e| SendError::Invalid(e.to_string()))?;
+        let request = encode_request(path, &host_header, headers, &body)?;
         let mut conn = match self.pool.checkout(&key) {
             Some(conn) => conn,
             None => self.connect(&uri).await?,
         };
-        let mut response = std::pin::pin!(conn.sender.send_request(req));
-        let response =
-            std::future::poll_fn(|cx| conn.driven.poll_with(cx, |qcx| response.as_mut().poll(qcx)))
-                .await?;
-        Ok(response.map(|incoming| DrivenBody::new(incoming, conn, self.pool.clone(), key)))
+        conn.send(&request).await.map_err(SendError::Io)?;
+        drop(request);
+        let head = conn.read_head().await?;
+        let body = ResponseBody::new(conn, head.transfer, head.keep_alive, self.pool.clone(), key);
+        let mut response = http::Response::new(body);
+        *response.status_mut() = head.status;
+        *response.headers_mut() = head.headers;
+        Ok(response)
     }
+}
+
+/// A POST's bytes: request line, `host`, the caller's headers (checked as
+/// HTTP; the framing headers are the client's own), `content-length`, body.
+fn encode_request(
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Vec<u8>, SendError> {
+    let mut out = Vec::with_capacity(
+        64 + path.len()
+            + host.len()
+            + headers
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 4)
+                .sum::<usize>()
+            + body.len(),
+    );
+    out.extend_from_slice(b"POST ");
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    out.extend_from_slice(host.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in headers {
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| SendError::Invalid(format!("{name:?} is not a valid header name")))?;
+        // The value is never shown: it may be a key.
+        http::HeaderValue::from_str(value).map_err(|_| {
+            SendError::Invalid(format!("the value of header {name} is not valid HTTP"))
+        })?;
+        if [
+            http::header::HOST,
+            http::header::CONTENT_LENGTH,
+            http::header::TRANSFER_ENCODING,
+            http::header::CONNECTION,
+        ]
+        .contains(&name)
+        {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(body);
+    Ok(out)
 }
 
 /// Calls a connector once it is ready.
@@ -311,7 +375,6 @@ fn redact_userinfo(uri: &Uri) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::BodyExt;
 
     #[test]
     fn loopback_hosts_are_recognised() {
@@ -393,7 +456,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(response.status(), 200);
-        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = response.into_body().collect().await.unwrap();
         assert_eq!(&body[..], b"tunnel!");
         let seen = proxy.await.unwrap().unwrap();
         assert_eq!(
@@ -432,7 +495,7 @@ mod tests {
         let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
         let url = format!("http://127.0.0.1:{}/x", server_addr.port());
         let response = client.post(&url, &[], Bytes::new()).await.unwrap();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = response.into_body().collect().await.unwrap();
         assert_eq!(&body[..], b"direct");
     }
 
@@ -508,7 +571,7 @@ mod tests {
                 .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
                 .await
                 .unwrap();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body = response.into_body().collect().await.unwrap();
             assert_eq!(&body[..], b"hello");
         }
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -527,8 +590,7 @@ mod tests {
                 .await
                 .unwrap();
             let mut body = response.into_body();
-            let frame = body.frame().await.unwrap().unwrap();
-            assert_eq!(&frame.into_data().unwrap()[..], b"hello");
+            assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
             body.complete();
             drop(body);
         }
@@ -549,8 +611,7 @@ mod tests {
                 .await
                 .unwrap();
             let mut body = response.into_body();
-            let frame = body.frame().await.unwrap().unwrap();
-            assert_eq!(&frame.into_data().unwrap()[..], b"hello");
+            assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
             drop(body);
         }
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);

@@ -5,9 +5,6 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use futures::StreamExt;
-use http_body_util::BodyExt;
-
 use crate::builder::MessageBuilder;
 use crate::context::Context;
 use crate::credentials::{Credential, KeyProvider, resolve};
@@ -380,26 +377,23 @@ async fn run_attempt(
     let mut body = response.into_body();
     let mut fault: Option<Fault> = None;
     loop {
-        let chunk = match stall.read(body.frame()).await {
+        let range = match stall.read(body.next_data()).await {
             Err(()) => {
                 return Err(Fault::retryable(format!(
                     "the stream stalled: no data for {:.0?} (idle timeout)",
                     idle
                 )));
             }
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
                 return Err(Fault::retryable(format!(
                     "the connection broke mid-stream: {}",
                     error_chain(&e)
                 )));
             }
-            Ok(Some(Ok(frame))) => match frame.into_data() {
-                Ok(chunk) => chunk,
-                // Trailers carry no events.
-                Err(_) => continue,
-            },
+            Ok(Ok(Some(range))) => range,
         };
+        let chunk = body.data(range);
         // A read can hold a whole response; handing it over in slices keeps the
         // events buffered between the decoder and the consumer few.
         for piece in chunk.chunks(HANDOFF_BYTES) {
@@ -418,8 +412,9 @@ async fn run_attempt(
                 return Err(f);
             }
             if builder.is_finished() {
-                // The rest of the body (its end) does not keep the
-                // connection from being reused.
+                // The rest of the body (its end) does not keep the connection
+                // from being reused. Marked before the hand-off: a consumer
+                // that has the last event may drop the stream there.
                 body.complete();
             }
             sink.flush(builder).await;
@@ -502,11 +497,12 @@ impl IdleTimer {
 }
 
 async fn read_limited(response: HttpResponse, limit: usize) -> String {
-    let mut body = response.into_body().into_data_stream();
+    let mut body = response.into_body();
     let mut buf = Vec::new();
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_secs(30), body.next()).await
+    while let Ok(Ok(Some(chunk))) =
+        tokio::time::timeout(Duration::from_secs(30), body.chunk()).await
     {
-        buf.extend_from_slice(&chunk);
+        buf.extend_from_slice(chunk);
         if buf.len() >= limit {
             buf.truncate(limit);
             break;
