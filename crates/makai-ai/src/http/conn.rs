@@ -102,6 +102,13 @@ impl Conn {
             self.len -= self.pos;
             self.pos = 0;
         }
+        if self.len == self.buf.len() {
+            // Callers ask only with room left; an empty read would look like
+            // the end of the stream.
+            return Poll::Ready(Err(std::io::Error::other(
+                "the read buffer is full of unread bytes",
+            )));
+        }
         let mut read = ReadBuf::new(&mut self.buf[self.len..]);
         ready!(Pin::new(&mut *self.io).poll_read(cx, &mut read))?;
         let n = read.filled().len();
