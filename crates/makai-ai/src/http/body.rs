@@ -150,6 +150,8 @@ pub(crate) struct ResponseBody {
 }
 
 impl ResponseBody {
+    /// The body of the response whose head `conn` has just read, framed as
+    /// `transfer`; `keep_alive` when the server keeps the connection open.
     pub(crate) fn new(
         conn: Conn,
         transfer: Transfer,

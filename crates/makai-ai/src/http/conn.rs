@@ -53,6 +53,7 @@ pub(crate) struct Head {
 }
 
 impl Conn {
+    /// A connection over `io`, with an empty read buffer.
     pub(crate) fn new(io: Box<dyn Io>) -> Self {
         Conn {
             io,
@@ -88,6 +89,8 @@ impl Conn {
         self.pos == 0 && self.len == self.buf.len()
     }
 
+    /// Notes where the last response's body stands, for [`Pool::checkout`] to
+    /// read its end from what arrived in the meantime.
     pub(crate) fn set_rest(&mut self, rest: Transfer) {
         self.rest = (rest != Transfer::Done).then_some(rest);
     }
