@@ -769,3 +769,93 @@ async fn a_stream_dropped_at_its_terminal_event_leaves_its_connection_for_the_ne
     }
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// One openai-completions chunk with the text "partial".
+const PARTIAL: &str = r#"{"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"partial"},"finish_reason":null}]}"#;
+
+/// Answers one request with `response` (raw bytes), then closes.
+async fn raw_server(response: Vec<u8>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await?;
+        let mut seen = Vec::new();
+        let mut read = [0u8; 4096];
+        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut read).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            seen.extend_from_slice(&read[..n]);
+        }
+        socket.write_all(&response).await?;
+        socket.shutdown().await
+    });
+    format!("http://{addr}/v1")
+}
+
+/// A chunked body whose framing breaks mid-stream (a chunk-size line that is
+/// not hex) ends the stream with an error that names the fault, and the text
+/// already streamed is kept.
+#[tokio::test]
+async fn broken_chunked_framing_mid_stream_is_a_clear_error_with_partial_content() {
+    let event = format!("data: {PARTIAL}\n\n");
+    let response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n\
+         {:x}\r\n{event}\r\nzz\r\nnot a chunk\r\n",
+        event.len()
+    );
+    let base = raw_server(response.into_bytes()).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        ..Default::default()
+    };
+    let mut s = stream(&m, &context(), options);
+    let mut events = Vec::new();
+    while let Some(e) = s.next().await {
+        events.push(e);
+    }
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
+        panic!("expected an error: {:?}", events.last());
+    };
+    let message = error.error_message.clone().unwrap_or_default();
+    assert!(
+        message.contains("malformed response body") && message.contains("not a hex number"),
+        "{message}"
+    );
+    assert_eq!(error.text(), "partial");
+}
+
+/// A `content-length` body the server cuts short is an error that says the
+/// connection closed early, not a silently shorter answer.
+#[tokio::test]
+async fn a_length_body_cut_short_is_a_clear_error() {
+    let response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 4000\r\n\r\n\
+         data: {PARTIAL}\n\n"
+    );
+    let base = raw_server(response.into_bytes()).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        ..Default::default()
+    };
+    let mut s = stream(&m, &context(), options);
+    let mut events = Vec::new();
+    while let Some(e) = s.next().await {
+        events.push(e);
+    }
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
+        panic!("expected an error: {:?}", events.last());
+    };
+    let message = error.error_message.clone().unwrap_or_default();
+    assert!(
+        message.contains("closed the connection before the response was complete"),
+        "{message}"
+    );
+    assert_eq!(error.text(), "partial");
+}
