@@ -795,6 +795,28 @@ async fn raw_server(response: Vec<u8>) -> String {
     format!("http://{addr}/v1")
 }
 
+/// Streams openai-completions from a server that answers with `response`,
+/// without retries; the error message and the text the error kept.
+async fn stream_to_error(response: String) -> (String, String) {
+    let base = raw_server(response.into_bytes()).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        ..Default::default()
+    };
+    let mut s = stream(&m, &context(), options);
+    let mut events = Vec::new();
+    while let Some(e) = s.next().await {
+        events.push(e);
+    }
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
+        panic!("expected an error: {:?}", events.last());
+    };
+    let message = error.error_message.clone().unwrap_or_default();
+    (message, error.text())
+}
+
 /// A chunked body whose framing breaks mid-stream (a chunk-size line that is
 /// not hex) ends the stream with an error that names the fault, and the text
 /// already streamed is kept.
@@ -806,27 +828,12 @@ async fn broken_chunked_framing_mid_stream_is_a_clear_error_with_partial_content
          {:x}\r\n{event}\r\nzz\r\nnot a chunk\r\n",
         event.len()
     );
-    let base = raw_server(response.into_bytes()).await;
-    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
-    let options = StreamOptions {
-        retry: RetryPolicy::none(),
-        ..Default::default()
-    };
-    let mut s = stream(&m, &context(), options);
-    let mut events = Vec::new();
-    while let Some(e) = s.next().await {
-        events.push(e);
-    }
-    contract::assert_stream_contract(&events);
-    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
-        panic!("expected an error: {:?}", events.last());
-    };
-    let message = error.error_message.clone().unwrap_or_default();
+    let (message, text) = stream_to_error(response).await;
     assert!(
         message.contains("malformed response body") && message.contains("not a hex number"),
         "{message}"
     );
-    assert_eq!(error.text(), "partial");
+    assert_eq!(text, "partial");
 }
 
 /// A `content-length` body the server cuts short is an error that says the
@@ -837,25 +844,10 @@ async fn a_length_body_cut_short_is_a_clear_error() {
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 4000\r\n\r\n\
          data: {PARTIAL}\n\n"
     );
-    let base = raw_server(response.into_bytes()).await;
-    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
-    let options = StreamOptions {
-        retry: RetryPolicy::none(),
-        ..Default::default()
-    };
-    let mut s = stream(&m, &context(), options);
-    let mut events = Vec::new();
-    while let Some(e) = s.next().await {
-        events.push(e);
-    }
-    contract::assert_stream_contract(&events);
-    let Some(AssistantMessageEvent::Error { error, .. }) = events.last() else {
-        panic!("expected an error: {:?}", events.last());
-    };
-    let message = error.error_message.clone().unwrap_or_default();
+    let (message, text) = stream_to_error(response).await;
     assert!(
         message.contains("closed the connection before the response was complete"),
         "{message}"
     );
-    assert_eq!(error.text(), "partial");
+    assert_eq!(text, "partial");
 }
