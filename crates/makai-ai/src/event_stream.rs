@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use std::task::{Context as TaskContext, Poll};
@@ -140,6 +141,10 @@ enum Source {
 /// allocates no batch of its own.
 #[derive(Default)]
 pub(crate) struct Handoff {
+    /// A batch is in `slot`. Most checks find none (the stream looks before and
+    /// after each poll of the driver, the driver after each hand-over), and read
+    /// this instead of taking the lock.
+    full: AtomicBool,
     slot: Mutex<Slot>,
 }
 
@@ -165,15 +170,27 @@ impl Handoff {
     /// Moves a handed-over batch's events to the end of `buffer`; false when
     /// there is none.
     fn take_into(&self, buffer: &mut VecDeque<AssistantMessageEvent>) -> bool {
+        if !self.full.load(Ordering::Acquire) {
+            return false;
+        }
         let mut slot = self.lock();
         let Some(mut batch) = slot.batch.take() else {
             return false;
         };
+        self.full.store(false, Ordering::Release);
         buffer.extend(batch.drain(..));
         if batch.capacity() <= SPARE_MAX {
             slot.spare = batch;
         }
         true
+    }
+
+    /// Puts `batch` in the slot, leaving the spare batch in its place.
+    fn store(&self, batch: &mut Vec<AssistantMessageEvent>) {
+        let mut slot = self.lock();
+        let spare = std::mem::take(&mut slot.spare);
+        slot.batch = Some(std::mem::replace(batch, spare));
+        self.full.store(true, Ordering::Release);
     }
 
     /// Hands the events of `batch` to the stream and returns once the stream
@@ -183,14 +200,10 @@ impl Handoff {
     /// before it polls the driver again; so this future is pending exactly once,
     /// without a waker: nothing but that next poll can make progress here.
     pub(crate) async fn put(&self, batch: &mut Vec<AssistantMessageEvent>) {
-        {
-            let mut slot = self.lock();
-            let spare = std::mem::take(&mut slot.spare);
-            slot.batch = Some(std::mem::replace(batch, spare));
-        }
+        self.store(batch);
         let mut handed = false;
         std::future::poll_fn(|_| {
-            if handed && self.lock().batch.is_none() {
+            if handed && !self.full.load(Ordering::Acquire) {
                 Poll::Ready(())
             } else {
                 handed = true;
@@ -274,7 +287,7 @@ mod tests {
         let mut batch = Vec::with_capacity(8);
         batch.extend((0..3).map(delta));
         let room = batch.as_ptr();
-        handoff.lock().batch = Some(batch);
+        handoff.store(&mut batch);
         assert!(handoff.take_into(&mut buffer));
         assert_eq!(buffer.len(), 3);
         // The driver's next batch is the same allocation, emptied.
@@ -282,8 +295,8 @@ mod tests {
         assert!(spare.is_empty());
         assert_eq!(spare.as_ptr(), room);
         // A burst past SPARE_MAX events is not kept.
-        let big: Vec<_> = (0..SPARE_MAX + 1).map(delta).collect();
-        handoff.lock().batch = Some(big);
+        let mut big: Vec<_> = (0..SPARE_MAX + 1).map(delta).collect();
+        handoff.store(&mut big);
         assert!(handoff.take_into(&mut buffer));
         assert_eq!(buffer.len(), 3 + SPARE_MAX + 1);
         assert_eq!(handoff.lock().spare.capacity(), 0);

@@ -412,6 +412,35 @@ async fn idle_timeout_counts_from_the_last_read_not_the_first() {
     assert_eq!(message.text(), "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10");
 }
 
+/// The idle timer ticks instead of reading the clock per read; ticks missed
+/// while the consumer paused must count as one. A consumer that stops reading
+/// for longer than the idle timeout, then resumes while the server is still
+/// sending, gets the rest of the stream, not a stall of its own making.
+#[tokio::test]
+async fn a_consumer_pausing_longer_than_the_idle_timeout_gets_the_rest_of_the_stream() {
+    let words = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10";
+    let scenario = Scenario::new().push(ScriptedResponse::text(words).delay(100));
+    let server = MockServer::start(scenario).await.unwrap();
+    let m = model(Api::OpenAiCompletions, &server);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..Default::default()
+    };
+    let mut s = stream(&m, &context(), options);
+    let mut events = vec![s.next().await.expect("a first event")];
+    // The server goes on writing; nothing reads it for twice the timeout.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    while let Some(e) = s.next().await {
+        events.push(e);
+    }
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("expected the stream to finish: {:?}", events.last())
+    };
+    assert_eq!(message.text(), words);
+}
+
 /// Regression: the wait for the response head had no timeout, so a server
 /// that took the request and never answered held the stream forever.
 #[tokio::test]

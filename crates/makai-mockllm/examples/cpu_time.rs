@@ -5,8 +5,11 @@
 //! cpu_time OUT_FILE COMMAND [ARGS...]
 //! ```
 //!
-//! Writes `CPU_SECONDS PEAK_KIB` (for example `0.081234 14336`) to `OUT_FILE`;
-//! the command's standard streams are its own, and its exit code is returned.
+//! Writes `CPU_SECONDS PEAK_KIB USER_SECONDS` (for example `0.081234 14336
+//! 0.031002`) to `OUT_FILE`: the user-space part is what a change to the
+//! client's own code moves, without the kernel's share, which varies from run
+//! to run with how the reads fall. The command's standard streams are its own,
+//! and its exit code is returned.
 //! `scripts/bench-peers.sh` measures every run with it: `/usr/bin/time` prints
 //! hundredths of a second, too coarse for workloads of a tenth of a second.
 
@@ -35,9 +38,10 @@ fn main() -> ExitCode {
         }
     };
     let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-    let cpu = seconds(usage.user_time()) + seconds(usage.system_time());
+    let user = seconds(usage.user_time());
+    let cpu = user + seconds(usage.system_time());
     // Linux reports the peak in KiB.
-    let line = format!("{cpu:.6} {}\n", usage.max_rss());
+    let line = format!("{cpu:.6} {} {user:.6}\n", usage.max_rss());
     if let Err(e) = std::fs::write(&out, line) {
         eprintln!("cpu_time: cannot write {}: {e}", out.to_string_lossy());
         return ExitCode::from(2);
