@@ -289,6 +289,9 @@ fn merge_delta(back: &mut AgentEvent, new: &AgentEvent) -> bool {
 pub(crate) struct Registry {
     queues: Mutex<Vec<(u64, Arc<EventQueue>)>>,
     next_id: AtomicU64,
+    /// Bumped, under `queues`' lock, at every subscribe and unsubscribe: a
+    /// [`Fanout`] reads it to know, without the lock, that its copy is current.
+    version: AtomicU64,
 }
 
 impl Registry {
@@ -296,6 +299,7 @@ impl Registry {
         Arc::new(Registry {
             queues: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            version: AtomicU64::new(0),
         })
     }
 
@@ -306,22 +310,13 @@ impl Registry {
         }
     }
 
-    /// Appends `event` to every queue, in registration order; the last queue
-    /// gets `event` itself, the others copies.
-    pub(crate) fn broadcast_owned(&self, event: AgentEvent) {
-        let queues = lock(&self.queues);
-        if let Some(((_, last), others)) = queues.split_last() {
-            for (_, q) in others {
-                q.push(event.clone());
-            }
-            last.push(event);
-        }
-    }
-
     fn add(self: &Arc<Self>, coalesce_after: usize) -> Subscription {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let queue = EventQueue::new(coalesce_after);
-        lock(&self.queues).push((id, queue.clone()));
+        let mut queues = lock(&self.queues);
+        queues.push((id, queue.clone()));
+        self.version.fetch_add(1, Ordering::Release);
+        drop(queues);
         Subscription {
             id,
             queue,
@@ -330,7 +325,9 @@ impl Registry {
     }
 
     fn remove(&self, id: u64) {
-        lock(&self.queues).retain(|(i, _)| *i != id);
+        let mut queues = lock(&self.queues);
+        queues.retain(|(i, _)| *i != id);
+        self.version.fetch_add(1, Ordering::Release);
     }
 
     /// Subscribes a callback served by its own thread.
@@ -375,6 +372,36 @@ impl Registry {
         EventStream {
             reader: QueueReader::new(sub.queue.clone()),
             _sub: sub,
+        }
+    }
+}
+
+/// A copy of a [`Registry`]'s queues, kept by the one sender of every event of
+/// a run (the agent's sink, under the agent's lock), so that an event reaches
+/// the queues without the registry's lock: the copy is refreshed only when
+/// the registry's version moved (a subscribe or an unsubscribe).
+#[derive(Default)]
+pub(crate) struct Fanout {
+    version: u64,
+    queues: Vec<Arc<EventQueue>>,
+}
+
+impl Fanout {
+    /// Appends `event` to every queue, in registration order; the last queue
+    /// gets `event` itself, the others copies.
+    pub(crate) fn send(&mut self, registry: &Registry, event: AgentEvent) {
+        if registry.version.load(Ordering::Acquire) != self.version {
+            let queues = lock(&registry.queues);
+            self.queues.clear();
+            self.queues.extend(queues.iter().map(|(_, q)| q.clone()));
+            // Read under the lock: the version of exactly this list.
+            self.version = registry.version.load(Ordering::Relaxed);
+        }
+        if let Some((last, others)) = self.queues.split_last() {
+            for q in others {
+                q.push(event.clone());
+            }
+            last.push(event);
         }
     }
 }
@@ -494,6 +521,26 @@ mod tests {
                 "message_update"
             ]
         );
+    }
+
+    /// The sink's copy of the queues follows every subscribe and unsubscribe.
+    #[test]
+    fn a_fanout_follows_subscribes_and_unsubscribes() {
+        let registry = Registry::new();
+        let mut fanout = Fanout::default();
+        fanout.send(&registry, delta(0, "before anyone"));
+        let first = registry.subscribe_stream(usize::MAX);
+        fanout.send(&registry, delta(0, "a"));
+        let second = registry.subscribe_stream(usize::MAX);
+        fanout.send(&registry, delta(0, "b"));
+        assert_eq!(first.reader.len(), 2);
+        assert_eq!(second.reader.len(), 1);
+        let second_queue = second.reader.queue.clone();
+        drop(second);
+        fanout.send(&registry, delta(0, "c"));
+        assert_eq!(first.reader.len(), 3);
+        assert_eq!(second_queue.len(), 0, "closed and left out");
+        assert_eq!(fanout.queues.len(), 1);
     }
 
     #[test]

@@ -519,6 +519,50 @@ async fn cancellation_mid_stream_gives_aborted_with_partial_content() {
     assert!(!error.text().is_empty());
 }
 
+/// The request watches its token through a waker of its own (`CancelWatch`):
+/// a cancellation from another task while the stream waits on a silent server
+/// must wake it and end it at once, not at the idle timeout.
+#[tokio::test]
+async fn cancelling_from_another_task_while_the_server_is_silent_ends_the_stream_at_once() {
+    let server = MockServer::start(
+        Scenario::new().push(ScriptedResponse::text("a b c d").stall_after(2)),
+    )
+    .await
+    .unwrap();
+    let m = model(Api::OpenAiCompletions, &server);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        idle_timeout: Some(Duration::from_secs(60)),
+        ..Default::default()
+    };
+    let cancel = options.cancel.clone();
+    let mut s = stream(&m, &context(), options);
+    let mut events = Vec::new();
+    while let Some(e) = s.next().await {
+        let text = matches!(e, AssistantMessageEvent::TextDelta { .. });
+        events.push(e);
+        if text {
+            break;
+        }
+    }
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(20), s.collect())
+        .await
+        .expect("the cancellation must end the stream");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    canceller.await.unwrap();
+    events.extend(rest);
+    contract::assert_stream_contract(&events);
+    let Some(AssistantMessageEvent::Error { reason, .. }) = events.last() else {
+        panic!("expected an error event: {:?}", events.last())
+    };
+    assert_eq!(*reason, StopReason::Aborted);
+}
+
 #[tokio::test]
 async fn missing_key_for_a_hosted_provider_is_a_clear_error_naming_the_variable() {
     // SAFETY of the test: the variable is only removed, never read concurrently by other tests for "groq".

@@ -202,6 +202,7 @@ impl Agent {
             follow_up_mode: QueueMode::OneAtATime,
             run: None,
             usage_floor: 0,
+            fanout: Default::default(),
         };
         Agent {
             inner: Arc::new(Inner {

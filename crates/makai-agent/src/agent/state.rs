@@ -13,6 +13,7 @@ use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EndReason, EventSink, RunPhase};
 use crate::hooks::MessageQueues;
 use crate::message::AgentMessage;
+use crate::subscribers::Fanout;
 use crate::tool::ToolSet;
 use crate::types::QueueMode;
 
@@ -76,6 +77,8 @@ pub(super) struct Core {
     /// transcript: the ones before it were there when it was last compacted, so
     /// their usage counts a context that no longer exists. Passed to each run.
     pub(super) usage_floor: usize,
+    /// The subscribers' queues as the sink sends to them (see [`Fanout`]).
+    pub(super) fanout: Fanout,
 }
 
 impl Core {
@@ -168,7 +171,7 @@ impl EventSink for AgentSink {
     fn emit(&self, event: AgentEvent) {
         let mut core = self.inner.lock();
         core.reduce(&event);
-        self.inner.registry.broadcast_owned(event);
+        core.fanout.send(&self.inner.registry, event);
     }
 
     fn phase(&self, phase: RunPhase) {

@@ -9,6 +9,7 @@ use crate::builder::MessageBuilder;
 use crate::context::Context;
 use crate::credentials::{Credential, KeyProvider, resolve};
 
+mod gate;
 mod memory;
 mod prepared;
 
@@ -25,6 +26,7 @@ use crate::model::Model;
 use crate::options::StreamOptions;
 use crate::provider::{WireDecoder, wire_api};
 pub use memory::decode_body;
+use gate::{Gated, cancel_watch};
 use prepared::{
     CopilotFlags, Prepared, is_auth_rejection, known_credential, missing_credential, redact_all,
 };
@@ -189,12 +191,14 @@ async fn drive(
     let api = wire_api(model.api);
 
     let mut attempt: u32 = 0;
+    // Polled at every poll of the request: see `gate.rs`.
+    let mut cancelled = cancel_watch(options.cancel.clone());
     loop {
         let mut decoder = api.decoder();
         let mut auth_rejected = false;
         let outcome = tokio::select! {
             biased;
-            _ = options.cancel.cancelled() => Err(None),
+            () = &mut cancelled => Err(None),
             r = run_attempt(&client, &prepared, idle, &model, api.framing(), decoder.as_mut(), &mut builder, &mut sink, &mut auth_rejected) => r.map_err(Some),
         };
         match outcome {
@@ -471,7 +475,9 @@ struct IdleTimer {
     read_since_tick: bool,
     /// Ticks in a row that found no data.
     quiet_ticks: u32,
-    timer: Pin<Box<tokio::time::Sleep>>,
+    /// Polled only when it may have fired (`gate.rs`): a pending read would
+    /// poll it at every network read.
+    timer: Gated<Pin<Box<tokio::time::Sleep>>>,
 }
 
 /// Ticks per idle timeout (see [`IdleTimer`]).
@@ -484,7 +490,7 @@ impl IdleTimer {
             tick,
             read_since_tick: false,
             quiet_ticks: 0,
-            timer: Box::pin(tokio::time::sleep(tick)),
+            timer: Gated::new(Box::pin(tokio::time::sleep(tick))),
         }
     }
 
@@ -498,7 +504,7 @@ impl IdleTimer {
                     self.read_since_tick = true;
                     return Ok(out);
                 }
-                () = self.timer.as_mut() => {
+                () = &mut self.timer => {
                     if std::mem::take(&mut self.read_since_tick) {
                         self.quiet_ticks = 0;
                     } else {
@@ -508,7 +514,8 @@ impl IdleTimer {
                         }
                     }
                     let next = tokio::time::Instant::now() + self.tick;
-                    self.timer.as_mut().reset(next);
+                    self.timer.inner_mut().as_mut().reset(next);
+                    self.timer.rearm();
                 }
             }
         }
