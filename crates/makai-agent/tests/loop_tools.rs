@@ -348,6 +348,48 @@ async fn tools_get_cwd_session_and_a_snapshot() {
     assert_eq!(tools, ["probe"]);
 }
 
+/// Regression: every tool batch cloned the whole transcript for the tools'
+/// snapshot. The snapshot now shares the run's transcript: two batches in a
+/// row, the first one's snapshot let go, see the same allocation growing.
+#[tokio::test]
+async fn tool_batches_share_the_transcript_instead_of_copying_it() {
+    let seen = Arc::new(Mutex::new(Vec::<(usize, usize)>::new()));
+    let s = seen.clone();
+    let probe = TypedTool::new(
+        "probe",
+        "Looks at the transcript.",
+        move |_a: EchoArgs, ctx: ToolContext| {
+            let s = s.clone();
+            async move {
+                let snap = ctx.snapshot().unwrap();
+                let at = Arc::as_ptr(&snap.messages) as usize;
+                s.lock().unwrap().push((at, snap.messages.len()));
+                Ok(ToolOutput::text("ok"))
+            }
+        },
+    )
+    .into_arc();
+    let client = ScriptedClient::new([
+        ScriptedResponse::tool_call("a", "probe", json!({"text": ""})),
+        ScriptedResponse::tool_call("b", "probe", json!({"text": ""})),
+        ScriptedResponse::text("done"),
+    ]);
+    agent_loop(
+        vec!["go".into()],
+        context(vec![probe]),
+        config(client),
+        CancellationToken::new(),
+    )
+    .join()
+    .await
+    .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].1, 2, "the prompt and the first call");
+    assert_eq!(seen[1].1, 4, "then the first result and the second call");
+    assert_eq!(seen[0].0, seen[1].0, "one transcript, not a copy per batch");
+}
+
 #[tokio::test]
 async fn custom_messages_reach_the_model_through_convert_to_llm() {
     let client = ScriptedClient::new([ScriptedResponse::text("ok")]);

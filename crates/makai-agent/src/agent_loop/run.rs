@@ -27,8 +27,13 @@ pub(super) struct Run {
     /// Every hook call of the run goes through this one layer.
     pub(super) hooks: Arc<RunHooks>,
     pub(super) sink: Arc<dyn EventSink>,
+    /// The context; its messages are in `transcript` while the run lasts.
     pub(super) ctx: AgentContext,
-    /// The run's messages are the context's tail from `new_from`, after those
+    /// The transcript, shared: a tool batch's snapshot and a compaction's
+    /// event hold it without a copy; the run copies it only when it adds a
+    /// message while one of those is still held (`Arc::make_mut`).
+    pub(super) transcript: Arc<Vec<AgentMessage>>,
+    /// The run's messages are the transcript's tail from `new_from`, after those
     /// that a compaction replaced (`replaced_new`): one copy, not two.
     new_from: usize,
     replaced_new: Vec<AgentMessage>,
@@ -68,18 +73,18 @@ impl Run {
             message: shared.clone(),
         });
         let message = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
-        self.ctx.messages.push(message);
+        Arc::make_mut(&mut self.transcript).push(message);
     }
 
     /// Appends a message (already announced) to the transcript.
     pub(super) fn push_message(&mut self, message: AgentMessage) {
-        self.ctx.messages.push(message);
+        Arc::make_mut(&mut self.transcript).push(message);
     }
 
     /// Takes back the run's last message.
     fn pop_message(&mut self) -> Option<AgentMessage> {
-        if self.ctx.messages.len() > self.new_from {
-            self.ctx.messages.pop()
+        if self.transcript.len() > self.new_from {
+            Arc::make_mut(&mut self.transcript).pop()
         } else {
             None
         }
@@ -87,7 +92,7 @@ impl Run {
 
     /// The messages this run added, in order.
     fn new_messages(&self) -> Vec<AgentMessage> {
-        let tail = self.ctx.messages.get(self.new_from..).unwrap_or_default();
+        let tail = self.transcript.get(self.new_from..).unwrap_or_default();
         let mut out = Vec::with_capacity(self.replaced_new.len() + tail.len());
         out.extend_from_slice(&self.replaced_new);
         out.extend_from_slice(tail);
@@ -199,19 +204,19 @@ impl Run {
             cancel: &self.cancel,
             custom_instructions: None,
         };
-        let result = cfg.compaction.compact(self.ctx.messages.clone(), &cx).await;
+        let result = cfg.compaction.compact((*self.transcript).clone(), &cx).await;
         let will_retry = reason == CompactionReason::Overflow;
         match result {
             Ok(out) => {
                 if let Some(u) = &out.usage {
                     self.usage.add(u);
                 }
-                let replaced = std::mem::replace(&mut self.ctx.messages, out.messages);
+                let replaced = std::mem::replace(&mut self.transcript, Arc::new(out.messages));
                 self.replaced_new
-                    .extend(replaced.into_iter().skip(self.new_from));
-                self.new_from = self.ctx.messages.len();
-                self.usage_floor = self.ctx.messages.len();
-                let after = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                    .extend(Arc::unwrap_or_clone(replaced).into_iter().skip(self.new_from));
+                self.new_from = self.transcript.len();
+                self.usage_floor = self.transcript.len();
+                let after = estimate_tokens_from(&self.transcript, self.usage_floor);
                 self.emit(AgentEvent::CompactionEnd {
                     reason,
                     result: Some(Box::new(CompactionInfo {
@@ -225,7 +230,7 @@ impl Run {
                     aborted: false,
                     will_retry,
                     error_message: None,
-                    messages: Some(Arc::new(self.ctx.messages.clone())),
+                    messages: Some(self.transcript.clone()),
                 });
                 true
             }
@@ -253,7 +258,7 @@ impl Run {
             if let Some(cc) = &cc {
                 // The strategy is consulted before every model call; the
                 // default one compacts when the estimate passes the budget.
-                let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                let estimate = estimate_tokens_from(&self.transcript, self.usage_floor);
                 let budget = cc.budget_for(&self.cfg.model);
                 let check = CompactionCheck {
                     tokens: estimate,
@@ -264,7 +269,7 @@ impl Run {
                 if self
                     .cfg
                     .compaction
-                    .should_compact(&self.ctx.messages, &check)
+                    .should_compact(&self.transcript, &check)
                 {
                     self.compact(CompactionReason::Threshold, budget, estimate)
                         .await;
@@ -286,7 +291,7 @@ impl Run {
                     retried = true;
                     // The failed call is not part of the transcript.
                     let failed = self.pop_message();
-                    let estimate = estimate_tokens_from(&self.ctx.messages, self.usage_floor);
+                    let estimate = estimate_tokens_from(&self.transcript, self.usage_floor);
                     let target = cc
                         .budget_for(&self.cfg.model)
                         .min(estimate.saturating_mul(3) / 4)
@@ -319,7 +324,7 @@ impl Run {
                     Err(reason) => return EndReason::InputRejected { reason },
                 }
             }
-            prelude = tail_orphan_results(&self.ctx.messages);
+            prelude = tail_orphan_results(&self.transcript);
             prelude.extend(accepted);
         }
         if !self.cfg.skip_initial_steering_poll {
@@ -349,7 +354,7 @@ impl Run {
                     .hooks
                     .before_turn(&TurnInfo {
                         turn: self.turns,
-                        messages: &self.ctx.messages,
+                        messages: &self.transcript,
                         pending: &inject,
                         usage: &self.usage,
                     })
@@ -449,7 +454,7 @@ impl Run {
                 turn: self.turns.saturating_sub(1),
                 message,
                 tool_results: results,
-                messages: &self.ctx.messages,
+                messages: &self.transcript,
                 usage: &self.usage,
             })
             .await;
@@ -462,7 +467,7 @@ impl Run {
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_loop(
     prompts: Option<Vec<AgentMessage>>,
-    ctx: AgentContext,
+    mut ctx: AgentContext,
     usage_floor: usize,
     cfg: Arc<AgentLoopConfig>,
     queues: Option<Arc<dyn MessageQueues>>,
@@ -482,11 +487,13 @@ pub(crate) async fn run_loop(
         })
     });
     let ctx_len = ctx.messages.len();
+    let transcript = Arc::new(std::mem::take(&mut ctx.messages));
     let mut run = Run {
         cfg,
         hooks: hooks.clone(),
         sink,
         ctx,
+        transcript,
         new_from: ctx_len,
         replaced_new: Vec::new(),
         cancel,
@@ -518,9 +525,11 @@ pub(crate) async fn run_loop(
         messages: Arc::new(new_messages.clone()),
         end_reason: end_reason.clone(),
     });
+    let mut context = run.ctx;
+    context.messages = Arc::unwrap_or_clone(run.transcript);
     RunOutcome {
         messages: new_messages,
-        context: run.ctx,
+        context,
         end_reason,
         usage: run.usage,
         turns: run.turns,

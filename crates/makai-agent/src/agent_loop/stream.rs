@@ -36,9 +36,9 @@ pub(super) async fn stream_response(
     let cfg = run.cfg.clone();
     let hooks = run.hooks.clone();
     let transformed = hooks
-        .transform_context(&run.ctx.messages, &run.cancel)
+        .transform_context(&run.transcript, &run.cancel)
         .await;
-    let mut llm = hooks.convert_to_llm(transformed.as_deref().unwrap_or(&run.ctx.messages));
+    let mut llm = hooks.convert_to_llm(transformed.as_deref().unwrap_or(&run.transcript));
     answer_orphans(&mut llm);
     let context = Context {
         system_prompt: (!run.ctx.system_prompt.is_empty()).then(|| run.ctx.system_prompt.clone()),

@@ -377,7 +377,7 @@ fn snapshot_of(run: &Run) -> AgentSnapshot {
         system_prompt: run.ctx.system_prompt.clone(),
         model: run.cfg.model.clone(),
         thinking_level: run.cfg.options.thinking,
-        messages: run.ctx.messages.clone(),
+        messages: run.transcript.clone(),
         tools: run.ctx.tools.clone(),
         config: run.cfg.clone(),
     }
@@ -454,6 +454,12 @@ pub(super) async fn execute_batch(run: &mut Run, assistant: &AssistantMessage) -
             }
             next += 1;
             b.emit_ready();
+        }
+        if next >= n {
+            // Every call has its context: the batch lets go of the snapshot,
+            // so that adding a result does not copy the transcript it shares
+            // with the run once the calls holding it have finished.
+            b.snapshot = None;
         }
         b.emit_ready();
         if b.running == 0 {

@@ -233,8 +233,9 @@ pub struct AgentSnapshot {
     pub model: Model,
     /// The thinking level of the run.
     pub thinking_level: ThinkingLevel,
-    /// The transcript up to and including the assistant message that made the calls.
-    pub messages: Vec<AgentMessage>,
+    /// The transcript up to and including the assistant message that made the
+    /// calls, shared with the run (no copy is made for the snapshot).
+    pub messages: Arc<Vec<AgentMessage>>,
     /// The tools of the run.
     pub tools: ToolSet,
     /// The run's configuration (client, hooks, options, limits): what a
