@@ -524,11 +524,10 @@ async fn cancellation_mid_stream_gives_aborted_with_partial_content() {
 /// must wake it and end it at once, not at the idle timeout.
 #[tokio::test]
 async fn cancelling_from_another_task_while_the_server_is_silent_ends_the_stream_at_once() {
-    let server = MockServer::start(
-        Scenario::new().push(ScriptedResponse::text("a b c d").stall_after(2)),
-    )
-    .await
-    .unwrap();
+    let server =
+        MockServer::start(Scenario::new().push(ScriptedResponse::text("a b c d").stall_after(2)))
+            .await
+            .unwrap();
     let m = model(Api::OpenAiCompletions, &server);
     let options = StreamOptions {
         retry: RetryPolicy::none(),

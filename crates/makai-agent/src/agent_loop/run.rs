@@ -204,7 +204,10 @@ impl Run {
             cancel: &self.cancel,
             custom_instructions: None,
         };
-        let result = cfg.compaction.compact((*self.transcript).clone(), &cx).await;
+        let result = cfg
+            .compaction
+            .compact((*self.transcript).clone(), &cx)
+            .await;
         let will_retry = reason == CompactionReason::Overflow;
         match result {
             Ok(out) => {
@@ -212,8 +215,11 @@ impl Run {
                     self.usage.add(u);
                 }
                 let replaced = std::mem::replace(&mut self.transcript, Arc::new(out.messages));
-                self.replaced_new
-                    .extend(Arc::unwrap_or_clone(replaced).into_iter().skip(self.new_from));
+                self.replaced_new.extend(
+                    Arc::unwrap_or_clone(replaced)
+                        .into_iter()
+                        .skip(self.new_from),
+                );
                 self.new_from = self.transcript.len();
                 self.usage_floor = self.transcript.len();
                 let after = estimate_tokens_from(&self.transcript, self.usage_floor);
@@ -266,11 +272,7 @@ impl Run {
                     config: cc,
                     model: &self.cfg.model,
                 };
-                if self
-                    .cfg
-                    .compaction
-                    .should_compact(&self.transcript, &check)
-                {
+                if self.cfg.compaction.should_compact(&self.transcript, &check) {
                     self.compact(CompactionReason::Threshold, budget, estimate)
                         .await;
                 }

@@ -35,9 +35,7 @@ pub(super) async fn stream_response(
     run.sink.phase(RunPhase::Streaming);
     let cfg = run.cfg.clone();
     let hooks = run.hooks.clone();
-    let transformed = hooks
-        .transform_context(&run.transcript, &run.cancel)
-        .await;
+    let transformed = hooks.transform_context(&run.transcript, &run.cancel).await;
     let mut llm = hooks.convert_to_llm(transformed.as_deref().unwrap_or(&run.transcript));
     answer_orphans(&mut llm);
     let context = Context {

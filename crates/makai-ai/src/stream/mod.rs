@@ -25,8 +25,8 @@ use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
 use crate::provider::{WireDecoder, wire_api};
-pub use memory::decode_body;
 use gate::{Gated, cancel_watch};
+pub use memory::decode_body;
 use prepared::{
     CopilotFlags, Prepared, is_auth_rejection, known_credential, missing_credential, redact_all,
 };
