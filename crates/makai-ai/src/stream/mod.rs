@@ -461,7 +461,7 @@ async fn run_attempt(
 /// earlier than the parked driver's next wake-up wakes it: on the multi-thread
 /// runtime, a wake-up of another worker per token event (BENCHMARKS.md). Noting
 /// the time of each read instead cost a clock read per read (about 2% of the
-/// client's user-space CPU when streaming, BENCHMARKS.md). Here a read only
+/// client's user-space samples in `perf record`, streaming). Here a read only
 /// sets a flag, and the timer ticks every `idle / IDLE_TICKS`, each tick set
 /// from the time it fired (the clock is read once per tick). A tick that finds
 /// no read since the previous one is quiet; `IDLE_TICKS` quiet ticks in a row
