@@ -298,30 +298,38 @@ async fn input_filters_reject_or_rewrite_user_messages() {
     assert_eq!(AgentMessage::from(u.clone()).text(), "my key is [key]");
 }
 
+/// A tool named `probe` that hands its context to `record` and answers "ok".
+fn probe_tool(record: impl Fn(&ToolContext) + Send + Sync + 'static) -> Arc<dyn makai_agent::Tool> {
+    let record = Arc::new(record);
+    TypedTool::new(
+        "probe",
+        "Looks around.",
+        move |_a: EchoArgs, ctx: ToolContext| {
+            let record = record.clone();
+            async move {
+                record(&ctx);
+                Ok(ToolOutput::text("ok"))
+            }
+        },
+    )
+    .into_arc()
+}
+
 #[tokio::test]
 async fn tools_get_cwd_session_and_a_snapshot() {
     let seen = Arc::new(Mutex::new(
         None::<(String, Option<String>, usize, Vec<String>)>,
     ));
     let s = seen.clone();
-    let probe = TypedTool::new(
-        "probe",
-        "Looks around.",
-        move |_a: EchoArgs, ctx: ToolContext| {
-            let s = s.clone();
-            async move {
-                let snap = ctx.snapshot().unwrap();
-                *s.lock().unwrap() = Some((
-                    ctx.cwd().display().to_string(),
-                    ctx.session_id().map(str::to_string),
-                    snap.messages.len(),
-                    snap.tools.names().iter().map(|n| n.to_string()).collect(),
-                ));
-                Ok(ToolOutput::text("ok"))
-            }
-        },
-    )
-    .into_arc();
+    let probe = probe_tool(move |ctx| {
+        let snap = ctx.snapshot().unwrap();
+        *s.lock().unwrap() = Some((
+            ctx.cwd().display().to_string(),
+            ctx.session_id().map(str::to_string),
+            snap.messages.len(),
+            snap.tools.names().iter().map(|n| n.to_string()).collect(),
+        ));
+    });
     let client = ScriptedClient::new([
         ScriptedResponse::tool_call("a", "probe", json!({"text": ""})),
         ScriptedResponse::text("ok"),
@@ -355,20 +363,11 @@ async fn tools_get_cwd_session_and_a_snapshot() {
 async fn tool_batches_share_the_transcript_instead_of_copying_it() {
     let seen = Arc::new(Mutex::new(Vec::<(usize, usize)>::new()));
     let s = seen.clone();
-    let probe = TypedTool::new(
-        "probe",
-        "Looks at the transcript.",
-        move |_a: EchoArgs, ctx: ToolContext| {
-            let s = s.clone();
-            async move {
-                let snap = ctx.snapshot().unwrap();
-                let at = Arc::as_ptr(&snap.messages) as usize;
-                s.lock().unwrap().push((at, snap.messages.len()));
-                Ok(ToolOutput::text("ok"))
-            }
-        },
-    )
-    .into_arc();
+    let probe = probe_tool(move |ctx| {
+        let snap = ctx.snapshot().unwrap();
+        let at = Arc::as_ptr(&snap.messages) as usize;
+        s.lock().unwrap().push((at, snap.messages.len()));
+    });
     let client = ScriptedClient::new([
         ScriptedResponse::tool_call("a", "probe", json!({"text": ""})),
         ScriptedResponse::tool_call("b", "probe", json!({"text": ""})),

@@ -167,18 +167,26 @@ mod tests {
         assert!(poll(&mut watch, &waker).is_ready());
     }
 
+    /// A watch of the token itself, and a watch of a child of the token.
     #[test]
     fn cancelling_wakes_the_task_and_the_next_poll_is_ready() {
-        let token = CancellationToken::new();
-        let mut watch = cancel_watch(token.clone());
-        let (count, waker) = counting();
-        assert!(poll(&mut watch, &waker).is_pending());
-        // Polls in between, with the same waker, stay pending.
-        assert!(poll(&mut watch, &waker).is_pending());
-        assert!(poll(&mut watch, &waker).is_pending());
-        token.cancel();
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
-        assert!(poll(&mut watch, &waker).is_ready());
+        for child in [false, true] {
+            let token = CancellationToken::new();
+            let watched = if child {
+                token.child_token()
+            } else {
+                token.clone()
+            };
+            let mut watch = cancel_watch(watched);
+            let (count, waker) = counting();
+            assert!(poll(&mut watch, &waker).is_pending());
+            // Polls in between, with the same waker, stay pending.
+            assert!(poll(&mut watch, &waker).is_pending());
+            assert!(poll(&mut watch, &waker).is_pending());
+            token.cancel();
+            assert_eq!(count.0.load(Ordering::SeqCst), 1, "child: {child}");
+            assert!(poll(&mut watch, &waker).is_ready(), "child: {child}");
+        }
     }
 
     #[test]
@@ -193,16 +201,5 @@ mod tests {
         assert_eq!(first.0.load(Ordering::SeqCst), 0);
         assert_eq!(second.0.load(Ordering::SeqCst), 1);
         assert!(poll(&mut watch, &second_waker).is_ready());
-    }
-
-    #[test]
-    fn a_parent_token_cancelled_reaches_a_watch_of_its_child() {
-        let parent = CancellationToken::new();
-        let mut watch = cancel_watch(parent.child_token());
-        let (count, waker) = counting();
-        assert!(poll(&mut watch, &waker).is_pending());
-        parent.cancel();
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
-        assert!(poll(&mut watch, &waker).is_ready());
     }
 }
