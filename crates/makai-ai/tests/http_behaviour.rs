@@ -754,10 +754,14 @@ async fn large_request_bodies_are_sent_whole() {
     }
 }
 
-/// A keep-alive server that answers every request with a chunked SSE stream
-/// (openai-completions), each event in its own write and the body's end in a
-/// last one; counts the connections it accepted.
-async fn keep_alive_sse_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+/// A keep-alive server that answers `answers` requests on each connection
+/// with a chunked SSE stream (openai-completions), each event in its own write
+/// and the body's end in a last one, then closes the connection when the next
+/// request has arrived, as a server whose keep-alive timeout ran out just then;
+/// counts the connections it accepted.
+async fn keep_alive_sse_server(
+    answers: usize,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -769,6 +773,7 @@ async fn keep_alive_sse_server() -> (String, std::sync::Arc<std::sync::atomic::A
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut read = [0u8; 4096];
+                let mut answered = 0;
                 loop {
                     // One request: its head, then `content-length` bytes.
                     let (head_end, length) = loop {
@@ -795,6 +800,10 @@ async fn keep_alive_sse_server() -> (String, std::sync::Arc<std::sync::atomic::A
                         buf.extend_from_slice(&read[..n]);
                     }
                     buf.drain(..head_end + length);
+                    if answered == answers {
+                        return Ok(());
+                    }
+                    answered += 1;
                     socket
                         .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
                         .await?;
@@ -822,7 +831,7 @@ async fn keep_alive_sse_server() -> (String, std::sync::Arc<std::sync::atomic::A
 /// request closed its connection and opened a new one.
 #[tokio::test]
 async fn a_stream_dropped_at_its_terminal_event_leaves_its_connection_for_the_next_request() {
-    let (base, accepted) = keep_alive_sse_server().await;
+    let (base, accepted) = keep_alive_sse_server(usize::MAX).await;
     let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
     for _ in 0..3 {
         let mut s = stream(&m, &context(), StreamOptions::default());
@@ -840,6 +849,41 @@ async fn a_stream_dropped_at_its_terminal_event_leaves_its_connection_for_the_ne
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// Regression: a pooled connection that the server closed as the next request
+/// arrived failed that request; the stream retried it after the retry delay
+/// (a second by default) and told the user of a retry (`Retry`, which the
+/// agent shows as `auto_retry_start`). The request now goes out again at once
+/// on a new connection, and the stream sees nothing of it.
+#[tokio::test]
+async fn a_server_closing_a_kept_alive_connection_as_the_request_arrives_costs_no_retry() {
+    let (base, accepted) = keep_alive_sse_server(1).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    for _ in 0..3 {
+        // No retries at all: a request that failed would be an error here.
+        let options = StreamOptions {
+            retry: fast_retry(0),
+            ..Default::default()
+        };
+        let events: Vec<_> = stream(&m, &context(), options).collect().await;
+        contract::assert_stream_contract(&events);
+        let retries = events
+            .iter()
+            .filter(|e| matches!(e, AssistantMessageEvent::Retry { .. }))
+            .count();
+        assert_eq!(retries, 0, "{events:?}");
+        match events.last() {
+            Some(AssistantMessageEvent::Done { message, .. }) => {
+                assert_eq!(message.text(), "hello")
+            }
+            other => panic!("the stream failed: {other:?}"),
+        }
+        // The body's end (a separate write) has arrived by the next request.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Each connection answered one request, and was closed under the next.
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
 /// One openai-completions chunk with the text "partial".

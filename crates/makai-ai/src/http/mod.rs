@@ -97,6 +97,12 @@ pub(crate) enum SendError {
 }
 
 impl SendError {
+    /// Whether the connection failed under the request: a write or read
+    /// error, or the server closing it before a whole head.
+    fn is_hang_up(&self) -> bool {
+        matches!(self, SendError::Io(_) | SendError::Closed)
+    }
+
     /// Whether sending again cannot help: the request is invalid, TLS cannot be
     /// set up, or the server's response head is larger than the client accepts
     /// (the same server will send the same head again).
@@ -194,19 +200,44 @@ impl HttpClient {
         let key = format!("{scheme}://{host_header}");
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let request = encode_request(path, &host_header, headers, &body)?;
-        let mut conn = match self.pool.checkout(&key) {
-            Some(conn) => conn,
-            None => self.connect(&uri).await?,
+        let (conn, head) = match self.pool.checkout(&key) {
+            Some(mut pooled) => match exchange(&mut pooled, &request).await {
+                Ok(head) => (pooled, head),
+                // The server closed the idle connection as the request went
+                // out (its keep-alive timeout): it never saw the request, so
+                // it is sent again at once on a new connection, as browsers
+                // and Go's client do, not after the stream's retry delay.
+                // A server that sent any byte of an answer is not asked again.
+                Err(e) if e.is_hang_up() && pooled.unread().is_empty() => {
+                    tracing::debug!(
+                        server = %key,
+                        "a pooled model connection was closed as the request went out; sending it on a new one"
+                    );
+                    let mut fresh = self.connect(&uri).await?;
+                    let head = exchange(&mut fresh, &request).await?;
+                    (fresh, head)
+                }
+                Err(e) => return Err(e),
+            },
+            None => {
+                let mut fresh = self.connect(&uri).await?;
+                let head = exchange(&mut fresh, &request).await?;
+                (fresh, head)
+            }
         };
-        conn.send(&request).await.map_err(SendError::Io)?;
         drop(request);
-        let head = conn.read_head().await?;
         let body = ResponseBody::new(conn, head.transfer, head.keep_alive, self.pool.clone(), key);
         let mut response = http::Response::new(body);
         *response.status_mut() = head.status;
         *response.headers_mut() = head.headers;
         Ok(response)
     }
+}
+
+/// Writes `request` on `conn` and reads the response head.
+async fn exchange(conn: &mut Conn, request: &[u8]) -> Result<conn::Head, SendError> {
+    conn.send(request).await.map_err(SendError::Io)?;
+    conn.read_head().await
 }
 
 /// A POST's bytes: request line, `host`, the caller's headers (checked as
@@ -615,6 +646,99 @@ mod tests {
             drop(body);
         }
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// A keep-alive server that answers `answers` requests on each connection
+    /// with a chunked "hello", then hangs up on the next one as it arrives:
+    /// after reading it (the client reads the end of the stream), or with it
+    /// unread (the kernel resets the connection). Counts the connections.
+    async fn hang_up_server(
+        answers: usize,
+        read_last: bool,
+    ) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    let mut answered = 0;
+                    loop {
+                        if answered == answers && !read_last {
+                            socket.readable().await?;
+                            return std::io::Result::Ok(());
+                        }
+                        let n = socket.read(&mut chunk).await?;
+                        if n == 0 {
+                            return Ok(());
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        // Each request is a head and a 2-byte body ("{}").
+                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            if buf.len() < end + 4 + 2 {
+                                break;
+                            }
+                            buf.drain(..end + 4 + 2);
+                            if answered == answers {
+                                return Ok(());
+                            }
+                            answered += 1;
+                            socket
+                                .write_all(
+                                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                                )
+                                .await?;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, accepted)
+    }
+
+    /// Regression: a pooled connection the server closed as the next request
+    /// went out (its keep-alive timeout) failed that request, which the stream
+    /// then retried after its retry delay, telling the user of a retry.
+    #[tokio::test]
+    async fn a_pooled_connection_closed_under_the_request_is_replaced_at_once() {
+        for read_last in [true, false] {
+            let (addr, accepted) = hang_up_server(1, read_last).await;
+            let client =
+                HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+            let url = format!("http://{addr}/v1/chat/completions");
+            for _ in 0..3 {
+                let response = client
+                    .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+                    .await
+                    .unwrap_or_else(|e| panic!("read_last={read_last}: {e}"));
+                let body = response.into_body().collect().await.unwrap();
+                assert_eq!(&body[..], b"hello");
+            }
+            // Each connection answered one request and hung up on the next.
+            assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
+        }
+    }
+
+    /// A new connection that fails under its request is not tried again here:
+    /// the server may be down, and the stream's retries (with their delay and
+    /// their event) deal with that.
+    #[tokio::test]
+    async fn a_new_connection_closed_under_the_request_is_an_error() {
+        let (addr, accepted) = hang_up_server(0, true).await;
+        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let url = format!("http://{addr}/v1/chat/completions");
+        let error = client
+            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(error, SendError::Closed), "{error:?}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]
