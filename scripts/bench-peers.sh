@@ -23,7 +23,8 @@
 # per run), and the multiples against makai on the runtime the `makai` CLI runs
 # a session on (Tokio's multi-thread runtime with one worker, the session a task
 # on it). makai also runs on two workers (`makai serve`'s runtime on two cores),
-# each figure with its ratio to current-thread.
+# each figure with its ratio to current-thread. "CLI above the floor" is the
+# CLI's runtime less the floor, per token event: the part that is makai's own.
 #
 # Builds makai's bench (profile release-lto) and the scripted server; yoagent
 # 0.26.6's bench (benches/peers/yoagent_loop_bench, its own workspace, release)
@@ -106,8 +107,8 @@ table() {
   echo
   echo "### $title"
   echo
-  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai, the CLI's runtime (multi-thread, 1 worker) | CLI / current | makai multi-thread, 2 workers (/ current) | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai, the CLI's runtime (multi-thread, 1 worker) | CLI / current | CLI above the floor | makai multi-thread, 2 workers (/ current) | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for api in $APIS; do
     for c in $concurrencies; do
       export MOCK_URL="$url" API="$api" CONCURRENCY="$c" RUNS TOKENS TOOL_ROUNDS
@@ -141,7 +142,15 @@ table() {
             local ratio
             ratio=$(awk -v m="$cpu" -v c="$(median "$out/runs-ct" 1)" \
               'BEGIN{if (c > 0) printf "%.2fx", m / c; else printf "n/a"}')
-            if [ "$peer" = mt ]; then cell="$cell | $ratio"; else cell="$cell ($ratio)"; fi ;;
+            if [ "$peer" = mt ]; then
+              # makai's own part of the cost: the CLI's runtime less the floor.
+              local above
+              above=$(awk -v m="$cpu" -v f="$(median "$out/runs-floor" 1)" -v e="$token_events" \
+                'BEGIN{printf "%.2f µs/token", (m - f) * 1e6 / e}')
+              cell="$cell | $ratio | $above"
+            else
+              cell="$cell ($ratio)"
+            fi ;;
           yo|pi)
             cell="$cell: $(awk -v c="$cpu" -v m="$mt_cpu" -v r="$rss" -v mr="$mt_rss" \
               'BEGIN{if (m > 0) printf "%.1fx CPU, %.1fx memory", c / m, r / mr; else printf "n/a"}')" ;;

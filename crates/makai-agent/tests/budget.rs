@@ -252,3 +252,22 @@ async fn a_model_without_prices_counts_tokens_only() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+/// Opening a connection costs nothing: the budgeted client passes it on
+/// even when the budget has nothing left.
+#[tokio::test]
+async fn a_budgeted_client_passes_preconnect_on() {
+    let server = server(vec![]).await;
+    let ledger = Ledger::new(Budget {
+        max_cost: Some(0.0),
+        max_tokens: None,
+    });
+    let agent = Agent::new(budgeted(&server, &ledger));
+    agent.preconnect().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.connections() == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(server.connections(), 1);
+    assert_eq!(server.served(), 0);
+}

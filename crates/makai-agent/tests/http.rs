@@ -546,3 +546,36 @@ async fn auto_retry_start_before_any_byte_follows_message_start() {
         assert_eq!(server.requests().len(), 2);
     }
 }
+
+/// Waits (at most 5 s) until `server` has accepted `n` connections: it
+/// counts one when it accepts it, a moment after the client connected.
+async fn wait_for_connections(server: &MockServer, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.connections() != n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(server.connections(), n);
+}
+
+/// The agent opens its model's connection before the prompt, and the
+/// prompt's request goes out on it; after a model switch, on the new one's.
+#[tokio::test]
+async fn preconnect_opens_the_connection_the_next_prompt_takes() {
+    let first = server(vec![Mock::text("one")]).await;
+    let second = server(vec![Mock::text("two")]).await;
+    let agent = Agent::new(http_config(&first, Api::OpenAiCompletions));
+    agent.preconnect().await;
+    wait_for_connections(&first, 1).await;
+    assert_eq!(first.served(), 0, "nothing is sent to the model");
+    let outcome = agent.prompt("hi").await.unwrap();
+    assert_eq!(outcome.messages.last().unwrap().text(), "one");
+    assert_eq!(first.connections(), 1);
+
+    agent.set_model(http_model(&second, Api::AnthropicMessages));
+    agent.preconnect().await;
+    wait_for_connections(&second, 1).await;
+    let outcome = agent.prompt("again").await.unwrap();
+    assert_eq!(outcome.messages.last().unwrap().text(), "two");
+    assert_eq!(second.connections(), 1);
+    assert_eq!(first.connections(), 1);
+}

@@ -43,6 +43,13 @@ pub trait ProtocolClient: Send + Sync {
     ) -> AssistantMessage {
         self.stream(model, context, options).await.result().await
     }
+
+    /// Readies the way to `model` ahead of a request, with `options` as that
+    /// request would have them: [`InProcessClient`] opens the connection
+    /// (see [`crate::preconnect`]). Best effort, and never sends anything to
+    /// the model; the default does nothing (a client whose model calls run
+    /// elsewhere has nothing to ready).
+    async fn preconnect(&self, _model: &Model, _options: &StreamOptions) {}
 }
 
 /// The in-process client: calls [`crate::stream`] (one shared HTTP client,
@@ -86,5 +93,11 @@ impl ProtocolClient for InProcessClient {
         // The key provider is asked on the request's task, just before sending,
         // and once more if the provider rejects what it gave.
         crate::stream::stream_with_keys(model, context, options, self.keys.clone())
+    }
+
+    async fn preconnect(&self, model: &Model, options: &StreamOptions) {
+        if let Err(e) = crate::stream::preconnect(model, options).await {
+            tracing::debug!(provider = %model.provider, error = %e, "could not open a connection ahead of the request");
+        }
     }
 }

@@ -67,7 +67,7 @@ pub use options::{
     ThinkingLevel, ToolChoice,
 };
 pub use provider::{HttpRequest, build_request};
-pub use stream::{complete, decode_body, http_client, stream};
+pub use stream::{complete, decode_body, http_client, preconnect, stream};
 pub use usage::{Usage, UsageCost};
 
 pub use tokio_util::sync::CancellationToken;

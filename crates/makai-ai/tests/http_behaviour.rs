@@ -886,6 +886,87 @@ async fn a_server_closing_a_kept_alive_connection_as_the_request_arrives_costs_n
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
+/// Waits (at most 5 s) until `count` reads `n`: the server counts a
+/// connection when it accepts it, a moment after the client connected.
+async fn wait_for_count(count: &std::sync::atomic::AtomicUsize, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while count.load(std::sync::atomic::Ordering::SeqCst) != n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), n);
+}
+
+/// Every API's request can be built for it: an empty conversation is
+/// refused by some request builders (Anthropic's).
+#[tokio::test]
+async fn preconnect_reaches_the_server_of_every_api() {
+    for api in [
+        Api::AnthropicMessages,
+        Api::OpenAiCompletions,
+        Api::OpenAiResponses,
+        Api::GoogleGenerativeAi,
+        Api::BedrockConverseStream,
+    ] {
+        let server = MockServer::start(Scenario::new()).await.unwrap();
+        makai_ai::preconnect(&model(api, &server), &StreamOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{api:?}: {e}"));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.connections() == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(server.connections(), 1, "{api:?}");
+        assert_eq!(server.served(), 0, "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn preconnect_opens_the_connection_the_first_request_takes() {
+    let (base, accepted) = keep_alive_sse_server(usize::MAX).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    makai_ai::preconnect(&m, &StreamOptions::default())
+        .await
+        .unwrap();
+    wait_for_count(&accepted, 1).await;
+    // An idle connection is there: a second call opens none.
+    makai_ai::preconnect(&m, &StreamOptions::default())
+        .await
+        .unwrap();
+    let events: Vec<_> = stream(&m, &context(), StreamOptions::default())
+        .collect()
+        .await;
+    contract::assert_stream_contract(&events);
+    match events.last() {
+        Some(AssistantMessageEvent::Done { message, .. }) => assert_eq!(message.text(), "hello"),
+        other => panic!("the stream failed: {other:?}"),
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn preconnect_to_a_server_that_is_down_says_which_and_why() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let m = Model::custom(
+        Api::OpenAiCompletions,
+        "mock",
+        "mock-model",
+        format!("http://{addr}/v1"),
+    );
+    let error = makai_ai::preconnect(&m, &StreamOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with(&format!(
+            "connection to http://{addr}/v1/chat/completions failed: "
+        )),
+        "{error}"
+    );
+    assert!(error.contains("refused"), "{error}");
+}
+
 /// One openai-completions chunk with the text "partial".
 const PARTIAL: &str = r#"{"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"partial"},"finish_reason":null}]}"#;
 

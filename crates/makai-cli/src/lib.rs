@@ -186,6 +186,12 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
     if let Some(local) = &local {
         local::stop_on_signals(local);
     }
+    // The first request's connection opens while the user types (interactive
+    // and RPC modes) or the MCP servers start. A one-shot run that waits for
+    // nothing sends its request at once, on a connection of its own.
+    if matches!(mode, None | Some(Mode::Rpc)) || app.mcp().is_some() {
+        app.preconnect();
+    }
     if matches!(mode, Some(Mode::Text) | Some(Mode::Json)) {
         // One-shot runs: the first prompt would otherwise go out before the
         // MCP servers are up (interactive modes never wait for them).

@@ -455,3 +455,25 @@ fn session_is_titled_in_the_background_after_the_first_exchange() {
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("\"type\":\"session_info\""), "{text}");
 }
+
+/// The session opens its model's connection before the client has sent
+/// anything, and the first prompt's request goes out on it, without waiting
+/// for a TLS handshake (here, a TCP one).
+#[test]
+fn the_model_connection_is_open_before_the_first_prompt() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("first reply")));
+    let mut rpc = Rpc::start(&env, &mock.args());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while mock.server.connections() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(mock.server.connections(), 1);
+    assert_eq!(mock.server.served(), 0, "nothing was sent to the model");
+    let id = rpc.send(json!({"type": "prompt", "message": "hello"}));
+    assert_eq!(rpc.response(&id)["success"], true);
+    let end = wait_idle(&mut rpc);
+    assert_eq!(end["messages"][1]["content"][0]["text"], "first reply");
+    assert_eq!(mock.server.connections(), 1);
+    assert_eq!(rpc.finish(), 0);
+}

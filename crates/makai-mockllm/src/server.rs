@@ -68,6 +68,8 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     record: bool,
     seq: AtomicU64,
+    /// TCP connections accepted.
+    connections: AtomicU64,
     cancel: CancellationToken,
     /// See [`ServerOptions::check_invariants_on_drop`].
     check_on_drop: std::sync::atomic::AtomicBool,
@@ -123,6 +125,7 @@ impl MockServer {
             requests: Mutex::new(Vec::new()),
             record: options.record_requests,
             seq: AtomicU64::new(1),
+            connections: AtomicU64::new(0),
             cancel: cancel.clone(),
             check_on_drop: std::sync::atomic::AtomicBool::new(
                 options.check_invariants_on_drop && options.record_requests,
@@ -131,11 +134,13 @@ impl MockServer {
         let app = Router::new()
             .fallback(handle)
             .with_state(Arc::clone(&shared));
+        let counted = Arc::clone(&shared);
         let task = tokio::spawn(async move {
             // No Nagle delay: each event leaves when it is written, as a
             // provider's do (an event held back until the last one is
             // acknowledged would meet the client's delayed ACK).
-            let listener = listener.tap_io(|tcp| {
+            let listener = listener.tap_io(move |tcp| {
+                counted.connections.fetch_add(1, Ordering::SeqCst);
                 if let Err(e) = tcp.set_nodelay(true) {
                     tracing::debug!(error = %e, "mockllm: cannot set TCP_NODELAY");
                 }
@@ -224,6 +229,12 @@ impl MockServer {
     /// How many LLM requests got a scripted or responder answer.
     pub fn served(&self) -> usize {
         lock(&self.shared.script).served
+    }
+
+    /// How many TCP connections the server accepted (a client that reuses
+    /// its connections makes one per concurrent stream).
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(Ordering::SeqCst)
     }
 
     /// Requires SigV4-signed (or Bedrock-API-key) requests on the Bedrock routes.

@@ -262,6 +262,23 @@ impl Agent {
         self.inner.lock().state.model = model;
     }
 
+    /// Opens the connection the next run's first request will take, through
+    /// the agent's client ([`makai_ai::ProtocolClient::preconnect`]), so that
+    /// the request does not wait for a TLS handshake. Call it while the user
+    /// types (and after [`Agent::set_model`]); it sends nothing to the model,
+    /// and a failure is left for that request to report.
+    pub async fn preconnect(&self) {
+        let (client, model, options) = {
+            let core = self.inner.lock();
+            (
+                core.config.client.clone(),
+                core.state.model.clone(),
+                core.config.options.clone(),
+            )
+        };
+        client.preconnect(&model, &options).await;
+    }
+
     /// Sets the thinking level for future runs.
     pub fn set_thinking_level(&self, level: ThinkingLevel) {
         self.inner.lock().state.thinking_level = level;

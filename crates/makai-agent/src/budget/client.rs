@@ -57,4 +57,9 @@ impl ProtocolClient for BudgetedClient {
                 .on_terminal(move |message| reservation.settle(&message.usage)),
         }
     }
+
+    /// Costs nothing, so the budget is not asked.
+    async fn preconnect(&self, model: &Model, options: &StreamOptions) {
+        self.inner.preconnect(model, options).await;
+    }
 }

@@ -310,6 +310,14 @@ impl Pool {
         }
     }
 
+    /// Whether an idle connection to `key` is kept (it is checked only when
+    /// taken).
+    pub(crate) fn has_idle(&self, key: &str) -> bool {
+        self.lock()
+            .get(key)
+            .is_some_and(|conns| conns.iter().any(|(_, since)| since.elapsed() < self.keep))
+    }
+
     /// Keeps `conn` for the next request to `key`; drops expired connections.
     pub(crate) fn checkin(&self, key: String, conn: Conn) {
         let now = Instant::now();

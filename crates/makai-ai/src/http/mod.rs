@@ -173,6 +173,18 @@ impl HttpClient {
         Ok(Conn::new(io))
     }
 
+    /// Opens a connection to `url`'s server and keeps it in the pool for the
+    /// next request there, unless one is idle already. Sends nothing.
+    pub(crate) async fn preconnect(&self, url: &str) -> Result<(), SendError> {
+        let Destination { uri, key, .. } = Destination::of(url)?;
+        if self.pool.has_idle(&key) {
+            return Ok(());
+        }
+        let conn = self.connect(&uri).await?;
+        self.pool.checkin(key, conn);
+        Ok(())
+    }
+
     /// Sends a POST of `body` to `url` with `headers`.
     pub(crate) async fn post(
         &self,
@@ -180,24 +192,11 @@ impl HttpClient {
         headers: &[(&str, &str)],
         body: Bytes,
     ) -> Result<HttpResponse, SendError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| SendError::Invalid(e.to_string()))?;
-        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
-            return Err(SendError::Invalid(format!(
-                "{url} is not an absolute http:// or https:// URL"
-            )));
-        };
-        if scheme != "http" && scheme != "https" {
-            return Err(SendError::Invalid(format!(
-                "{scheme}:// is not supported: use http:// or https://"
-            )));
-        }
-        let host_header = match uri.port_u16() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
-        };
-        let key = format!("{scheme}://{host_header}");
+        let Destination {
+            uri,
+            host_header,
+            key,
+        } = Destination::of(url)?;
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let request = encode_request(path, &host_header, headers, &body)?;
         let (conn, head) = match self.pool.checkout(&key) {
@@ -231,6 +230,43 @@ impl HttpClient {
         *response.status_mut() = head.status;
         *response.headers_mut() = head.headers;
         Ok(response)
+    }
+}
+
+/// Where a request goes: its URI, its `host` header and its pool key
+/// (`scheme://authority`).
+struct Destination {
+    uri: Uri,
+    host_header: String,
+    key: String,
+}
+
+impl Destination {
+    /// Checks that `url` is an absolute `http://` or `https://` URL.
+    fn of(url: &str) -> Result<Self, SendError> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| SendError::Invalid(e.to_string()))?;
+        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
+            return Err(SendError::Invalid(format!(
+                "{url} is not an absolute http:// or https:// URL"
+            )));
+        };
+        if scheme != "http" && scheme != "https" {
+            return Err(SendError::Invalid(format!(
+                "{scheme}:// is not supported: use http:// or https://"
+            )));
+        }
+        let host_header = match uri.port_u16() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        };
+        let key = format!("{scheme}://{host_header}");
+        Ok(Destination {
+            uri,
+            host_header,
+            key,
+        })
     }
 }
 

@@ -11,6 +11,7 @@ use crate::credentials::{Credential, KeyProvider, resolve};
 
 mod gate;
 mod memory;
+mod preconnect;
 mod prepared;
 
 use crate::error::{
@@ -27,6 +28,7 @@ use crate::options::StreamOptions;
 use crate::provider::{WireDecoder, wire_api};
 use gate::{Gated, cancel_watch};
 pub use memory::decode_body;
+pub use preconnect::preconnect;
 use prepared::{
     CopilotFlags, Prepared, is_auth_rejection, known_credential, missing_credential, redact_all,
 };

@@ -86,6 +86,17 @@ impl AppSession {
             .record_change(|s| s.append_model_change(model.provider.clone(), model.id.clone()));
         self.set_thinking_level(level);
         self.configure_agent();
+        self.preconnect();
+    }
+
+    /// Opens the current model's connection in the background, for the next
+    /// prompt not to wait for its TLS handshake (see `Agent::preconnect`).
+    /// Does nothing outside a Tokio runtime.
+    pub fn preconnect(&self) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let agent = self.inner.agent.clone();
+            runtime.spawn(async move { agent.preconnect().await });
+        }
     }
 
     /// Limits the models [`AppSession::cycle_model`] goes through to those
