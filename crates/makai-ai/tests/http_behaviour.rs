@@ -853,7 +853,7 @@ async fn a_stream_dropped_at_its_terminal_event_leaves_its_connection_for_the_ne
 
 /// Regression: a pooled connection that the server closed as the next request
 /// arrived failed that request; the stream retried it after the retry delay
-/// (a second by default) and told the user of a retry (`Retry`, which the
+/// (half a second or more by default) and told the user of a retry (`Retry`, which the
 /// agent shows as `auto_retry_start`). The request now goes out again at once
 /// on a new connection, and the stream sees nothing of it.
 #[tokio::test]
