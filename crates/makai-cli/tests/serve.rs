@@ -176,6 +176,13 @@ fn remote_client_prompts_the_session_and_a_wrong_token_is_refused() {
     );
     let token_file = env.home.path().join("tokens").join("serve-token");
     let served = Served::start(&env, &token_file, &mock.args());
+    // The session's model connection is open before any client attached.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while mock.server.connections() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(mock.server.connections(), 1);
+    assert_eq!(mock.server.served(), 0);
     let token = served.token();
     assert!(token.starts_with("mk_"), "{token}");
     // Printed once, on stderr, with the URL.

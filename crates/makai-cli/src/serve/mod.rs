@@ -41,6 +41,8 @@ pub async fn run(mut args: ServeArgs) -> Result<i32, CliError> {
         return run_shared(args, addr, token, store).await;
     }
     let (app, local) = crate::local::build_app(&mut args.run).await?;
+    // The session's first prompt does not wait for the model's handshake.
+    app.preconnect();
     let served = Arc::new(ServedSession::new(app.clone(), GRACE));
     let mut config = ServerConfig::new(token.secret()).with_session(served.clone());
     config.bind = addr;
