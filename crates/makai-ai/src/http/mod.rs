@@ -589,43 +589,7 @@ mod tests {
     /// A keep-alive server that answers every request with a chunked "hello"
     /// in one write; counts the connections it accepted.
     async fn keep_alive_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let count = accepted.clone();
-        tokio::spawn(async move {
-            loop {
-                let (mut socket, _) = listener.accept().await?;
-                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                tokio::spawn(async move {
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    loop {
-                        let n = socket.read(&mut chunk).await?;
-                        if n == 0 {
-                            return std::io::Result::Ok(());
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                        // Each request is a head and a 2-byte body ("{}").
-                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            if buf.len() < end + 4 + 2 {
-                                break;
-                            }
-                            buf.drain(..end + 4 + 2);
-                            socket
-                                .write_all(
-                                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-                                )
-                                .await?;
-                        }
-                    }
-                });
-            }
-            #[allow(unreachable_code)]
-            std::io::Result::Ok(())
-        });
-        (addr, accepted)
+        hang_up_server(usize::MAX, true).await
     }
 
     #[tokio::test]
