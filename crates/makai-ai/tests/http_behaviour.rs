@@ -896,6 +896,35 @@ async fn wait_for_count(count: &std::sync::atomic::AtomicUsize, n: usize) {
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), n);
 }
 
+/// Regression: a request with a connect timeout of its own got an HTTP client
+/// of its own, with an empty pool (and the TLS settings loaded anew): every
+/// such request opened a new connection, and a preconnect with that timeout
+/// was lost.
+#[tokio::test]
+async fn requests_with_a_connect_timeout_of_their_own_share_connections() {
+    let (base, accepted) = keep_alive_sse_server(usize::MAX).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    let options = || StreamOptions {
+        connect_timeout: Some(Duration::from_millis(2_345)),
+        ..Default::default()
+    };
+    makai_ai::preconnect(&m, &options()).await.unwrap();
+    wait_for_count(&accepted, 1).await;
+    for _ in 0..2 {
+        let events: Vec<_> = stream(&m, &context(), options()).collect().await;
+        contract::assert_stream_contract(&events);
+        match events.last() {
+            Some(AssistantMessageEvent::Done { message, .. }) => {
+                assert_eq!(message.text(), "hello")
+            }
+            other => panic!("the stream failed: {other:?}"),
+        }
+        // The body's end (a separate write) has arrived by the next request.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
 /// Every API's request can be built for it: an empty conversation is
 /// refused by some request builders (Anthropic's).
 #[tokio::test]

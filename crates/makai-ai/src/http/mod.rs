@@ -28,7 +28,7 @@ mod conn;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -340,12 +340,24 @@ where
         .map_err(|e| SendError::Connect(e.into()))
 }
 
-/// The process-wide client with the default connect timeout.
-pub(crate) fn shared(default_connect_timeout: Duration) -> HttpClient {
-    static CLIENT: OnceLock<HttpClient> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| HttpClient::new(default_connect_timeout))
-        .clone()
+/// How many connect timeouts get a process-wide client of their own.
+const SHARED_CLIENTS: usize = 8;
+
+/// The process-wide client for `connect_timeout`, so that requests with the
+/// same timeout share one pool and load the TLS settings once. A program uses
+/// one or two timeouts; past [`SHARED_CLIENTS`] of them, each request gets a
+/// client of its own.
+pub(crate) fn shared(connect_timeout: Duration) -> HttpClient {
+    static CLIENTS: Mutex<Vec<(Duration, HttpClient)>> = Mutex::new(Vec::new());
+    let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, client)) = clients.iter().find(|(t, _)| *t == connect_timeout) {
+        return client.clone();
+    }
+    let client = HttpClient::new(connect_timeout);
+    if clients.len() < SHARED_CLIENTS {
+        clients.push((connect_timeout, client.clone()));
+    }
+    client
 }
 
 /// Connects directly, or through a `CONNECT` tunnel when a proxy applies.

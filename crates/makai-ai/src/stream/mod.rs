@@ -185,10 +185,7 @@ async fn drive(
     // An explicit key cannot be refreshed; every other source may be asked once more.
     let mut may_refresh = options.api_key.is_none();
 
-    let client = match options.connect_timeout {
-        Some(t) if t != DEFAULT_CONNECT_TIMEOUT => HttpClient::new(t),
-        _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
-    };
+    let client = crate::http::shared(options.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
     let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let api = wire_api(model.api);
 

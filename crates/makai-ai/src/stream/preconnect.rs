@@ -3,7 +3,6 @@
 use super::{DEFAULT_CONNECT_TIMEOUT, error_chain, strip_query};
 use crate::context::Context;
 use crate::error::ProviderError;
-use crate::http::HttpClient;
 use crate::message::UserMessage;
 use crate::model::Model;
 use crate::options::StreamOptions;
@@ -25,10 +24,7 @@ pub async fn preconnect(model: &Model, options: &StreamOptions) -> Result<(), Pr
         ..Default::default()
     };
     let (wire, _) = crate::provider::prepare(model, &context, options, None)?;
-    let client = match options.connect_timeout {
-        Some(t) if t != DEFAULT_CONNECT_TIMEOUT => HttpClient::new(t),
-        _ => crate::http::shared(DEFAULT_CONNECT_TIMEOUT),
-    };
+    let client = crate::http::shared(options.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
     client
         .preconnect(&wire.url)
         .await
