@@ -367,7 +367,7 @@ impl WireDecoder for Decoder {
         out: &mut MessageBuilder,
         model: &Model,
     ) -> Result<(), Fault> {
-        let data = event.data.trim();
+        let data = event.data.trim_ascii();
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }

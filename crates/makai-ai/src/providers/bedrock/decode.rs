@@ -194,7 +194,7 @@ impl WireDecoder for Decoder {
             // Events this client does not know (added later) are skipped unread.
             return Ok(());
         }
-        let raw: Raw = if event.data.trim().is_empty() {
+        let raw: Raw = if event.data.trim_ascii().is_empty() {
             Raw::default()
         } else {
             serde_json::from_str(event.data).map_err(|e| {

@@ -68,7 +68,7 @@ impl WireDecoder for Decoder {
         out: &mut MessageBuilder,
         model: &Model,
     ) -> Result<(), Fault> {
-        let data = event.data.trim();
+        let data = event.data.trim_ascii();
         if event.event == "error" {
             return Err(error_fault_from_text(data));
         }
