@@ -1,0 +1,305 @@
+//! The HTTP client's unit tests: the loopback and proxy helpers, and
+//! requests to raw servers on loopback (connection reuse, connections closed
+//! under a request).
+
+use super::*;
+
+#[test]
+fn loopback_hosts_are_recognised() {
+    for host in ["localhost", "127.0.0.1", "[::1]", "127.1.2.3"] {
+        assert!(is_loopback(host), "{host}");
+    }
+    for host in ["example.com", "10.0.0.1", "[2001:db8::1]"] {
+        assert!(!is_loopback(host), "{host}");
+    }
+}
+
+#[test]
+fn tunnel_targets_get_the_scheme_default_port() {
+    let http: Uri = "http://example.com/v1/chat".parse().unwrap();
+    assert_eq!(with_explicit_port(&http).port_u16(), Some(80));
+    let https: Uri = "https://example.com/v1".parse().unwrap();
+    assert_eq!(with_explicit_port(&https).port_u16(), Some(443));
+    let explicit: Uri = "http://example.com:8080/".parse().unwrap();
+    assert_eq!(with_explicit_port(&explicit).port_u16(), Some(8080));
+}
+
+/// A one-connection HTTP proxy that accepts a `CONNECT`, then answers the
+/// tunnelled request itself. Returns its address and the `CONNECT` line.
+async fn tunnel_proxy() -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<std::io::Result<String>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let (socket, _) = listener.accept().await?;
+        let mut socket = BufReader::new(socket);
+        let mut connect = String::new();
+        socket.read_line(&mut connect).await?;
+        let mut line = String::new();
+        while socket.read_line(&mut line).await? > 2 {
+            line.clear();
+        }
+        socket
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await?;
+        // The tunnelled request: its head, then a fixed answer.
+        let mut request_line = String::new();
+        socket.read_line(&mut request_line).await?;
+        loop {
+            line.clear();
+            if socket.read_line(&mut line).await? <= 2 {
+                break;
+            }
+        }
+        socket
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\nconnection: close\r\n\r\ntunnel!")
+            .await?;
+        Ok(format!(
+            "{} / {}",
+            connect.trim_end(),
+            request_line.trim_end()
+        ))
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn requests_go_through_the_proxy_with_a_connect_tunnel() {
+    let (addr, proxy) = tunnel_proxy().await;
+    let matcher = Matcher::builder().all(format!("http://{addr}")).build();
+    let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
+    let response = client
+        .post(
+            "http://llm.invalid/v1/chat/completions",
+            &[],
+            Bytes::from_static(b"{}"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.into_body().collect().await.unwrap();
+    assert_eq!(&body[..], b"tunnel!");
+    let seen = proxy.await.unwrap().unwrap();
+    assert_eq!(
+        seen,
+        "CONNECT llm.invalid:80 HTTP/1.1 / POST /v1/chat/completions HTTP/1.1"
+    );
+}
+
+#[tokio::test]
+async fn loopback_targets_bypass_the_proxy() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // The proxy address refuses connections: a request that used it would fail.
+    let unused = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_proxy = unused.local_addr().unwrap();
+    drop(unused);
+    let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server_addr = server.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (socket, _) = server.accept().await?;
+        let mut socket = BufReader::new(socket);
+        let mut line = String::new();
+        while socket.read_line(&mut line).await? > 2 {
+            line.clear();
+        }
+        socket
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\ndirect")
+            .await?;
+        std::io::Result::Ok(())
+    });
+    let matcher = Matcher::builder()
+        .all(format!("http://{dead_proxy}"))
+        .build();
+    let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
+    let url = format!("http://127.0.0.1:{}/x", server_addr.port());
+    let response = client.post(&url, &[], Bytes::new()).await.unwrap();
+    let body = response.into_body().collect().await.unwrap();
+    assert_eq!(&body[..], b"direct");
+}
+
+#[tokio::test]
+async fn a_proxy_that_refuses_is_a_clear_error() {
+    let unused = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_proxy = unused.local_addr().unwrap();
+    drop(unused);
+    let matcher = Matcher::builder()
+        .all(format!("http://{dead_proxy}"))
+        .build();
+    let client = HttpClient::with_proxies(Duration::from_secs(5), matcher);
+    let err = client
+        .post("https://api.example.invalid/v1/messages", &[], Bytes::new())
+        .await
+        .unwrap_err();
+    let text = crate::stream::error_chain(&err);
+    assert!(
+        text.contains(&format!("through proxy http://{dead_proxy}")),
+        "{text}"
+    );
+}
+
+/// A keep-alive server that answers every request with a chunked "hello"
+/// in one write; counts the connections it accepted.
+async fn keep_alive_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    hang_up_server(usize::MAX, true).await
+}
+
+#[tokio::test]
+async fn a_connection_is_reused_when_its_body_was_read_to_the_end() {
+    let (addr, accepted) = keep_alive_server().await;
+    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let url = format!("http://{addr}/v1/chat/completions");
+    for _ in 0..3 {
+        let response = client
+            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        let body = response.into_body().collect().await.unwrap();
+        assert_eq!(&body[..], b"hello");
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// A decoder stops at the last event and drops the body before its end
+/// was read: the connection is kept, and its end read when it is taken.
+#[tokio::test]
+async fn a_connection_is_reused_when_its_body_is_dropped_after_the_last_event() {
+    let (addr, accepted) = keep_alive_server().await;
+    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let url = format!("http://{addr}/v1/messages");
+    for _ in 0..3 {
+        let response = client
+            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        let mut body = response.into_body();
+        assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
+        body.complete();
+        drop(body);
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// A stream dropped before its last event (cancelled, failed) closes its
+/// connection, so the provider stops generating; the next request connects
+/// anew.
+#[tokio::test]
+async fn a_body_dropped_before_it_is_complete_closes_its_connection() {
+    let (addr, accepted) = keep_alive_server().await;
+    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let url = format!("http://{addr}/v1/messages");
+    for _ in 0..2 {
+        let response = client
+            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        let mut body = response.into_body();
+        assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
+        drop(body);
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// A keep-alive server that answers `answers` requests on each connection
+/// with a chunked "hello", then hangs up on the next one as it arrives:
+/// after reading it (the client reads the end of the stream), or with it
+/// unread (the kernel resets the connection). Counts the connections.
+async fn hang_up_server(
+    answers: usize,
+    read_last: bool,
+) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let mut answered = 0;
+                loop {
+                    if answered == answers && !read_last {
+                        socket.readable().await?;
+                        return std::io::Result::Ok(());
+                    }
+                    let n = socket.read(&mut chunk).await?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    // Each request is a head and a 2-byte body ("{}").
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        if buf.len() < end + 4 + 2 {
+                            break;
+                        }
+                        buf.drain(..end + 4 + 2);
+                        if answered == answers {
+                            return Ok(());
+                        }
+                        answered += 1;
+                        socket
+                            .write_all(
+                                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                            )
+                            .await?;
+                    }
+                }
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+/// Regression: a pooled connection the server closed as the next request
+/// went out (its keep-alive timeout) failed that request, which the stream
+/// then retried after its retry delay, telling the user of a retry.
+#[tokio::test]
+async fn a_pooled_connection_closed_under_the_request_is_replaced_at_once() {
+    for read_last in [true, false] {
+        let (addr, accepted) = hang_up_server(1, read_last).await;
+        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let url = format!("http://{addr}/v1/chat/completions");
+        for _ in 0..3 {
+            let response = client
+                .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+                .await
+                .unwrap_or_else(|e| panic!("read_last={read_last}: {e}"));
+            let body = response.into_body().collect().await.unwrap();
+            assert_eq!(&body[..], b"hello");
+        }
+        // Each connection answered one request and hung up on the next.
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+}
+
+/// A new connection that fails under its request is not tried again here:
+/// the server may be down, and the stream's retries (with their delay and
+/// their event) deal with that.
+#[tokio::test]
+async fn a_new_connection_closed_under_the_request_is_an_error() {
+    let (addr, accepted) = hang_up_server(0, true).await;
+    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let url = format!("http://{addr}/v1/chat/completions");
+    let error = client
+        .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(error, SendError::Closed), "{error:?}");
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn proxy_credentials_are_not_shown() {
+    let uri: Uri = "http://user:secret@proxy.local:3128".parse().unwrap();
+    let shown = redact_userinfo(&uri);
+    assert_eq!(shown, "http://proxy.local:3128");
+}
