@@ -143,6 +143,18 @@ async fn a_proxy_that_refuses_is_a_clear_error() {
     );
 }
 
+/// A client with no proxies, whatever the environment says.
+fn test_client() -> HttpClient {
+    HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build())
+}
+
+/// POSTs `{}` to `url`.
+async fn post_empty(client: &HttpClient, url: &str) -> Result<HttpResponse, SendError> {
+    client
+        .post(url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+        .await
+}
+
 /// A keep-alive server that answers every request with a chunked "hello"
 /// in one write; counts the connections it accepted.
 async fn keep_alive_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
@@ -152,13 +164,10 @@ async fn keep_alive_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::At
 #[tokio::test]
 async fn a_connection_is_reused_when_its_body_was_read_to_the_end() {
     let (addr, accepted) = keep_alive_server().await;
-    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let client = test_client();
     let url = format!("http://{addr}/v1/chat/completions");
     for _ in 0..3 {
-        let response = client
-            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
+        let response = post_empty(&client, &url).await.unwrap();
         let body = response.into_body().collect().await.unwrap();
         assert_eq!(&body[..], b"hello");
     }
@@ -170,13 +179,10 @@ async fn a_connection_is_reused_when_its_body_was_read_to_the_end() {
 #[tokio::test]
 async fn a_connection_is_reused_when_its_body_is_dropped_after_the_last_event() {
     let (addr, accepted) = keep_alive_server().await;
-    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let client = test_client();
     let url = format!("http://{addr}/v1/messages");
     for _ in 0..3 {
-        let response = client
-            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
+        let response = post_empty(&client, &url).await.unwrap();
         let mut body = response.into_body();
         assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
         body.complete();
@@ -191,13 +197,10 @@ async fn a_connection_is_reused_when_its_body_is_dropped_after_the_last_event() 
 #[tokio::test]
 async fn a_body_dropped_before_it_is_complete_closes_its_connection() {
     let (addr, accepted) = keep_alive_server().await;
-    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let client = test_client();
     let url = format!("http://{addr}/v1/messages");
     for _ in 0..2 {
-        let response = client
-            .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
+        let response = post_empty(&client, &url).await.unwrap();
         let mut body = response.into_body();
         assert_eq!(body.chunk().await.unwrap(), Some(&b"hello"[..]));
         drop(body);
@@ -265,11 +268,10 @@ async fn hang_up_server(
 async fn a_pooled_connection_closed_under_the_request_is_replaced_at_once() {
     for read_last in [true, false] {
         let (addr, accepted) = hang_up_server(1, read_last).await;
-        let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+        let client = test_client();
         let url = format!("http://{addr}/v1/chat/completions");
         for _ in 0..3 {
-            let response = client
-                .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
+            let response = post_empty(&client, &url)
                 .await
                 .unwrap_or_else(|e| panic!("read_last={read_last}: {e}"));
             let body = response.into_body().collect().await.unwrap();
@@ -286,13 +288,9 @@ async fn a_pooled_connection_closed_under_the_request_is_replaced_at_once() {
 #[tokio::test]
 async fn a_new_connection_closed_under_the_request_is_an_error() {
     let (addr, accepted) = hang_up_server(0, true).await;
-    let client = HttpClient::with_proxies(Duration::from_secs(5), Matcher::builder().build());
+    let client = test_client();
     let url = format!("http://{addr}/v1/chat/completions");
-    let error = client
-        .post(&url, &[("content-length", "2")], Bytes::from_static(b"{}"))
-        .await
-        .err()
-        .unwrap();
+    let error = post_empty(&client, &url).await.err().unwrap();
     assert!(matches!(error, SendError::Closed), "{error:?}");
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
