@@ -866,24 +866,29 @@ async fn a_server_closing_a_kept_alive_connection_as_the_request_arrives_costs_n
             retry: fast_retry(0),
             ..Default::default()
         };
-        let events: Vec<_> = stream(&m, &context(), options).collect().await;
-        contract::assert_stream_contract(&events);
+        let events = stream_hello(&m, options).await;
         let retries = events
             .iter()
             .filter(|e| matches!(e, AssistantMessageEvent::Retry { .. }))
             .count();
         assert_eq!(retries, 0, "{events:?}");
-        match events.last() {
-            Some(AssistantMessageEvent::Done { message, .. }) => {
-                assert_eq!(message.text(), "hello")
-            }
-            other => panic!("the stream failed: {other:?}"),
-        }
         // The body's end (a separate write) has arrived by the next request.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Each connection answered one request, and was closed under the next.
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
+
+/// Streams `m`'s answer to `context()` with `options`, checks the event
+/// contract and that it is the text "hello", and returns the events.
+async fn stream_hello(m: &Model, options: StreamOptions) -> Vec<AssistantMessageEvent> {
+    let events: Vec<_> = stream(m, &context(), options).collect().await;
+    contract::assert_stream_contract(&events);
+    match events.last() {
+        Some(AssistantMessageEvent::Done { message, .. }) => assert_eq!(message.text(), "hello"),
+        other => panic!("the stream failed: {other:?}"),
+    }
+    events
 }
 
 /// Waits (at most 5 s) until `count` reads `n`: the server counts a
@@ -911,14 +916,7 @@ async fn requests_with_a_connect_timeout_of_their_own_share_connections() {
     makai_ai::preconnect(&m, &options()).await.unwrap();
     wait_for_count(&accepted, 1).await;
     for _ in 0..2 {
-        let events: Vec<_> = stream(&m, &context(), options()).collect().await;
-        contract::assert_stream_contract(&events);
-        match events.last() {
-            Some(AssistantMessageEvent::Done { message, .. }) => {
-                assert_eq!(message.text(), "hello")
-            }
-            other => panic!("the stream failed: {other:?}"),
-        }
+        stream_hello(&m, options()).await;
         // The body's end (a separate write) has arrived by the next request.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -961,14 +959,7 @@ async fn preconnect_opens_the_connection_the_first_request_takes() {
     makai_ai::preconnect(&m, &StreamOptions::default())
         .await
         .unwrap();
-    let events: Vec<_> = stream(&m, &context(), StreamOptions::default())
-        .collect()
-        .await;
-    contract::assert_stream_contract(&events);
-    match events.last() {
-        Some(AssistantMessageEvent::Done { message, .. }) => assert_eq!(message.text(), "hello"),
-        other => panic!("the stream failed: {other:?}"),
-    }
+    stream_hello(&m, StreamOptions::default()).await;
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
