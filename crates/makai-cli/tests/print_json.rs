@@ -3,8 +3,10 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
-use makai_mockllm::{Scenario, ScriptedResponse, Usage};
+use makai_mockllm::{BenchPacing, Scenario, ScriptedResponse, Usage, bench_responder};
 use serde_json::{Value, json};
 
 fn args(mock: &Mock, extra: &[&str]) -> Vec<String> {
@@ -131,6 +133,88 @@ fn json_mode_writes_header_then_pi_events_ending_with_agent_end() {
     assert_eq!(assistant["stopReason"], "stop");
     assert_eq!(assistant["usage"]["input"], 11);
     assert_eq!(assistant["content"][0]["text"], "Hi there");
+}
+
+/// The bench script's answer of `tokens` tokens (no tool calls), each SSE
+/// event written on its own `delay` apart.
+fn streamed_answer(tokens: usize, delay: Duration) -> (Mock, String) {
+    let mock = Mock::start(Scenario::from_responder(bench_responder(
+        tokens,
+        0,
+        BenchPacing::Stream { delay },
+    )));
+    let mut text: String = (0..tokens - 1).map(|i| format!("w{i} ")).collect();
+    text.push_str("[final]");
+    (mock, text)
+}
+
+/// The text of the `text_delta` events among `lines`, in order.
+fn deltas_text(lines: &[Value]) -> String {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "message_update")
+        .map(|l| &l["assistantMessageEvent"])
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect()
+}
+
+/// JSON lines leave in bursts (the events read from the network together, in
+/// one write) and one by one (an event that arrives alone): either way each
+/// one whole, none lost or reordered.
+#[test]
+fn json_mode_writes_every_delta_of_a_streamed_answer_in_order() {
+    for delay in [Duration::ZERO, Duration::from_micros(300)] {
+        let (mock, text) = streamed_answer(2000, delay);
+        let env = Env::new();
+        let out = env.run(&args(&mock, &["--mode", "json", "hello"]), "");
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+        let lines = json_lines(&stdout(&out));
+        assert_eq!(lines[0]["type"], "session");
+        assert_eq!(lines.last().unwrap()["type"], "agent_settled");
+        assert_eq!(deltas_text(&lines), text, "delay {delay:?}");
+        let end = lines
+            .iter()
+            .find(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+            .unwrap();
+        assert_eq!(end["message"]["content"][0]["text"], text.as_str());
+    }
+}
+
+/// The writer that replaced the RPC and JSON modes' writer thread: a reader
+/// that goes away mid-answer fails the run with the reason on stderr, and
+/// the process still exits.
+#[test]
+fn json_mode_whose_reader_goes_away_mid_answer_fails_and_says_why() {
+    use std::io::{BufRead, BufReader};
+    let (mock, _) = streamed_answer(3000, Duration::from_millis(1));
+    let env = Env::new();
+    let mut child = env
+        .cmd()
+        .args(args(&mock, &["--mode", "json", "hello"]))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    // Read until the answer streams, then stop reading.
+    let mut line = String::new();
+    while !line.contains("text_delta") {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "stdout ended early"
+        );
+    }
+    drop(reader);
+    let out = wait_output(child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("could not write to stdout"),
+        "stderr: {}",
+        stderr(&out)
+    );
 }
 
 #[test]

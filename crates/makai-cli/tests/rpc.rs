@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use makai_mockllm::{Scenario, ScriptedResponse, Usage};
+use makai_mockllm::{BenchPacing, Scenario, ScriptedResponse, Usage, bench_responder};
 use serde_json::{Value, json};
 
 fn wait_idle(rpc: &mut Rpc) -> Value {
@@ -476,4 +476,60 @@ fn the_model_connection_is_open_before_the_first_prompt() {
     assert_eq!(end["messages"][1]["content"][0]["text"], "first reply");
     assert_eq!(mock.server.connections(), 1);
     assert_eq!(rpc.finish(), 0);
+}
+
+/// Events leave in bursts (those read from the network together, in one
+/// write) or one by one, through the one writer the responses use: with
+/// commands answered in the middle of a streamed answer, every line is one
+/// whole record, no delta is lost or reordered, and each command is answered.
+#[test]
+fn rpc_responses_interleave_whole_with_a_streamed_answer() {
+    let tokens = 2000;
+    let mock = Mock::start(Scenario::from_responder(bench_responder(
+        tokens,
+        0,
+        BenchPacing::Stream {
+            delay: Duration::from_micros(200),
+        },
+    )));
+    let mut text: String = (0..tokens - 1).map(|i| format!("w{i} ")).collect();
+    text.push_str("[final]");
+    let env = Env::new();
+    let mut rpc = Rpc::start(&env, &mock.args());
+    let prompt = rpc.send(json!({"type": "prompt", "message": "stream"}));
+    let mut asked = Vec::new();
+    let mut answered = Vec::new();
+    let mut deltas = String::new();
+    let mut seen = 0;
+    loop {
+        let v = rpc.next();
+        match v["type"].as_str().unwrap() {
+            "response" => answered.push(v["id"].as_str().unwrap().to_string()),
+            "message_update" => {
+                let e = &v["assistantMessageEvent"];
+                if e["type"] == "text_delta" {
+                    deltas.push_str(e["delta"].as_str().unwrap());
+                    seen += 1;
+                    // Ask for the state now and then while the answer streams.
+                    if seen % 100 == 0 && asked.len() < 20 {
+                        asked.push(rpc.send(json!({"type": "get_state"})));
+                    }
+                }
+            }
+            "agent_end" => break,
+            _ => {}
+        }
+    }
+    assert_eq!(deltas, text);
+    assert_eq!(
+        answered.first(),
+        Some(&prompt),
+        "the prompt is answered first"
+    );
+    for id in &asked {
+        if !answered.contains(id) {
+            assert_eq!(rpc.response(id)["success"], true);
+        }
+    }
+    assert!(!asked.is_empty(), "no command was sent during the answer");
 }

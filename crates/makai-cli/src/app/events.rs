@@ -71,7 +71,11 @@ pub(crate) fn start_pump(shared: &Arc<Shared>) {
                 AgentEvent::AgentEnd { end_reason, .. } => Some(end_reason.clone()),
                 _ => None,
             };
-            shared.emit(OutEvent::Agent(event));
+            shared.deliver(OutEvent::Agent(event));
+            // A burst's events leave together: a writer writes at the flush.
+            if events.queued() == 0 {
+                shared.flush_subscribers();
+            }
             if let Some(end_reason) = ended {
                 shared.agent.wait_for_idle().await;
                 shared.flush_pending_bash();

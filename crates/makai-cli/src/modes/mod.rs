@@ -2,3 +2,4 @@
 
 pub mod print;
 pub mod rpc;
+pub(crate) mod stdout_lines;

@@ -10,9 +10,10 @@
 //! prompt's last one being `agent_settled`.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::Notify;
 
 use makai_agent::{AgentEvent, AgentMessage, EndReason};
 use makai_ai::{AssistantContent, ImageContent, StopReason};
@@ -21,6 +22,7 @@ use makai_rpc::SessionEvent;
 use crate::app::stats::{total_usage, usage_line};
 use crate::app::{AppSession, OutEvent};
 use crate::error::{EXIT_FAILED, EXIT_OK};
+use crate::modes::stdout_lines::StdoutLines;
 
 /// One prompt of a print-mode run.
 #[derive(Clone, Debug, Default)]
@@ -45,8 +47,10 @@ pub enum Format {
 
 /// Runs the prompts in order; returns the exit code.
 pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 {
-    let mut events = app.subscribe();
-    let stdout = std::io::stdout();
+    let out = Arc::new(StdoutLines::default());
+    let progress = Arc::new(Progress::new(format, out.clone()));
+    let (on_event, on_flush) = (progress.clone(), progress.clone());
+    app.subscribe_batched(move |ev| on_event.on_event(ev), move || on_flush.flush());
     if format == Format::Json {
         let header = app.session().lock().header().clone();
         let line = match serde_json::to_string(&header) {
@@ -56,9 +60,8 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
                 return EXIT_FAILED;
             }
         };
-        let mut out = stdout.lock();
-        if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-            eprintln!("makai: could not write to stdout: {e}");
+        out.push(&line);
+        if !out.flush() {
             return EXIT_FAILED;
         }
     }
@@ -72,11 +75,7 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
             eprintln!("makai: {e}");
             return EXIT_FAILED;
         }
-        let ok = match format {
-            Format::Json => drain_json(&mut events).await,
-            Format::Text { verbose } => drain_text(&mut events, verbose).await,
-        };
-        if !ok {
+        if !progress.settled().await {
             code = EXIT_FAILED;
             break;
         }
@@ -95,6 +94,95 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
         code = EXIT_FAILED;
     }
     code
+}
+
+/// What the events of the running prompt said, kept by the subscriber (which
+/// runs on the task that delivers the events, so a token event costs no
+/// wake-up of this mode's own) until [`Progress::settled`] takes it.
+struct Progress {
+    format: Format,
+    out: Arc<StdoutLines>,
+    state: Mutex<ProgressState>,
+    settled: Notify,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    /// Turns of this process so far (`--verbose` numbers them).
+    turn: u32,
+    /// The last `agent_end` said the run ended normally.
+    succeeded: bool,
+    /// Set at `agent_settled` (or when stdout fails): whether the prompt
+    /// succeeded.
+    outcome: Option<bool>,
+}
+
+impl Progress {
+    fn new(format: Format, out: Arc<StdoutLines>) -> Self {
+        Progress {
+            format,
+            out,
+            state: Mutex::new(ProgressState::default()),
+            settled: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ProgressState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for the running prompt's `agent_settled`; true when its run
+    /// ended normally (and, in JSON mode, every event was written).
+    async fn settled(&self) -> bool {
+        loop {
+            if let Some(outcome) = self.lock().outcome.take() {
+                return outcome;
+            }
+            // A notification sent before this wait is kept for it.
+            self.settled.notified().await;
+        }
+    }
+
+    fn settle(&self, st: &mut ProgressState, outcome: bool) {
+        st.outcome = Some(outcome);
+        self.settled.notify_one();
+    }
+
+    /// One event: written as a JSON line, or (text) reported on stderr when
+    /// `--verbose` asks for it.
+    fn on_event(&self, ev: &OutEvent) {
+        let mut st = self.lock();
+        if let OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) = ev {
+            st.succeeded = run_succeeded(e);
+            if matches!(self.format, Format::Text { .. })
+                && let Some(why) = failure_text(e)
+            {
+                eprintln!("makai: {why}");
+            }
+        }
+        match self.format {
+            Format::Json => self.out.push(&ev.to_json_line()),
+            Format::Text { verbose } => {
+                if let OutEvent::Agent(e) = ev {
+                    report(e, verbose, &mut st.turn);
+                }
+            }
+        }
+        if let OutEvent::Session(SessionEvent::AgentSettled { .. }) = ev {
+            let written = self.out.flush();
+            let outcome = st.succeeded && written;
+            self.settle(&mut st, outcome);
+        }
+    }
+
+    /// The end of a burst of events: JSON lines are written.
+    fn flush(&self) {
+        if self.format == Format::Json && !self.out.flush() {
+            // Said on stderr by the writer; the prompt has failed.
+            let mut st = self.lock();
+            self.settle(&mut st, false);
+        }
+    }
 }
 
 /// Writes the text blocks of the transcript's last message, when it is a
@@ -170,38 +258,6 @@ fn failure_text(event: &AgentEvent) -> Option<String> {
     }
 }
 
-/// Writes every event of one prompt until `agent_settled`; true when its run
-/// ended normally.
-async fn drain_json(events: &mut UnboundedReceiver<OutEvent>) -> bool {
-    let stdout = std::io::stdout();
-    let mut succeeded = false;
-    while let Some(ev) = events.recv().await {
-        let line = ev.to_json_line();
-        let mut out = stdout.lock();
-        let written = out
-            .write_all(line.as_bytes())
-            .and_then(|()| out.write_all(b"\n"));
-        if let Err(e) = written {
-            eprintln!("makai: could not write to stdout: {e}");
-            return false;
-        }
-        if let OutEvent::Agent(e @ AgentEvent::AgentEnd { .. }) = &ev {
-            succeeded = run_succeeded(e);
-        }
-        let settled = matches!(ev, OutEvent::Session(SessionEvent::AgentSettled { .. }));
-        if (settled || events.is_empty())
-            && let Err(e) = out.flush()
-        {
-            eprintln!("makai: could not write to stdout: {e}");
-            return false;
-        }
-        if settled {
-            return succeeded;
-        }
-    }
-    false
-}
-
 fn short(v: &Value, max: usize) -> String {
     let s = v.to_string();
     if s.chars().count() <= max {
@@ -211,51 +267,34 @@ fn short(v: &Value, max: usize) -> String {
     format!("{cut}…")
 }
 
-/// Waits for the end of one run, reporting tool calls and usage on stderr
-/// when `verbose`; true when the run ended normally.
-async fn drain_text(events: &mut UnboundedReceiver<OutEvent>, verbose: bool) -> bool {
-    let mut turn = 0u32;
-    let mut succeeded = false;
-    while let Some(ev) = events.recv().await {
-        let ev = match ev {
-            OutEvent::Agent(ev) => ev,
-            OutEvent::Session(SessionEvent::AgentSettled { .. }) => return succeeded,
-            OutEvent::Session(_) => continue,
-        };
-        match &ev {
-            AgentEvent::ToolExecutionStart {
-                tool_name, args, ..
-            } if verbose => {
-                eprintln!("→ {tool_name} {}", short(args, 200));
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_name,
-                result,
-                is_error,
-                ..
-            } if verbose => {
-                let text = result.text_content();
-                let first = text.lines().next().unwrap_or("");
-                let status = if *is_error { "error" } else { "ok" };
-                eprintln!(
-                    "← {tool_name} {status}: {}",
-                    short(&Value::String(first.into()), 160)
-                );
-            }
-            AgentEvent::TurnEnd { message, .. } => {
-                turn += 1;
-                if verbose && let Some(a) = message.as_assistant() {
-                    eprintln!("{}", usage_line(&format!("turn {turn}"), &a.usage));
-                }
-            }
-            AgentEvent::AgentEnd { .. } => {
-                if let Some(why) = failure_text(&ev) {
-                    eprintln!("makai: {why}");
-                }
-                succeeded = run_succeeded(&ev);
-            }
-            _ => {}
+/// Reports tool calls and each turn's usage on stderr when `verbose`.
+fn report(ev: &AgentEvent, verbose: bool, turn: &mut u32) {
+    match ev {
+        AgentEvent::ToolExecutionStart {
+            tool_name, args, ..
+        } if verbose => {
+            eprintln!("→ {tool_name} {}", short(args, 200));
         }
+        AgentEvent::ToolExecutionEnd {
+            tool_name,
+            result,
+            is_error,
+            ..
+        } if verbose => {
+            let text = result.text_content();
+            let first = text.lines().next().unwrap_or("");
+            let status = if *is_error { "error" } else { "ok" };
+            eprintln!(
+                "← {tool_name} {status}: {}",
+                short(&Value::String(first.into()), 160)
+            );
+        }
+        AgentEvent::TurnEnd { message, .. } => {
+            *turn += 1;
+            if verbose && let Some(a) = message.as_assistant() {
+                eprintln!("{}", usage_line(&format!("turn {turn}"), &a.usage));
+            }
+        }
+        _ => {}
     }
-    false
 }

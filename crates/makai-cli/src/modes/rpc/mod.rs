@@ -10,8 +10,9 @@
 //! - Approval questions are dialogs ([`ui`]): `extension_ui_request` out,
 //!   `extension_ui_response` in, no answer within the timeout = denied.
 //! - Events are written as they happen, between responses. Every stdout line
-//!   goes through one writer task, so lines never interleave; stdout carries
-//!   nothing else (diagnostics go to stderr).
+//!   goes through one [`StdoutLines`] buffer, so lines never interleave; the
+//!   events of a burst leave in one write, a lone event at once. stdout
+//!   carries nothing else (diagnostics go to stderr).
 //! - Shutdown: at stdin EOF the running work finishes, then the process exits
 //!   0. SIGTERM, SIGHUP or Ctrl-C aborts the running work, flushes what was
 //!   written and exits 143, 129 or 130; a second signal exits at once.
@@ -21,48 +22,15 @@ mod ui;
 
 pub(crate) use commands::{Handler, Reply};
 
-use std::io::Write;
 use std::sync::Arc;
 
 use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 
 use makai_rpc::{Record, RpcResponse, SessionEvent};
 
 use crate::app::{AppSession, OutEvent};
+use crate::modes::stdout_lines::StdoutLines;
 use crate::signals::StopSignals;
-
-/// The writer task's input.
-#[derive(Debug)]
-enum WriterMsg {
-    Line(String),
-    Close,
-}
-
-/// One task owns stdout; lines are flushed when the queue runs dry.
-fn start_writer() -> (
-    mpsc::UnboundedSender<WriterMsg>,
-    tokio::task::JoinHandle<()>,
-) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<WriterMsg>();
-    let handle = tokio::task::spawn_blocking(move || {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-        while let Some(WriterMsg::Line(line)) = rx.blocking_recv() {
-            if out.write_all(line.as_bytes()).is_err() || out.write_all(b"\n").is_err() {
-                // The reader went away: nothing more can be delivered.
-                break;
-            }
-            if rx.is_empty() && out.flush().is_err() {
-                break;
-            }
-        }
-        if let Err(e) = out.flush() {
-            eprintln!("makai: could not flush stdout: {e}");
-        }
-    });
-    (tx, handle)
-}
 
 /// Splits a byte buffer into complete `\n`-terminated records.
 fn take_records(buf: &mut Vec<u8>) -> Vec<Vec<u8>> {
@@ -79,19 +47,12 @@ fn take_records(buf: &mut Vec<u8>) -> Vec<Vec<u8>> {
 }
 
 /// A reply whose response and side events are written as lines.
-fn line_reply(writer: &mpsc::UnboundedSender<WriterMsg>) -> Reply {
+fn line_reply(writer: &Arc<StdoutLines>) -> Reply {
     let respond = writer.clone();
     let events = writer.clone();
     Reply::new(
-        move |response: RpcResponse| {
-            // Fails only once the writer stopped (stdout closed): nothing to tell.
-            let _ = respond.send(WriterMsg::Line(response.to_json_line()));
-        },
-        Arc::new(move |event: SessionEvent| {
-            let line = OutEvent::Session(event).to_json_line();
-            // As above: a closed stdout has no reader to tell.
-            let _ = events.send(WriterMsg::Line(line));
-        }),
+        move |response: RpcResponse| respond.send(&response.to_json_line()),
+        Arc::new(move |event: SessionEvent| events.send(&OutEvent::Session(event).to_json_line())),
     )
 }
 
@@ -104,17 +65,19 @@ enum Stop {
 
 /// Runs RPC mode until stdin closes or a signal arrives; returns the exit code.
 pub async fn run(app: AppSession) -> i32 {
-    let (writer, writer_task) = start_writer();
+    let writer = Arc::new(StdoutLines::default());
     let forward = writer.clone();
-    app.subscribe_with(move |ev| {
-        // Fails only once stdout closed: nothing left to deliver to.
-        let _ = forward.send(WriterMsg::Line(ev.to_json_line()));
-    });
+    let flush = writer.clone();
+    app.subscribe_batched(
+        move |ev| forward.push(&ev.to_json_line()),
+        move || {
+            flush.flush();
+        },
+    );
     let handler = Handler::new(app.clone());
     let to_client = writer.clone();
     let dialogs = ui::Dialogs::new(Arc::new(move |event: SessionEvent| {
-        // Fails only once stdout closed: nobody is left to ask.
-        let _ = to_client.send(WriterMsg::Line(OutEvent::Session(event).to_json_line()));
+        to_client.send(&OutEvent::Session(event).to_json_line())
     }));
     app.approvals().set_prompter(Arc::new(dialogs.clone()));
     handler.attach_dialogs(dialogs.clone());
@@ -168,20 +131,17 @@ pub async fn run(app: AppSession) -> i32 {
             code
         }
     };
-    // Let the pump deliver the last events (agent_settled), then close the stream.
+    // Let the pump deliver the last events (agent_settled), then write what
+    // is left (a closed stdout was said on stderr when it happened).
     app.wait_settled(std::time::Duration::from_secs(2)).await;
-    // The writer may already have stopped (stdout closed).
-    let _ = writer.send(WriterMsg::Close);
+    writer.flush();
     drop(handler);
     drop(app);
-    if let Err(e) = writer_task.await {
-        eprintln!("makai: the stdout writer failed: {e}");
-    }
     code
 }
 
 /// Reads and runs one record.
-async fn handle_record(handler: &Handler, writer: &mpsc::UnboundedSender<WriterMsg>, raw: &[u8]) {
+async fn handle_record(handler: &Handler, writer: &Arc<StdoutLines>, raw: &[u8]) {
     if raw.iter().all(u8::is_ascii_whitespace) {
         return;
     }
