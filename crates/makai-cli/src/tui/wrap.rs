@@ -3,11 +3,17 @@
 //! The transcript is wrapped here (not by the paragraph widget) so that the
 //! number of screen rows is known exactly, which scrolling needs.
 
+use std::borrow::Cow;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// Display width of a string in terminal columns.
 pub fn str_width(s: &str) -> usize {
+    // Printable ASCII, most of what a model writes: one column a byte.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.len();
+    }
     Span::raw(s).width()
 }
 
@@ -36,28 +42,51 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
-/// One run of text with one style: a word or a run of spaces.
-struct Piece {
-    text: String,
+/// One run of text with one style: a word or a run of spaces (a tab counts
+/// as a space). Borrowed from the spans, so wrapping a message allocates per
+/// row, not per word.
+struct Piece<'a> {
+    text: Cow<'a, str>,
     style: Style,
     space: bool,
 }
 
-/// Splits spans into words and space runs, each with its style.
-fn pieces(spans: &[Span<'_>]) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::new();
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// Splits spans into words and space runs, each with its style; adjacent runs
+/// of the same kind and style (across spans) are one piece.
+fn pieces<'a>(spans: &'a [Span<'_>]) -> Vec<Piece<'a>> {
+    let mut out: Vec<Piece<'a>> = Vec::new();
     for span in spans {
-        for c in span.content.chars() {
-            let c = if c == '\t' { ' ' } else { c };
-            let space = c == ' ';
+        let s: &'a str = &span.content;
+        let bytes = s.as_bytes();
+        let mut start = 0;
+        // Spaces and tabs are ASCII: a byte split never cuts a character.
+        while start < bytes.len() {
+            let space = is_space(bytes[start]);
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| is_space(b) != space)
+                .map_or(bytes.len(), |n| start + n);
+            let run = &s[start..end];
+            let text = if space && run.contains('\t') {
+                Cow::Owned(run.replace('\t', " "))
+            } else {
+                Cow::Borrowed(run)
+            };
             match out.last_mut() {
-                Some(p) if p.space == space && p.style == span.style => p.text.push(c),
+                Some(p) if p.space == space && p.style == span.style => {
+                    p.text.to_mut().push_str(&text)
+                }
                 _ => out.push(Piece {
-                    text: c.to_string(),
+                    text,
                     style: span.style,
                     space,
                 }),
             }
+            start = end;
         }
     }
     out
@@ -108,14 +137,15 @@ impl Rows {
         self.start_row();
     }
 
-    fn push(&mut self, text: &str, style: Style) {
+    /// Adds `text`, `width` columns wide, to the row.
+    fn push(&mut self, text: &str, width: usize, style: Style) {
         match self.cur.last_mut() {
             Some(last) if last.style == style && !self.empty => {
                 last.content.to_mut().push_str(text)
             }
             _ => self.cur.push(Span::styled(text.to_string(), style)),
         }
-        self.cur_w += str_width(text);
+        self.cur_w += width;
         self.empty = false;
     }
 
@@ -123,29 +153,31 @@ impl Rows {
     fn word(&mut self, text: &str, style: Style) {
         let w = str_width(text);
         if self.cur_w + w <= self.width {
-            self.push(text, style);
+            self.push(text, w, style);
             return;
         }
         if !self.empty {
             self.end_row();
             if self.cur_w + w <= self.width {
-                self.push(text, style);
+                self.push(text, w, style);
                 return;
             }
         }
         let mut chunk = String::new();
+        let mut chunk_w = 0;
         for c in text.chars() {
             let cw = char_width(c);
-            if self.cur_w + str_width(&chunk) + cw > self.width && !(chunk.is_empty() && self.empty)
-            {
-                self.push(&chunk, style);
+            if self.cur_w + chunk_w + cw > self.width && !(chunk.is_empty() && self.empty) {
+                self.push(&chunk, chunk_w, style);
                 chunk.clear();
+                chunk_w = 0;
                 self.end_row();
             }
             chunk.push(c);
+            chunk_w += cw;
         }
         if !chunk.is_empty() {
-            self.push(&chunk, style);
+            self.push(&chunk, chunk_w, style);
         }
     }
 
@@ -159,7 +191,7 @@ impl Rows {
             self.end_row();
             return;
         }
-        self.push(text, style);
+        self.push(text, w, style);
     }
 }
 
@@ -271,6 +303,16 @@ mod tests {
                 .any(|s| s.content == "bold" && s.style == bold)
         );
         assert!(rows.iter().all(|r| r.width() <= 11));
+    }
+
+    #[test]
+    fn tabs_are_spaces_and_same_style_spans_join_into_words() {
+        let rows = wrap_spans(&[Span::raw("a\t\tb")], 10, vec![], vec![]);
+        assert_eq!(texts(&rows), ["a  b"]);
+        // "wo" + "rd" is one word: it moves to the next row whole.
+        let spans = [Span::raw("x wo"), Span::raw("rd é\tz")];
+        let rows = wrap_spans(&spans, 5, vec![], vec![]);
+        assert_eq!(texts(&rows), ["x", "word", "é z"]);
     }
 
     #[test]

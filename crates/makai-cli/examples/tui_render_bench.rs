@@ -1,0 +1,75 @@
+//! What the full-screen UI spends drawing a streaming answer: at each frame it
+//! renders the message received so far (markdown, wrapped to the terminal's
+//! width). This runs those renders for one answer growing to `TOKENS` words
+//! over `FRAMES` frames and prints the time per frame.
+//!
+//! ```text
+//! cargo run --profile release-lto -p makai-cli --example tui_render_bench -- [TOKENS] [FRAMES] [WIDTH]
+//! ```
+//!
+//! The answer is prose in paragraphs of 60 words with some bold and inline
+//! code, then a list, as a model writes; defaults: 3,000 words, 100 frames,
+//! 118 columns (a 120-column terminal).
+
+use std::time::Instant;
+
+use makai_cli::tui::markdown;
+
+fn arg(i: usize, default: usize) -> usize {
+    std::env::args()
+        .nth(i)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The answer's words, each with the text that follows it.
+fn answer(tokens: usize) -> Vec<String> {
+    (0..tokens)
+        .map(|i| {
+            let word = match i % 17 {
+                3 => format!("**word{i}**"),
+                9 => format!("`code{i}`"),
+                _ => format!("word{i}"),
+            };
+            let after = if i % 60 == 59 {
+                if i % 240 == 239 { "\n\n- " } else { "\n\n" }
+            } else {
+                " "
+            };
+            word + after
+        })
+        .collect()
+}
+
+fn main() {
+    let tokens = arg(1, 3000).max(1);
+    let frames = arg(2, 100).max(1);
+    let width = arg(3, 118);
+    let words = answer(tokens);
+    let mut text = String::new();
+    let mut next = 0;
+    let mut last = Vec::new();
+    let started = Instant::now();
+    for frame in 1..=frames {
+        let upto = tokens * frame / frames;
+        for w in &words[next..upto] {
+            text.push_str(w);
+        }
+        next = upto;
+        last = markdown::render(&text, width);
+    }
+    let elapsed = started.elapsed();
+    // A digest of the last frame's lines (text and styles): two builds that
+    // render alike print the same one.
+    let digest = format!("{last:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    println!(
+        "tokens={tokens} frames={frames} width={width} rows={} bytes={} digest={digest:016x} per_frame_us={:.1}",
+        last.len(),
+        text.len(),
+        elapsed.as_secs_f64() * 1e6 / frames as f64
+    );
+}
