@@ -48,9 +48,6 @@ pub enum Format {
 /// Runs the prompts in order; returns the exit code.
 pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 {
     let out = Arc::new(StdoutLines::default());
-    let progress = Arc::new(Progress::new(format, out.clone()));
-    let (on_event, on_flush) = (progress.clone(), progress.clone());
-    app.subscribe_batched(move |ev| on_event.on_event(ev), move || on_flush.flush());
     if format == Format::Json {
         let header = app.session().lock().header().clone();
         let line = match serde_json::to_string(&header) {
@@ -60,10 +57,14 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
                 return EXIT_FAILED;
             }
         };
+        // Buffered before the subscription: no event can come before it.
         out.push(&line);
-        if !out.flush() {
-            return EXIT_FAILED;
-        }
+    }
+    let progress = Arc::new(Progress::new(format, out.clone()));
+    let (on_event, on_flush) = (progress.clone(), progress.clone());
+    app.subscribe_batched(move |ev| on_event.on_event(ev), move || on_flush.flush());
+    if !out.flush() {
+        return EXIT_FAILED;
     }
     if prompts.is_empty() {
         eprintln!("makai: nothing to send: give a message, pipe text on stdin, or attach @files");
