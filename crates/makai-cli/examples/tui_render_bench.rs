@@ -1,7 +1,9 @@
 //! What the full-screen UI spends drawing a streaming answer: at each frame it
 //! renders the message received so far (markdown, wrapped to the terminal's
 //! width). This runs those renders for one answer growing to `TOKENS` words
-//! over `FRAMES` frames and prints the time per frame.
+//! over `FRAMES` frames and prints the time per frame, twice: rendering the
+//! whole text each frame (`markdown::render`), and as the UI does, again only
+//! from the first block that can still change (`markdown::Incremental`).
 //!
 //! ```text
 //! cargo run --profile release-lto -p makai-cli --example tui_render_bench -- [TOKENS] [FRAMES] [WIDTH]
@@ -14,6 +16,7 @@
 use std::time::Instant;
 
 use makai_cli::tui::markdown;
+use ratatui::text::Line;
 
 fn arg(i: usize, default: usize) -> usize {
     std::env::args()
@@ -41,35 +44,50 @@ fn answer(tokens: usize) -> Vec<String> {
         .collect()
 }
 
+/// Renders the answer growing over `frames` frames with `render_frame`;
+/// returns the whole text and the time per frame.
+fn run(words: &[String], frames: usize, mut render_frame: impl FnMut(&str)) -> (String, f64) {
+    let mut text = String::new();
+    let mut next = 0;
+    let started = Instant::now();
+    for frame in 1..=frames {
+        let upto = words.len() * frame / frames;
+        for w in &words[next..upto] {
+            text.push_str(w);
+        }
+        next = upto;
+        render_frame(&text);
+    }
+    (text, started.elapsed().as_secs_f64() * 1e6 / frames as f64)
+}
+
+/// A digest of rows (text and styles): two renders alike print the same one.
+fn digest(rows: &[Line<'_>]) -> u64 {
+    format!("{rows:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+}
+
 fn main() {
     let tokens = arg(1, 3000).max(1);
     let frames = arg(2, 100).max(1);
     let width = arg(3, 118);
     let words = answer(tokens);
-    let mut text = String::new();
-    let mut next = 0;
-    let mut last = Vec::new();
-    let started = Instant::now();
-    for frame in 1..=frames {
-        let upto = tokens * frame / frames;
-        for w in &words[next..upto] {
-            text.push_str(w);
-        }
-        next = upto;
-        last = markdown::render(&text, width);
-    }
-    let elapsed = started.elapsed();
-    // A digest of the last frame's lines (text and styles): two builds that
-    // render alike print the same one.
-    let digest = format!("{last:?}")
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
+    let mut whole = Vec::new();
+    let (text, whole_us) = run(&words, frames, |text| whole = markdown::render(text, width));
+    let mut inc = markdown::Incremental::default();
+    let (_, inc_us) = run(&words, frames, |text| inc.update(text, width));
+    let incremental: Vec<Line<'static>> = inc.lines().cloned().collect();
+    let (d_whole, d_inc) = (digest(&whole), digest(&incremental));
     println!(
-        "tokens={tokens} frames={frames} width={width} rows={} bytes={} digest={digest:016x} per_frame_us={:.1}",
-        last.len(),
+        "tokens={tokens} frames={frames} width={width} rows={} bytes={} digest={d_whole:016x} whole_per_frame_us={whole_us:.1} incremental_per_frame_us={inc_us:.1}",
+        whole.len(),
         text.len(),
-        elapsed.as_secs_f64() * 1e6 / frames as f64
     );
+    if d_whole != d_inc {
+        eprintln!("the incremental render differs: digest {d_inc:016x}");
+        std::process::exit(1);
+    }
 }

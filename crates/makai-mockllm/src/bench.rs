@@ -32,8 +32,31 @@ pub const BENCH_TOOL: &str = "echo";
 /// The Chat Completions and Anthropic streams are sent as `pacing` says; the
 /// other APIs' streams one event per write.
 pub fn bench_responder(tokens: usize, tool_rounds: usize, pacing: BenchPacing) -> Responder {
+    bench_responder_in_paragraphs(tokens, tool_rounds, pacing, 0)
+}
+
+/// [`bench_responder`] whose answers are paragraphs of `paragraph_words`
+/// tokens, as a model writes: the last token of each paragraph is
+/// `w<i>\n\n` instead of `w<i> ` (0: one paragraph). For what a renderer
+/// of the answer does with it (the full-screen UI).
+pub fn bench_responder_in_paragraphs(
+    tokens: usize,
+    tool_rounds: usize,
+    pacing: BenchPacing,
+    paragraph_words: usize,
+) -> Responder {
+    let ends_paragraph =
+        |i: usize| paragraph_words > 0 && i % paragraph_words == paragraph_words - 1;
     let bench = Arc::new(Bench {
-        tokens: (0..tokens).map(|i| format!("w{i} ")).collect(),
+        tokens: (0..tokens)
+            .map(|i| {
+                if ends_paragraph(i) {
+                    format!("w{i}\n\n")
+                } else {
+                    format!("w{i} ")
+                }
+            })
+            .collect(),
         tool_rounds,
         pacing,
     });
@@ -192,9 +215,9 @@ fn render_chat(turn: &Turn<'_>, model: &str) -> Vec<u8> {
     out.push_str(NO_FINISH);
     for text in &turn.texts {
         out.push_str(&prefix);
-        out.push_str(r#"{"content":""#);
-        out.push_str(text);
-        out.push_str("\"}");
+        out.push_str(r#"{"content":"#);
+        out.push_str(&quoted(text));
+        out.push('}');
         out.push_str(NO_FINISH);
     }
     let finish = if let Some((id, args)) = &turn.tool {
@@ -229,7 +252,7 @@ fn render_chat(turn: &Turn<'_>, model: &str) -> Vec<u8> {
 }
 
 fn render_anthropic(turn: &Turn<'_>, model: &str) -> Vec<u8> {
-    const DELTA: &str = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"";
+    const DELTA: &str = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":";
     let token_len: usize = turn.texts.iter().map(|t| t.len()).sum();
     let mut out = String::with_capacity((DELTA.len() + 4) * turn.texts.len() + token_len + 1500);
     let u = turn.usage;
@@ -249,8 +272,8 @@ data: {{"type":"ping"}}
     ));
     for text in &turn.texts {
         out.push_str(DELTA);
-        out.push_str(text);
-        out.push_str("\"}}\n\n");
+        out.push_str(&quoted(text));
+        out.push_str("}}\n\n");
     }
     out.push_str(
         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",

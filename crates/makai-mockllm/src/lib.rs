@@ -115,7 +115,7 @@ pub mod sigv4;
 mod wire;
 
 pub use auth::{AwsRules, AzureRules, TokenEndpoint};
-pub use bench::{BENCH_TOOL, BenchPacing, bench_responder};
+pub use bench::{BENCH_TOOL, BenchPacing, bench_responder, bench_responder_in_paragraphs};
 pub use error::MockError;
 pub use record::{RecordedRequest, WireApi};
 pub use scenario::{FRIENDLY_TEXT, Responder, Scenario};

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use makai_mockllm::{BenchPacing, MockServer, Scenario, ServerOptions, bench_responder};
+use makai_mockllm::{
+    BenchPacing, MockServer, Scenario, ServerOptions, bench_responder_in_paragraphs,
+};
 
 /// A scripted LLM server speaking OpenAI Chat Completions, OpenAI Responses,
 /// Anthropic Messages and Gemini streaming over real HTTP on 127.0.0.1.
@@ -39,6 +41,10 @@ struct Args {
     /// --bench-stream; the timer's precision is 1 ms).
     #[arg(long, value_name = "MICROSECONDS", requires = "bench_tokens")]
     bench_delay_us: Option<u64>,
+    /// Bench script: end a paragraph every this many tokens (a blank line
+    /// after the token; default: the answer is one paragraph).
+    #[arg(long, value_name = "TOKENS", requires = "bench_tokens")]
+    bench_paragraph: Option<usize>,
     /// Do not keep requests in memory (for long benchmark runs).
     #[arg(long)]
     no_record: bool,
@@ -62,7 +68,12 @@ async fn main() -> ExitCode {
                     delay: Duration::from_micros(delay.unwrap_or(0)),
                 },
             };
-            Scenario::from_responder(bench_responder(tokens, args.bench_tool_rounds, pacing))
+            Scenario::from_responder(bench_responder_in_paragraphs(
+                tokens,
+                args.bench_tool_rounds,
+                pacing,
+                args.bench_paragraph.unwrap_or(0),
+            ))
         }
         (None, None) => Scenario::friendly(),
     };

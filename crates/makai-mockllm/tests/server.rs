@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::*;
 use makai_mockllm::{
     BenchPacing, MockServer, RecordedRequest, Scenario, ScriptedResponse, WireApi, bench_responder,
+    bench_responder_in_paragraphs,
 };
 use serde_json::{Value, json};
 
@@ -318,4 +319,36 @@ async fn bench_responder_agent_loop() {
     let a = assemble_gemini(&parse_sse(&text));
     assert_eq!(a.text, "w0 w1 w2 w3 ");
     assert_eq!(a.tool_calls[0].1, "echo");
+}
+
+/// The bench script in paragraphs: a blank line after every `paragraph_words`
+/// tokens, one event per token still, and the last token still the verdict.
+#[tokio::test]
+async fn bench_responder_in_paragraphs_ends_a_paragraph_every_n_tokens() {
+    let s = MockServer::start(Scenario::from_responder(bench_responder_in_paragraphs(
+        7,
+        0,
+        BenchPacing::Replay,
+        3,
+    )))
+    .await
+    .unwrap();
+    s.skip_invariant_check();
+    let url = format!("{}/chat/completions", s.base_url_v1());
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "go"}]});
+    let (_, _, text) = post(&url, &body).await;
+    let events = parse_sse(&text);
+    let a = assemble_chat(&events);
+    assert_eq!(a.text, "w0 w1 w2\n\nw3 w4 w5\n\n[final]");
+    let text_events = events
+        .iter()
+        .filter(|e| e.data != "[DONE]")
+        .filter(|e| {
+            e.json()["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        })
+        .count();
+    assert_eq!(text_events, 7, "one event per token");
 }

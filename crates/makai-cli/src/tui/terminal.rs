@@ -6,7 +6,7 @@
 //! (Ctrl+Z) or to edit the prompt in an external editor (Ctrl+G).
 
 use std::future::Future;
-use std::io::{Stdout, Write};
+use std::io::{BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 
@@ -91,15 +91,22 @@ fn setup_terminal() -> std::io::Result<()> {
 
 /// The terminal in UI mode.
 pub struct Tui {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
 }
+
+/// Room for a frame's output. ratatui writes a frame as many small commands
+/// (a cursor move, colours, a few cells) and flushes at its end; through a
+/// buffer they leave in a few writes, where `Stdout` alone takes its lock and
+/// looks for a line end at each.
+const FRAME_BUFFER: usize = 64 * 1024;
 
 impl Tui {
     /// Enters UI mode.
     pub fn enter() -> std::io::Result<Tui> {
         install_panic_hook();
         setup_terminal()?;
-        match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
+        let out = BufWriter::with_capacity(FRAME_BUFFER, std::io::stdout());
+        match Terminal::new(CrosstermBackend::new(out)) {
             Ok(mut terminal) => {
                 // A failed clear leaves old text on screen; the next draw repaints it.
                 let _ = terminal.clear();

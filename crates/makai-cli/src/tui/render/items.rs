@@ -25,9 +25,14 @@ pub struct View {
     pub expand_tools: bool,
 }
 
+/// The columns an answer's text is rendered in.
+pub fn text_width(view: View) -> usize {
+    view.width.max(10)
+}
+
 /// The lines of one item.
 pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
-    let w = view.width.max(10);
+    let w = text_width(view);
     match kind {
         ItemKind::User(text) => user_lines(text, w),
         ItemKind::Text(text) => markdown::render(text, w),

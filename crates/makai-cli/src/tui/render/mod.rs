@@ -4,6 +4,7 @@
 mod chrome;
 mod items;
 mod popup;
+mod rows;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,33 +15,74 @@ use ratatui::widgets::Paragraph;
 pub use items::View;
 
 use super::app_state::UiState;
+use super::markdown;
 use super::theme;
-use super::transcript::Item;
+use super::transcript::{Item, ItemKind};
 
 /// Rendered lines per conversation item, reused while the item and the view
-/// do not change (only the streaming item is rendered again).
+/// do not change (only the streaming item is rendered again, and of its text
+/// only the blocks that can still change: see [`markdown::Incremental`]).
 #[derive(Default)]
 pub struct RenderCache {
-    entries: Vec<Option<(u64, View, Vec<Line<'static>>)>>,
+    entries: Vec<Option<Entry>>,
     /// Total conversation rows at the last frame (to keep a scrolled view still).
     last_total: usize,
     /// Rows of the conversation area at the last frame (page size).
     pub page: usize,
 }
 
+/// One item's rows, with the item's change counter and the view they were
+/// rendered for.
+struct Entry {
+    rev: u64,
+    view: View,
+    rows: Rows,
+}
+
+enum Rows {
+    Plain(Vec<Line<'static>>),
+    /// An answer's text.
+    Markdown(markdown::Incremental),
+}
+
+impl Rows {
+    fn iter(&self) -> Box<dyn Iterator<Item = &Line<'static>> + '_> {
+        match self {
+            Rows::Plain(lines) => Box::new(lines.iter()),
+            Rows::Markdown(md) => Box::new(md.lines()),
+        }
+    }
+}
+
 impl RenderCache {
-    fn lines(&mut self, i: usize, item: &Item, view: View) -> &[Line<'static>] {
+    /// Brings item `i`'s rows up to date.
+    fn refresh(&mut self, i: usize, item: &Item, view: View) {
         if self.entries.len() <= i {
             self.entries.resize_with(i + 1, || None);
         }
-        let fresh = matches!(&self.entries[i], Some((rev, v, _)) if *rev == item.rev && *v == view);
-        if !fresh {
-            self.entries[i] = Some((item.rev, view, items::item_lines(&item.kind, view)));
+        let slot = &mut self.entries[i];
+        if matches!(slot, Some(e) if e.rev == item.rev && e.view == view) {
+            return;
         }
-        match &self.entries[i] {
-            Some((_, _, lines)) => lines,
-            None => &[],
-        }
+        let rows = match (&item.kind, slot.take()) {
+            (ItemKind::Text(text), previous) => {
+                let mut md = match previous {
+                    Some(Entry {
+                        rows: Rows::Markdown(md),
+                        ..
+                    }) => md,
+                    _ => markdown::Incremental::default(),
+                };
+                md.update(text, items::text_width(view));
+                Rows::Markdown(md)
+            }
+            (kind, _) => Rows::Plain(items::item_lines(kind, view)),
+        };
+        *slot = Some(Entry {
+            rev: item.rev,
+            view,
+            rows,
+        });
     }
 }
 
@@ -73,15 +115,15 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     let mut all: Vec<&Line<'static>> = header.iter().collect();
     // Collect references first; cache entries are filled in a first pass.
     for (i, item) in items.iter().enumerate() {
-        st.cache.lines(i, item, view);
+        st.cache.refresh(i, item, view);
     }
     let blank = Line::default();
     for (i, _) in items.iter().enumerate() {
-        if let Some(Some((_, _, lines))) = st.cache.entries.get(i) {
+        if let Some(Some(entry)) = st.cache.entries.get(i) {
             if i > 0 {
                 all.push(&blank);
             }
-            all.extend(lines.iter());
+            all.extend(entry.rows.iter());
         }
     }
     let total = all.len();
@@ -96,8 +138,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     st.scroll = st.scroll.min(max_scroll);
     let end = total - st.scroll;
     let start = end.saturating_sub(height);
-    let visible: Vec<Line<'static>> = all[start..end].iter().map(|l| (*l).clone()).collect();
-    f.render_widget(Paragraph::new(visible), area);
+    rows::draw(f.buffer_mut(), area, all[start..end].iter().copied());
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);
         let w = note.chars().count() as u16;

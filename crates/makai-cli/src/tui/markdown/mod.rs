@@ -1,9 +1,14 @@
 //! Markdown to styled, wrapped terminal lines (headings, emphasis, inline and
 //! fenced code, lists, block quotes, links, rules and simple tables).
 //!
-//! The whole text is parsed again on every change; a partial text (mid
-//! stream) renders as well as it parses: an unclosed fence is a code block up
-//! to the end, an unclosed `**` shows as is.
+//! [`render`] parses the whole text; a partial text (mid stream) renders as
+//! well as it parses: an unclosed fence is a code block up to the end, an
+//! unclosed `**` shows as is. [`Incremental`] renders a growing text again
+//! from its last block that can still change, and gives the same rows.
+
+mod incremental;
+
+pub use incremental::Incremental;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
@@ -14,16 +19,29 @@ use super::wrap::{hard_wrap, str_width, truncate, wrap_spans};
 
 /// Renders `text` as lines at most `width` columns wide.
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
-    let mut opts = Options::empty();
-    opts.insert(Options::ENABLE_STRIKETHROUGH);
-    opts.insert(Options::ENABLE_TABLES);
-    opts.insert(Options::ENABLE_TASKLISTS);
-    let mut r = Renderer::new(width.max(8));
-    for event in Parser::new_ext(text, opts) {
+    let mut r = Renderer::new(width, Resume::default());
+    for event in Parser::new_ext(text, options()) {
         r.event(event);
     }
     r.flush();
     r.out
+}
+
+/// The markdown extensions rendered.
+fn options() -> Options {
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    opts.insert(Options::ENABLE_TABLES);
+    opts.insert(Options::ENABLE_TASKLISTS);
+    opts
+}
+
+/// What a renderer carries from one top-level block to the next: whether
+/// rows came before, and whether the next block is set off by a blank row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Resume {
+    rows_before: bool,
+    need_blank: bool,
 }
 
 /// A block that prefixes its rows: a list item (bullet, then indentation) or
@@ -44,6 +62,8 @@ struct Table {
 struct Renderer {
     width: usize,
     out: Vec<Line<'static>>,
+    /// Rows were rendered before `out` (by an earlier renderer of the text).
+    rows_before: bool,
     containers: Vec<Container>,
     /// Next number of each open list (`None`: bullets).
     lists: Vec<Option<u64>>,
@@ -56,18 +76,29 @@ struct Renderer {
 }
 
 impl Renderer {
-    fn new(width: usize) -> Self {
+    /// A renderer at `width` columns (at least 8) that goes on from `resume`.
+    fn new(width: usize, resume: Resume) -> Self {
         Renderer {
-            width,
+            width: width.max(8),
             out: Vec::new(),
+            rows_before: resume.rows_before,
             containers: Vec::new(),
             lists: Vec::new(),
             styles: Vec::new(),
             inline: Vec::new(),
-            need_blank: false,
+            need_blank: resume.need_blank,
             code: None,
             links: Vec::new(),
             table: None,
+        }
+    }
+
+    /// The state the next top-level block starts from (meaningful between
+    /// top-level blocks, where nothing is open).
+    fn resume(&self) -> Resume {
+        Resume {
+            rows_before: self.rows_before || !self.out.is_empty(),
+            need_blank: self.need_blank,
         }
     }
 
@@ -92,7 +123,7 @@ impl Renderer {
     }
 
     fn blank_if_needed(&mut self) {
-        if self.need_blank && !self.out.is_empty() {
+        if self.need_blank && (self.rows_before || !self.out.is_empty()) {
             let bars: Vec<Span<'static>> = self
                 .containers
                 .iter()

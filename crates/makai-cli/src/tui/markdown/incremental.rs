@@ -1,0 +1,246 @@
+//! [`Incremental`]: a markdown text that grows at its end (a streaming answer)
+//! rendered again only from the first top-level block that later text can
+//! still change.
+//!
+//! A top-level block is *settled* once a blank line follows it and the first
+//! line of the next top-level block is complete. Whether a block goes on is
+//! decided by the lines after it up to the first non-blank one at top level
+//! (a paragraph, a list, a quote or a table ends at a blank line unless that
+//! line continues it; a fence or an HTML block ends at its closing line, which
+//! the parser has then seen). So once that line is whole, nothing appended can
+//! reopen the blocks before it, and the text after it parses alone as it
+//! parses in place. The one exception is a link reference definition: it
+//! applies to the whole document, earlier text included, so a text that has
+//! one is rendered whole.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Parser};
+use ratatui::text::Line;
+
+use super::{Renderer, Resume, options};
+
+/// The rows of a growing markdown text, kept between renders: the rows of its
+/// settled blocks, and those of the rest, rendered again at each
+/// [`update`](Self::update). Gives the rows [`super::render`] gives.
+#[derive(Default)]
+pub struct Incremental {
+    width: usize,
+    /// The source of the settled rows: a prefix of the text last rendered.
+    settled_text: String,
+    settled: Vec<Line<'static>>,
+    /// Where the renderer stood after the settled rows.
+    resume: Resume,
+    /// The rows of the text after `settled_text`.
+    tail: Vec<Line<'static>>,
+}
+
+impl Incremental {
+    /// Renders `text` at `width` columns. Cheap when `text` is the text of
+    /// the last update with more appended; any other text is rendered anew.
+    pub fn update(&mut self, text: &str, width: usize) {
+        if width != self.width || !text.starts_with(self.settled_text.as_str()) {
+            self.width = width;
+            self.settled_text.clear();
+            self.settled.clear();
+            self.resume = Resume::default();
+        }
+        let rest = &text[self.settled_text.len()..];
+        let parser = Parser::new_ext(rest, options());
+        if parser.reference_definitions().iter().next().is_some() {
+            // Definitions reach back into settled text: render it all, and
+            // settle nothing while the text has them.
+            self.settled_text.clear();
+            self.settled.clear();
+            self.resume = Resume::default();
+            self.tail = super::render(text, width);
+            return;
+        }
+        let mut r = Renderer::new(width, self.resume);
+        let mut depth = 0usize;
+        // The last settled cut: (bytes of `rest` before it, rows, state).
+        let mut cut: Option<(usize, usize, Resume)> = None;
+        for (event, range) in parser.into_offset_iter() {
+            let block_starts = match &event {
+                Event::Start(_) => {
+                    depth += 1;
+                    depth == 1
+                }
+                Event::End(_) => {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+                Event::Rule => depth == 0,
+                _ => false,
+            };
+            if block_starts && let Some(line) = settled_before(rest, range) {
+                cut = Some((line, r.out.len(), r.resume()));
+            }
+            r.event(event);
+        }
+        r.flush();
+        let mut rows = r.out;
+        if let Some((bytes, settled_rows, resume)) = cut {
+            self.settled_text.push_str(&rest[..bytes]);
+            self.settled.extend(rows.drain(..settled_rows));
+            self.resume = resume;
+        }
+        self.tail = rows;
+    }
+
+    /// The rows of the text last rendered, top to bottom.
+    pub fn lines(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.settled.iter().chain(self.tail.iter())
+    }
+
+    /// How many rows [`lines`](Self::lines) yields.
+    pub fn len(&self) -> usize {
+        self.settled.len() + self.tail.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Where the line of a top-level block spanning `block` starts, when the
+/// blocks before it are settled: a blank line comes before that line, and the
+/// line is complete.
+fn settled_before(text: &str, block: Range<usize>) -> Option<usize> {
+    let start = block.start.min(text.len());
+    let line = text[..start].rfind('\n')? + 1;
+    // The block's first line, indentation aside, and all of it.
+    if !text[line..start].bytes().all(|b| b == b' ' || b == b'\t') || !text[start..].contains('\n')
+    {
+        return None;
+    }
+    let before = &text[..line - 1];
+    let previous = before.rfind('\n').map_or(0, |i| i + 1);
+    before[previous..].trim().is_empty().then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Renders `text` as it streams in, `step` bytes at a time (on character
+    /// boundaries), and checks every step against a whole render.
+    fn check_growing(text: &str, width: usize, step: usize) -> usize {
+        let mut inc = Incremental::default();
+        let mut end = 0;
+        let mut settled_max = 0;
+        while end < text.len() {
+            end = (end + step).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let part = &text[..end];
+            inc.update(part, width);
+            let got: Vec<Line<'static>> = inc.lines().cloned().collect();
+            assert_eq!(
+                got,
+                super::super::render(part, width),
+                "rows differ after {end} bytes of {text:?}"
+            );
+            assert_eq!(inc.len(), got.len());
+            settled_max = settled_max.max(inc.settled.len());
+        }
+        settled_max
+    }
+
+    /// Blocks a model writes, each with what tends to follow it.
+    const PIECES: &[&str] = &[
+        "A paragraph with **bold**, *italic* and `code` in it.\n\n",
+        "A paragraph\nthat goes on for a second line.\n\n",
+        "# A heading\n\n",
+        "## Heading right before text\nText under it.\n\n",
+        "Setext heading\n===\n\n",
+        "Setext two\n---\n\n",
+        "- one\n- two\n- three\n\n",
+        "- loose one\n\n- loose two\n\n",
+        "1. first\n2. second\n\n",
+        "1. a\n\n2. b\n\n3. c\n\n",
+        "1) other delimiter\n\n",
+        "* star list\n  continued under it\n\n",
+        "- item\n\n  a second paragraph in the item\n\n",
+        "```rust\nfn main() {\n\n    x();\n}\n```\n\n",
+        "~~~\nunclosed? no, closed\n~~~\n\n",
+        "    indented code\n\n    more of it\n\n",
+        "> a quote\n> on two lines\n\n",
+        "> quote\n\nafter the quote\n\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n",
+        "---\n\n",
+        "***\n",
+        "<div>\nhtml block\n</div>\n\n",
+        "<!-- a comment\n\nover a blank line -->\n\n",
+        "Some [link](https://example.com) and an ![image](x.png).\n\n",
+        "- [x] done\n- [ ] to do\n\n",
+        "2\n\n",
+        "text with trailing spaces  \nhard break\n\n",
+        "\t tabbed text\n\n",
+        "A line then a list\n- interrupting\n\n",
+        "wide 漢字 text and emoji 🎉 in a paragraph\n\n",
+    ];
+
+    #[test]
+    fn streaming_each_block_kind_renders_as_the_whole_text_does() {
+        for (i, piece) in PIECES.iter().enumerate() {
+            for next in PIECES {
+                let text = format!("Intro.\n\n{piece}{next}Outro paragraph.\n");
+                for width in [12, 40] {
+                    check_growing(&text, width, 1);
+                }
+            }
+            // The piece at the very start, and with no blank line after it.
+            check_growing(piece, 30, 1);
+            let tight = format!("{}\n{}", piece.trim_end(), PIECES[(i + 7) % PIECES.len()]);
+            check_growing(&tight, 30, 1);
+        }
+    }
+
+    #[test]
+    fn an_ordered_list_resumed_after_a_paragraph_like_line_renders_as_the_whole_text_does() {
+        // "3" alone is a paragraph that ends the tight list; "3." is a third
+        // item, and the blank line before it makes the list loose, a blank
+        // row between every item. A cut taken on the incomplete line would
+        // keep the tight rows.
+        check_growing("1. first\n2. second\n\n3. third\n", 20, 1);
+        check_growing("- first\n- second\n\n-x\n\n- third\n", 20, 1);
+    }
+
+    #[test]
+    fn a_reference_definition_late_in_the_text_links_earlier_text() {
+        let text = "See [the docs][d] here.\n\nMore text.\n\nAnd more.\n\n[d]: https://example.com\n\nEnd.\n";
+        check_growing(text, 40, 1);
+        let mut inc = Incremental::default();
+        inc.update(text, 40);
+        let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
+        assert!(rows[0].contains("(https://example.com)"), "{rows:?}");
+    }
+
+    #[test]
+    fn settled_blocks_are_not_rendered_again() {
+        let text: String = (0..50)
+            .map(|i| format!("Paragraph {i} with a few words in it.\n\n"))
+            .collect();
+        // Each paragraph is two rows and a blank one; the blank row before a
+        // block is its own, and the last paragraph is never settled.
+        let settled = check_growing(&text, 30, 7);
+        assert_eq!(settled, 49 * 3 - 1);
+    }
+
+    #[test]
+    fn a_new_width_or_a_replaced_text_renders_anew() {
+        let mut inc = Incremental::default();
+        let text = "One paragraph here.\n\nTwo paragraph here.\n\nThree.\n";
+        inc.update(text, 40);
+        inc.update(text, 10);
+        let got: Vec<Line<'static>> = inc.lines().cloned().collect();
+        assert_eq!(got, super::super::render(text, 10));
+        let other = "Different.\n\nText.\n";
+        inc.update(other, 10);
+        let got: Vec<Line<'static>> = inc.lines().cloned().collect();
+        assert_eq!(got, super::super::render(other, 10));
+    }
+}

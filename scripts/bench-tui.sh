@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The full-screen UI streaming one answer in a real terminal (tmux, COLS x
+# ROWS): CPU per token event in interactive mode, the mode users meet first.
+#
+#   scripts/bench-tui.sh                          # medians of 5, 3,000 tokens, 1 ms apart
+#   N=7 TOKENS=6000 PARAGRAPH=0 scripts/bench-tui.sh
+#   OTHER="/path/to/an/older/makai ..." scripts/bench-tui.sh   # all, interleaved
+#
+# Each run starts `makai` in a detached tmux session, types `hi`, waits for
+# the answer's last token on the screen and exits with Ctrl+D. The answer is
+# makai-mockllm's bench script, TOKENS text deltas DELAY_US apart, each SSE
+# event its own write, in paragraphs of PARAGRAPH tokens (0: one paragraph),
+# as a model writes. A run against a two-token answer is measured the same
+# way, and the difference over TOKENS is the CPU per token event (start-up and
+# the exit cancel out; what waiting costs, the UI's 30 Hz tick, does not
+# quite). Printed: median CPU per token event and the median peak resident
+# memory of the long runs. Needs tmux.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N="${N:-5}"
+TOKENS="${TOKENS:-3000}"
+DELAY_US="${DELAY_US:-1000}"
+PARAGRAPH="${PARAGRAPH:-60}"
+COLS="${COLS:-120}"
+ROWS="${ROWS:-40}"
+PROFILE="${PROFILE:-release-lto}"
+target="${CARGO_TARGET_DIR:-target}"
+
+command -v tmux > /dev/null || { echo "bench-tui.sh needs tmux" >&2; exit 2; }
+cargo build --quiet --profile "$PROFILE" -p makai-cli --bin makai
+cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
+cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
+cpu_time="$(pwd)/$target/$PROFILE/examples/cpu_time"
+bins=("$(pwd)/$target/$PROFILE/makai")
+for other in ${OTHER:-}; do bins+=("$(realpath "$other")"); done
+
+out=$(mktemp -d)
+sock="makai-bench-tui-$$"
+servers=()
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done; rm -rf "$out"' EXIT
+
+# start_server NAME TOKENS ARGS...: sets $url.
+start_server() {
+  local name=$1 tokens=$2
+  shift 2
+  "$target/$PROFILE/makai-mockllm" --port 0 --no-record --bench-tokens "$tokens" \
+    --bench-tool-rounds 0 --bench-stream --bench-paragraph "$PARAGRAPH" "$@" > "$out/server-$name" &
+  servers+=($!)
+  for _ in $(seq 100); do grep -q "listening on" "$out/server-$name" 2>/dev/null && break; sleep 0.05; done
+  url="$(sed -n 's/^listening on //p' "$out/server-$name")/v1"
+}
+start_server long "$TOKENS" --bench-delay-us "$DELAY_US"
+long_url=$url
+start_server short 2
+short_url=$url
+
+mkdir -p "$out/home"
+
+# wait_for TEXT: polls the screen until it shows TEXT (60 s at most).
+wait_for() {
+  for _ in $(seq 1200); do
+    tmux -L "$sock" capture-pane -p -t bench 2> /dev/null | grep -qF -- "$1" && return 0
+    sleep 0.05
+  done
+  echo "bench-tui.sh: the screen never showed '$1':" >&2
+  tmux -L "$sock" capture-pane -p -t bench >&2 || true
+  exit 1
+}
+
+# run_once FILE BIN URL: one run; appends "cpu_s peak_kib" to FILE.
+run_once() {
+  local file=$1 bin=$2 url=$3
+  rm -f "$out/t"
+  tmux -L "$sock" new-session -d -s bench -x "$COLS" -y "$ROWS" \
+    "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --no-session --no-tools --base-url '$url' --api openai-completions --model mock-model 2> '$out/stderr'"
+  wait_for "enter send"
+  tmux -L "$sock" send-keys -t bench -l hi
+  tmux -L "$sock" send-keys -t bench Enter
+  wait_for "[final]"
+  tmux -L "$sock" send-keys -t bench C-d
+  for _ in $(seq 200); do [ -s "$out/t" ] && break; sleep 0.05; done
+  [ -s "$out/t" ] || { echo "bench-tui.sh: makai did not exit" >&2; cat "$out/stderr" >&2; exit 1; }
+  awk '{printf "%.6f %d\n", $1, $2}' "$out/t" >> "$file"
+}
+
+median() {
+  cut -d' ' -f"$2" "$1" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
+}
+
+for _ in $(seq "$N"); do
+  for i in "${!bins[@]}"; do
+    run_once "$out/long-$i" "${bins[$i]}" "$long_url"
+    run_once "$out/short-$i" "${bins[$i]}" "$short_url"
+  done
+done
+
+echo "### The full-screen UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
+echo
+echo "| binary | CPU per token event | CPU of the answer | peak memory |"
+echo "| --- | --- | --- | --- |"
+for i in "${!bins[@]}"; do
+  long=$(median "$out/long-$i" 1)
+  short=$(median "$out/short-$i" 1)
+  rss=$(median "$out/long-$i" 2)
+  awk -v b="${bins[$i]}" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
+    'BEGIN{printf "| %s | %.2f µs | %.3f s | %.1f MiB |\n", b, (l - s) * 1e6 / t, l - s, r / 1024}'
+done
