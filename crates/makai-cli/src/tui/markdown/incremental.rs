@@ -98,6 +98,11 @@ impl Incremental {
         self.settled.len() + self.tail.len()
     }
 
+    /// How many of the rows are settled (kept, not rendered again).
+    pub fn settled_rows(&self) -> usize {
+        self.settled.len()
+    }
+
     /// True when there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -308,4 +308,55 @@ mod tests {
             screen(&small)
         );
     }
+
+    /// An answer streamed through the transcript, drawn at every step: the
+    /// cache's frames equal those drawn from a fresh cache (everything
+    /// rendered anew), and the answer's settled rows are kept between frames.
+    #[test]
+    fn a_streaming_answer_draws_as_a_fresh_render_does_and_keeps_its_settled_rows() {
+        use std::sync::Arc;
+
+        use makai_agent::{AgentEvent, AgentMessage};
+        use makai_ai::{AssistantMessage, AssistantMessageEvent as E};
+
+        let update = |ev: E| AgentEvent::MessageUpdate {
+            message: None,
+            assistant_message_event: ev,
+        };
+        let mut st = UiState::default();
+        st.transcript.apply(&AgentEvent::MessageStart {
+            message: Arc::new(AgentMessage::user("hello")),
+        });
+        st.transcript.apply(&AgentEvent::MessageStart {
+            message: Arc::new(AssistantMessage::default().into()),
+        });
+        st.transcript
+            .apply(&update(E::TextStart { content_index: 0 }));
+        let answer: String = (0..12)
+            .map(|i| {
+                format!("Paragraph {i} has **some** words, `code` and more words.\n\n- a\n- b\n\n")
+            })
+            .collect();
+        let mut term = Terminal::new(TestBackend::new(30, 12)).unwrap();
+        let mut fresh = Terminal::new(TestBackend::new(30, 12)).unwrap();
+        for chunk in answer.as_bytes().chunks(9) {
+            st.transcript.apply(&update(E::TextDelta {
+                content_index: 0,
+                delta: String::from_utf8(chunk.to_vec()).unwrap().into(),
+            }));
+            term.draw(|f| draw(f, &mut st)).unwrap();
+            let kept = std::mem::take(&mut st.cache);
+            fresh.draw(|f| draw(f, &mut st)).unwrap();
+            st.cache = kept;
+            assert_eq!(screen(&term), screen(&fresh));
+        }
+        let settled = match st.cache.entries.get(1) {
+            Some(Some(Entry {
+                rows: Rows::Markdown(md),
+                ..
+            })) => md.settled_rows(),
+            _ => 0,
+        };
+        assert!(settled > 40, "settled rows: {settled}");
+    }
 }
