@@ -5,7 +5,7 @@
 #
 #   scripts/bench-cli.sh                       # medians of 5, 3,000 tokens, 1 ms apart
 #   N=7 TOKENS=3000 DELAY_US=0 scripts/bench-cli.sh
-#   OTHER=/path/to/an/older/makai scripts/bench-cli.sh   # both, interleaved
+#   OTHER="/path/to/an/older/makai ..." scripts/bench-cli.sh   # all, interleaved
 #
 # Each run answers one prompt with one streamed response of TOKENS text
 # deltas (makai-mockllm's bench script, each SSE event its own write, DELAY_US
@@ -28,7 +28,7 @@ cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
 cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
 cpu_time="$target/$PROFILE/examples/cpu_time"
 bins=("$target/$PROFILE/makai")
-if [ -n "${OTHER:-}" ]; then bins+=("$OTHER"); fi
+for other in ${OTHER:-}; do bins+=("$other"); done
 
 out=$(mktemp -d)
 servers=()

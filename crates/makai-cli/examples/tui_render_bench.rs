@@ -4,6 +4,9 @@
 //! over `FRAMES` frames and prints the time per frame, twice: rendering the
 //! whole text each frame (`markdown::render`), and as the UI does, again only
 //! from the first block that can still change (`markdown::Incremental`).
+//! Then it writes the last frame's changed cells (the rows over an empty
+//! screen) as crossterm's backend and as `FrameBackend` do, and prints the
+//! time each takes.
 //!
 //! ```text
 //! cargo run --profile release-lto -p makai-cli --example tui_render_bench -- [TOKENS] [FRAMES] [WIDTH]
@@ -15,8 +18,16 @@
 
 use std::time::Instant;
 
+use makai_cli::tui::backend::FrameBackend;
 use makai_cli::tui::markdown;
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+
+/// Frames written to measure the output of one.
+const OUTPUT_FRAMES: usize = 300;
 
 fn arg(i: usize, default: usize) -> usize {
     std::env::args()
@@ -85,6 +96,31 @@ fn main() {
         "tokens={tokens} frames={frames} width={width} rows={} bytes={} digest={d_whole:016x} whole_per_frame_us={whole_us:.1} incremental_per_frame_us={inc_us:.1}",
         whole.len(),
         text.len(),
+    );
+    // Writing a frame: the last 40 rows drawn over an empty screen, the
+    // changed cells written by crossterm's backend and by makai's.
+    let area = Rect::new(0, 0, width as u16 + 2, 40);
+    let mut next = Buffer::empty(area);
+    Paragraph::new(whole[whole.len().saturating_sub(40)..].to_vec()).render(area, &mut next);
+    let previous = Buffer::empty(area);
+    let changed = previous.diff(&next);
+    let sink = || std::io::BufWriter::with_capacity(64 * 1024, std::io::sink());
+    let time_frames = |draw: &mut dyn FnMut()| {
+        let started = Instant::now();
+        for _ in 0..OUTPUT_FRAMES {
+            draw();
+        }
+        started.elapsed().as_secs_f64() * 1e6 / OUTPUT_FRAMES as f64
+    };
+    let crossterm_us = time_frames(&mut || {
+        let _ = CrosstermBackend::new(sink()).draw(changed.iter().copied());
+    });
+    let ours_us = time_frames(&mut || {
+        let _ = FrameBackend::new(sink()).draw(changed.iter().copied());
+    });
+    println!(
+        "frame output: {} changed cells, crossterm's backend {crossterm_us:.1} µs, FrameBackend {ours_us:.1} µs",
+        changed.len()
     );
     if d_whole != d_inc {
         eprintln!("the incremental render differs: digest {d_inc:016x}");

@@ -20,6 +20,7 @@
 
 pub mod app_state;
 pub mod approval;
+pub mod backend;
 pub mod bang;
 pub mod clipboard;
 pub mod commands;

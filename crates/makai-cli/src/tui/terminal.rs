@@ -19,7 +19,8 @@ use crossterm::terminal::{
 };
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+
+use super::backend::FrameBackend;
 
 /// True while the terminal is in UI mode (the panic hook restores it then).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -91,7 +92,7 @@ fn setup_terminal() -> std::io::Result<()> {
 
 /// The terminal in UI mode.
 pub struct Tui {
-    terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
+    terminal: Terminal<FrameBackend<BufWriter<Stdout>>>,
 }
 
 /// Room for a frame's output. ratatui writes a frame as many small commands
@@ -106,7 +107,7 @@ impl Tui {
         install_panic_hook();
         setup_terminal()?;
         let out = BufWriter::with_capacity(FRAME_BUFFER, std::io::stdout());
-        match Terminal::new(CrosstermBackend::new(out)) {
+        match Terminal::new(FrameBackend::new(out)) {
             Ok(mut terminal) => {
                 // A failed clear leaves old text on screen; the next draw repaints it.
                 let _ = terminal.clear();

@@ -1,0 +1,390 @@
+//! [`FrameBackend`]: ratatui's crossterm backend, with a frame's changed
+//! cells written straight into the output buffer.
+//!
+//! While an answer streams the conversation scrolls at every frame, so nearly
+//! every cell of the screen changes and is written again. Crossterm's backend
+//! writes each cell's symbol as a `Print` command (a `fmt::write` through an
+//! adapter) and each cursor move through `fmt` as well: a fifth of the UI's
+//! instructions while an answer streams. This backend writes the same bytes
+//! (the tests compare them with crossterm's backend) with `write_all` and a
+//! small integer formatter; colour and attribute changes, rarer, still go
+//! through crossterm's commands. Everything else is crossterm's backend.
+
+use std::io::{self, Write};
+
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, IntoCrossterm, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::crossterm::queue;
+use ratatui::crossterm::style::{
+    Attribute, Color as CrosstermColor, Colors, SetAttribute, SetBackgroundColor, SetColors,
+    SetForegroundColor, SetUnderlineColor,
+};
+use ratatui::layout::{Position, Size};
+use ratatui::style::{Color, Modifier};
+
+/// See the module documentation.
+pub struct FrameBackend<W: Write> {
+    inner: CrosstermBackend<W>,
+}
+
+impl<W: Write> FrameBackend<W> {
+    /// A backend writing to `writer` (buffer it: ratatui flushes at the end
+    /// of each frame).
+    pub fn new(writer: W) -> Self {
+        FrameBackend {
+            inner: CrosstermBackend::new(writer),
+        }
+    }
+}
+
+/// Writes the cursor move to (`x`, `y`) as crossterm's `MoveTo` does.
+fn move_to(w: &mut impl Write, x: u16, y: u16) -> io::Result<()> {
+    let mut out = [0u8; 16];
+    let mut len = 0;
+    let mut put = |bytes: &[u8]| {
+        out[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    };
+    put(b"\x1b[");
+    put(decimal(u32::from(y) + 1).as_slice());
+    put(b";");
+    put(decimal(u32::from(x) + 1).as_slice());
+    put(b"H");
+    w.write_all(&out[..len])
+}
+
+/// The decimal digits of `n` (at most 65,536 here: five digits).
+fn decimal(mut n: u32) -> Digits {
+    let mut digits = Digits {
+        bytes: [0; 10],
+        start: 10,
+    };
+    loop {
+        digits.start -= 1;
+        digits.bytes[digits.start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return digits;
+        }
+    }
+}
+
+struct Digits {
+    bytes: [u8; 10],
+    start: usize,
+}
+
+impl Digits {
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
+}
+
+/// Writes the attribute changes from `from` to `to`, in the order and form
+/// crossterm's backend writes them: removals first (bold and dim share one
+/// reset, after which those still wanted are set again), then additions.
+fn modifier_change(w: &mut impl Write, from: Modifier, to: Modifier) -> io::Result<()> {
+    let removed = from - to;
+    let added = to - from;
+    let mut set = |a: Attribute| queue!(w, SetAttribute(a));
+    if removed.contains(Modifier::REVERSED) {
+        set(Attribute::NoReverse)?;
+    }
+    let intensity_reset = removed.intersects(Modifier::BOLD | Modifier::DIM);
+    if intensity_reset {
+        set(Attribute::NormalIntensity)?;
+        if to.contains(Modifier::DIM) {
+            set(Attribute::Dim)?;
+        }
+        if to.contains(Modifier::BOLD) {
+            set(Attribute::Bold)?;
+        }
+    }
+    for (modifier, off) in [
+        (Modifier::ITALIC, Attribute::NoItalic),
+        (Modifier::UNDERLINED, Attribute::NoUnderline),
+        (Modifier::CROSSED_OUT, Attribute::NotCrossedOut),
+        (Modifier::HIDDEN, Attribute::NoHidden),
+    ] {
+        if removed.contains(modifier) {
+            set(off)?;
+        }
+    }
+    if removed.intersects(Modifier::SLOW_BLINK | Modifier::RAPID_BLINK) {
+        set(Attribute::NoBlink)?;
+    }
+    if added.contains(Modifier::REVERSED) {
+        set(Attribute::Reverse)?;
+    }
+    if added.contains(Modifier::BOLD) && !intensity_reset {
+        set(Attribute::Bold)?;
+    }
+    if added.contains(Modifier::ITALIC) {
+        set(Attribute::Italic)?;
+    }
+    if added.contains(Modifier::UNDERLINED) {
+        set(Attribute::Underlined)?;
+    }
+    if added.contains(Modifier::DIM) && !intensity_reset {
+        set(Attribute::Dim)?;
+    }
+    for (modifier, on) in [
+        (Modifier::CROSSED_OUT, Attribute::CrossedOut),
+        (Modifier::HIDDEN, Attribute::Hidden),
+        (Modifier::SLOW_BLINK, Attribute::SlowBlink),
+        (Modifier::RAPID_BLINK, Attribute::RapidBlink),
+    ] {
+        if added.contains(modifier) {
+            set(on)?;
+        }
+    }
+    Ok(())
+}
+
+impl<W: Write> Write for FrameBackend<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Write::flush(&mut self.inner)
+    }
+}
+
+impl<W: Write> Backend for FrameBackend<W> {
+    type Error = io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        let w = &mut self.inner;
+        let mut fg = Color::Reset;
+        let mut bg = Color::Reset;
+        let mut underline = Color::Reset;
+        let mut modifier = Modifier::empty();
+        let mut last: Option<(u16, u16)> = None;
+        for (x, y, cell) in content {
+            if !matches!(last, Some((lx, ly)) if x == lx.wrapping_add(1) && y == ly) {
+                move_to(w, x, y)?;
+            }
+            last = Some((x, y));
+            if cell.modifier != modifier {
+                modifier_change(w, modifier, cell.modifier)?;
+                modifier = cell.modifier;
+            }
+            if cell.fg != fg || cell.bg != bg {
+                queue!(
+                    w,
+                    SetColors(Colors::new(
+                        cell.fg.into_crossterm(),
+                        cell.bg.into_crossterm()
+                    ))
+                )?;
+                fg = cell.fg;
+                bg = cell.bg;
+            }
+            if cell.underline_color != underline {
+                queue!(w, SetUnderlineColor(cell.underline_color.into_crossterm()))?;
+                underline = cell.underline_color;
+            }
+            w.write_all(cell.symbol().as_bytes())?;
+        }
+        queue!(
+            w,
+            SetForegroundColor(CrosstermColor::Reset),
+            SetBackgroundColor(CrosstermColor::Reset),
+            SetUnderlineColor(CrosstermColor::Reset),
+            SetAttribute(Attribute::Reset),
+        )
+    }
+
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        self.inner.append_lines(n)
+    }
+
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        self.inner.get_cursor_position()
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        self.inner.set_cursor_position(position)
+    }
+
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+
+    fn size(&self) -> io::Result<Size> {
+        self.inner.size()
+    }
+
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        self.inner.window_size()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+
+    /// A writer whose bytes the test reads after the backend wrote them.
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What crossterm's backend and ours write for `cells`.
+    fn both(cells: &[(u16, u16, Cell)]) -> (Vec<u8>, Vec<u8>) {
+        let (expected, got) = (Shared::default(), Shared::default());
+        Backend::draw(
+            &mut CrosstermBackend::new(expected.clone()),
+            cells.iter().map(|(x, y, c)| (*x, *y, c)),
+        )
+        .unwrap();
+        FrameBackend::new(got.clone())
+            .draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
+            .unwrap();
+        (expected.0.take(), got.0.take())
+    }
+
+    /// A pseudo-random sequence (xorshift), the same at every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self, below: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % below
+        }
+    }
+
+    const MODIFIERS: [Modifier; 9] = [
+        Modifier::BOLD,
+        Modifier::DIM,
+        Modifier::ITALIC,
+        Modifier::UNDERLINED,
+        Modifier::SLOW_BLINK,
+        Modifier::RAPID_BLINK,
+        Modifier::REVERSED,
+        Modifier::HIDDEN,
+        Modifier::CROSSED_OUT,
+    ];
+
+    fn color(rng: &mut Rng) -> Color {
+        match rng.next(5) {
+            0 => Color::Reset,
+            1 => Color::Cyan,
+            2 => Color::Indexed(rng.next(256) as u8),
+            3 => Color::Rgb(rng.next(256) as u8, 7, 200),
+            _ => Color::DarkGray,
+        }
+    }
+
+    /// Cells as a frame's diff hands them over: runs along a row, jumps
+    /// within and between rows, styles that change now and then.
+    fn cells(rng: &mut Rng, count: usize) -> Vec<(u16, u16, Cell)> {
+        let symbols = ["a", " ", "Z", "─", "漢", "🎉", "e\u{301}", "│"];
+        let (mut x, mut y) = (0u16, 0u16);
+        let mut cell = Cell::default();
+        let mut out = Vec::new();
+        for _ in 0..count {
+            match rng.next(10) {
+                0 => x += 2 + rng.next(30) as u16,
+                1 => {
+                    y += 1 + rng.next(3) as u16;
+                    x = rng.next(5) as u16;
+                }
+                2 => y = rng.next(2000) as u16,
+                _ => x += 1,
+            }
+            if rng.next(4) == 0 {
+                let mut modifier = Modifier::empty();
+                for m in MODIFIERS {
+                    if rng.next(3) == 0 {
+                        modifier |= m;
+                    }
+                }
+                cell.modifier = modifier;
+            }
+            if rng.next(4) == 0 {
+                cell.fg = color(rng);
+            }
+            if rng.next(6) == 0 {
+                cell.bg = color(rng);
+            }
+            if rng.next(8) == 0 {
+                cell.underline_color = color(rng);
+            }
+            cell.set_symbol(symbols[rng.next(symbols.len() as u64) as usize]);
+            out.push((x, y, cell.clone()));
+        }
+        out
+    }
+
+    #[test]
+    fn frames_are_written_byte_for_byte_as_crossterms_backend_writes_them() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for frame in 0..300 {
+            let (expected, got) = both(&cells(&mut rng, frame * 7));
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&expected),
+                "frame {frame}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_change_of_attributes_is_written_as_crossterms_backend_writes_it() {
+        let all: Vec<Modifier> = (0u16..512)
+            .map(|bits| {
+                MODIFIERS
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits & (1 << i) != 0)
+                    .fold(Modifier::empty(), |acc, (_, m)| acc | *m)
+            })
+            .collect();
+        let mut rng = Rng(7);
+        for _ in 0..20_000 {
+            let from = all[rng.next(512) as usize];
+            let to = all[rng.next(512) as usize];
+            let mut a = Cell::default();
+            a.modifier = from;
+            let mut b = Cell::default();
+            b.modifier = to;
+            let (expected, got) = both(&[(0, 0, a), (1, 0, b)]);
+            assert_eq!(got, expected, "{from:?} -> {to:?}");
+        }
+    }
+}
