@@ -204,6 +204,67 @@ mod tests {
         }
     }
 
+    /// Random texts of markdown's significant pieces, streamed a byte at a
+    /// time: whatever they parse as, the rows equal a whole render's.
+    #[test]
+    fn random_markdown_streams_render_as_the_whole_text_does() {
+        const TOKENS: &[&str] = &[
+            "- ",
+            "* ",
+            "1. ",
+            "2) ",
+            "3.",
+            "> ",
+            "# ",
+            "## ",
+            "`",
+            "```",
+            "~~~",
+            "    ",
+            "\t",
+            "\n",
+            "\n\n",
+            "\n\n",
+            "| a ",
+            "|---",
+            "---",
+            "===",
+            "***",
+            "*",
+            "_",
+            "**",
+            "[x]",
+            "[",
+            "]",
+            "(",
+            ")",
+            ":",
+            "[r]: /u",
+            "<div>",
+            "</div>",
+            "<!--",
+            "-->",
+            "word",
+            "two words",
+            " ",
+            "漢字",
+            "🎉",
+            "\\",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for _ in 0..400 {
+            let len = next(50);
+            let text: String = (0..len).map(|_| TOKENS[next(TOKENS.len())]).collect();
+            check_growing(&text, 6 + next(30), 1);
+        }
+    }
+
     #[test]
     fn an_ordered_list_resumed_after_a_paragraph_like_line_renders_as_the_whole_text_does() {
         // "3" alone is a paragraph that ends the tight list; "3." is a third
