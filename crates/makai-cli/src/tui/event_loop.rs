@@ -24,6 +24,46 @@ const FRAME: Duration = Duration::from_millis(33);
 /// How long one spinner frame shows.
 const SPIN: Duration = Duration::from_millis(80);
 
+/// The terminal's input events, read on a task of their own.
+///
+/// crossterm's `EventStream` looks for input under a global lock that its
+/// reader thread holds while it waits; each poll of the stream tries that
+/// lock, spinning (`sched_yield`, about ten times) before it gives up. In the
+/// UI's `select!` the stream was polled whenever the loop woke, at every
+/// agent event: ten system calls per streamed token. Here it is polled only
+/// when input arrives.
+struct TerminalInput {
+    events: mpsc::UnboundedReceiver<std::io::Result<Event>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl TerminalInput {
+    fn start() -> Self {
+        let (tx, events) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            let mut stream = EventStream::new();
+            while let Some(event) = stream.next().await {
+                if tx.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        TerminalInput { events, reader }
+    }
+
+    /// The next input event; `None` once the terminal's input has ended.
+    async fn next(&mut self) -> Option<std::io::Result<Event>> {
+        self.events.recv().await
+    }
+
+    /// Stops reading (the reader's stream is dropped when this returns), so
+    /// that someone else can read the keyboard.
+    async fn stop(self) {
+        self.reader.abort();
+        let _ = self.reader.await;
+    }
+}
+
 /// A result of background work, for the UI loop.
 #[derive(Debug)]
 pub enum UiMsg {
@@ -179,7 +219,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
         .set_prompter(std::sync::Arc::new(super::approval::TuiPrompter {
             tx: tx.clone(),
         }));
-    let mut term = EventStream::new();
+    let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
     st.pending_prompts = initial.into();
     let started = Instant::now();
@@ -247,9 +287,9 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
         if let Some(request) = ctx.st.terminal_request.take() {
             // The terminal's reader must stop while someone else reads the
             // keyboard (the editor, the shell); a new one starts after.
-            drop(term);
+            term.stop().await;
             hand_over(tui, &mut ctx, request).await;
-            term = EventStream::new();
+            term = TerminalInput::start();
         }
         if ctx.st.quit {
             break;
