@@ -7,8 +7,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
+use super::rows;
 use crate::tui::app_state::UiState;
 use crate::tui::theme;
 use crate::tui::transcript::Level;
@@ -58,7 +59,7 @@ pub fn draw_status(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     } else {
         Line::default()
     };
-    f.render_widget(Paragraph::new(line), area);
+    rows::draw(f.buffer_mut(), area, [&line]);
 }
 
 /// One line per queued message (cut to fit), most recent last.
@@ -107,7 +108,7 @@ pub fn draw_queue(f: &mut Frame<'_>, st: &UiState, area: Rect) {
                 }
             })
             .collect();
-        f.render_widget(Paragraph::new(lines), area);
+        rows::draw(f.buffer_mut(), area, lines.iter());
     }
 }
 
@@ -130,7 +131,8 @@ pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         } else {
             "Ask anything · / for commands · @ to attach a file path"
         };
-        f.render_widget(Paragraph::new(Span::styled(hint, theme::dim())), text_area);
+        let hint = Line::from(Span::styled(hint, theme::dim()));
+        rows::draw(f.buffer_mut(), text_area, [&hint]);
         if st.selector.is_none() {
             f.set_cursor_position((text_area.x, text_area.y));
         }
@@ -148,7 +150,7 @@ pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         .take(height)
         .map(Line::from)
         .collect();
-    f.render_widget(Paragraph::new(lines), text_area);
+    rows::draw(f.buffer_mut(), text_area, lines.iter());
     if st.selector.is_none() {
         f.set_cursor_position((
             text_area.x + ccol as u16,
@@ -218,11 +220,11 @@ pub fn draw_footer(f: &mut Frame<'_>, st: &UiState, area: Rect) {
             theme::dim(),
         ))
     };
-    let lines = vec![
+    let lines = [
         Line::from(Span::styled(truncate(&top, w), theme::dim())),
         bottom,
     ];
-    f.render_widget(Paragraph::new(lines), area);
+    rows::draw(f.buffer_mut(), area, lines.iter());
 }
 
 /// The caps in force with what the session tree spent against them

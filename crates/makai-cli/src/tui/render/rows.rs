@@ -1,4 +1,5 @@
-//! Writing prepared rows into the frame's buffer.
+//! Writing prepared rows into the frame's buffer (the conversation, the
+//! status line, the queue, the editor and the footer).
 //!
 //! The conversation is drawn whole at every frame while an answer streams
 //! (new rows scroll it). Its rows are wrapped already, so drawing them is
