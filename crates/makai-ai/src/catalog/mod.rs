@@ -18,6 +18,7 @@
 //! Prices are dollars per million tokens (with pi's input-size tiers); every
 //! response's cost is computed from them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -66,7 +67,8 @@ pub fn builtin_models() -> &'static [Model] {
 /// A set of models: the built-in ones plus any loaded from `models.json` files.
 #[derive(Clone, Debug, Default)]
 pub struct ModelRegistry {
-    models: Vec<Model>,
+    /// The built-in catalog, borrowed until a model is added or changed.
+    models: Cow<'static, [Model]>,
     /// `apiKey` of `models.json` providers, by provider.
     keys: BTreeMap<String, ConfigValue>,
 }
@@ -75,7 +77,7 @@ impl ModelRegistry {
     /// A registry holding the built-in models.
     pub fn builtin() -> Self {
         ModelRegistry {
-            models: builtin_models().to_vec(),
+            models: Cow::Borrowed(builtin_models()),
             keys: BTreeMap::new(),
         }
     }
@@ -92,9 +94,9 @@ impl ModelRegistry {
 
     /// Adds a model, replacing one with the same provider and id.
     pub fn add(&mut self, model: Model) {
-        self.models
-            .retain(|m| !(m.provider == model.provider && m.id == model.id));
-        self.models.push(model);
+        let models = self.models.to_mut();
+        models.retain(|m| !(m.provider == model.provider && m.id == model.id));
+        models.push(model);
     }
 
     /// Applies a `models.json` file in pi's format (see [`crate::models_json`]):
@@ -113,7 +115,7 @@ impl ModelRegistry {
             }
         };
         let applied = models_json::parse(&text)
-            .and_then(|file| models_json::apply(file, &mut self.models))
+            .and_then(|file| models_json::apply(file, self.models.to_mut()))
             .map_err(|message| ProviderError::Catalog {
                 path: path.display().to_string(),
                 message,
