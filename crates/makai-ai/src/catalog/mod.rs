@@ -27,8 +27,7 @@ use crate::error::ProviderError;
 use crate::model::{Api, Model};
 use crate::models_json::{self, ConfigValue};
 
-/// The generated catalog (see `docs/catalog.md`).
-const BUILTIN: &str = include_str!("builtin.json");
+mod builtin;
 
 /// makai's own entry: the small local model it can install and serve itself
 /// (not in pi's catalog).
@@ -47,18 +46,20 @@ fn local_model() -> Model {
 
 /// Every built-in model: pi's catalog of the providers makai speaks (generated
 /// into `builtin.json` by the `gen_catalog` example; the entries left out and
-/// why are in `docs/catalog.md`), then makai's local model.
+/// why are in `docs/catalog.md`; made into Rust data by the build script),
+/// then makai's local model.
 pub fn builtin_models() -> &'static [Model] {
     static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
     MODELS.get_or_init(|| {
-        let mut models: Vec<Model> = match serde_json::from_str(BUILTIN) {
-            Ok(m) => m,
-            Err(e) => {
-                // Tested not to happen (`catalog_generated`); never fatal at run time.
-                tracing::error!(error = %e, "the built-in model catalog does not parse");
-                Vec::new()
+        let mut models = Vec::with_capacity(builtin::ENTRIES.len() + 1);
+        for entry in builtin::ENTRIES {
+            match entry.model() {
+                Ok(m) => models.push(m),
+                // Tested not to happen (`builtin_entries_are_the_json_catalog`);
+                // never fatal at run time.
+                Err(e) => tracing::error!(error = %e, "a built-in model does not parse"),
             }
-        };
+        }
         models.push(local_model());
         models
     })
@@ -174,6 +175,22 @@ pub fn parse_models_json(text: &str) -> Result<Vec<Model>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The build script's entries give exactly the models `builtin.json`
+    /// gives when parsed whole, in its order.
+    #[test]
+    fn builtin_entries_are_the_json_catalog() {
+        let json: Vec<Model> = serde_json::from_str(include_str!("builtin.json")).unwrap();
+        let built: Vec<Model> = builtin::ENTRIES
+            .iter()
+            .map(|e| e.model().unwrap())
+            .collect();
+        assert_eq!(built.len(), json.len());
+        for (b, j) in built.iter().zip(&json) {
+            assert_eq!(b, j);
+        }
+        assert_eq!(&builtin_models()[..json.len()], json.as_slice());
+    }
 
     #[test]
     fn builtin_models_have_prices_and_limits() {
