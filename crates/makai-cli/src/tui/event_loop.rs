@@ -58,9 +58,17 @@ impl TerminalInput {
 
     /// Stops reading (the reader's stream is dropped when this returns), so
     /// that someone else can read the keyboard.
-    async fn stop(self) {
+    async fn stop(&mut self) {
         self.reader.abort();
-        let _ = self.reader.await;
+        let _ = (&mut self.reader).await;
+    }
+}
+
+impl Drop for TerminalInput {
+    /// The reader stops with the UI, not only when the next key finds the
+    /// channel closed.
+    fn drop(&mut self) {
+        self.reader.abort();
     }
 }
 
