@@ -4,7 +4,9 @@
 //! over `FRAMES` frames and prints the time per frame, twice: rendering the
 //! whole text each frame (`markdown::render`), and as the UI does, again only
 //! from the first block that can still change (`markdown::Incremental`).
-//! Then it writes the last frame's changed cells (the rows over an empty
+//! The same words as shown thinking (plain text) are wrapped whole at every
+//! frame and as the UI does (`wrap_stream::TextStream`). Then it writes the
+//! last frame's changed cells (the rows over an empty
 //! screen) as crossterm's backend and as `FrameBackend` do, and prints the
 //! time each takes.
 //!
@@ -20,9 +22,12 @@ use std::time::Instant;
 
 use makai_cli::tui::backend::FrameBackend;
 use makai_cli::tui::markdown;
+use makai_cli::tui::wrap::wrap_text;
+use makai_cli::tui::wrap_stream::TextStream;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
@@ -97,6 +102,23 @@ fn main() {
         whole.len(),
         text.len(),
     );
+    // Shown thinking: the same words as plain text, wrapped whole at every
+    // frame against wrapped from its last unsettled line.
+    let style = Style::default().add_modifier(Modifier::ITALIC);
+    let mut wrapped = Vec::new();
+    let (_, wrap_us) = run(&words, frames, |text| {
+        wrapped = wrap_text(text.trim(), width, style, "")
+    });
+    let mut stream = TextStream::default();
+    let (_, stream_us) = run(&words, frames, |text| stream.update(text, width, style));
+    let streamed: Vec<Line<'static>> = stream.lines().cloned().collect();
+    println!(
+        "thinking: whole_wrap_per_frame_us={wrap_us:.1} text_stream_per_frame_us={stream_us:.1}"
+    );
+    if digest(&wrapped) != digest(&streamed) {
+        eprintln!("the streamed wrap differs");
+        std::process::exit(1);
+    }
     // Writing a frame: the last 40 rows drawn over an empty screen, the
     // changed cells written by crossterm's backend and by makai's.
     let area = Rect::new(0, 0, width as u16 + 2, 40);

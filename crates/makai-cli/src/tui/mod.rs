@@ -37,6 +37,7 @@ pub mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
+pub mod wrap_stream;
 
 use crate::app::AppSession;
 use crate::modes::print::Prompt;

@@ -30,6 +30,11 @@ pub fn text_width(view: View) -> usize {
     view.width.max(10)
 }
 
+/// How shown thinking is drawn.
+pub fn thinking_style() -> Style {
+    theme::dim().add_modifier(Modifier::ITALIC)
+}
+
 /// The lines of one item.
 pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
     let w = text_width(view);
@@ -37,7 +42,7 @@ pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
         ItemKind::User(text) => user_lines(text, w),
         ItemKind::Text(text) => markdown::render(text, w),
         ItemKind::Thinking(text) => {
-            let style = theme::dim().add_modifier(Modifier::ITALIC);
+            let style = thinking_style();
             if !view.show_thinking || text.trim().is_empty() {
                 vec![Line::from(Span::styled(
                     "Thinking… (ctrl+t to show or hide)",

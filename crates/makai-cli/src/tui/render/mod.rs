@@ -18,10 +18,12 @@ use super::app_state::UiState;
 use super::markdown;
 use super::theme;
 use super::transcript::{Item, ItemKind};
+use super::wrap_stream::TextStream;
 
 /// Rendered lines per conversation item, reused while the item and the view
-/// do not change (only the streaming item is rendered again, and of its text
-/// only the blocks that can still change: see [`markdown::Incremental`]).
+/// do not change (only the streaming item is rendered again, and of an
+/// answer's text or shown thinking only what more text can still change: see
+/// [`markdown::Incremental`] and [`TextStream`]).
 #[derive(Default)]
 pub struct RenderCache {
     entries: Vec<Option<Entry>>,
@@ -43,6 +45,8 @@ enum Rows {
     Plain(Vec<Line<'static>>),
     /// An answer's text.
     Markdown(markdown::Incremental),
+    /// Thinking, shown.
+    Thinking(TextStream),
 }
 
 impl Rows {
@@ -50,6 +54,7 @@ impl Rows {
         match self {
             Rows::Plain(lines) => Box::new(lines.iter()),
             Rows::Markdown(md) => Box::new(md.lines()),
+            Rows::Thinking(text) => Box::new(text.lines()),
         }
     }
 }
@@ -75,6 +80,19 @@ impl RenderCache {
                 };
                 md.update(text, items::text_width(view));
                 Rows::Markdown(md)
+            }
+            (ItemKind::Thinking(text), previous)
+                if view.show_thinking && !text.trim().is_empty() =>
+            {
+                let mut stream = match previous {
+                    Some(Entry {
+                        rows: Rows::Thinking(stream),
+                        ..
+                    }) => stream,
+                    _ => TextStream::default(),
+                };
+                stream.update(text, items::text_width(view), items::thinking_style());
+                Rows::Thinking(stream)
             }
             (kind, _) => Rows::Plain(items::item_lines(kind, view)),
         };
@@ -309,9 +327,10 @@ mod tests {
         );
     }
 
-    /// An answer streamed through the transcript, drawn at every step: the
-    /// cache's frames equal those drawn from a fresh cache (everything
-    /// rendered anew), and the answer's settled rows are kept between frames.
+    /// An answer, thinking and then text, streamed through the transcript and
+    /// drawn at every step: the cache's frames equal those drawn from a fresh
+    /// cache (everything rendered anew), and the settled rows of both blocks
+    /// are kept between frames.
     #[test]
     fn a_streaming_answer_draws_as_a_fresh_render_does_and_keeps_its_settled_rows() {
         use std::sync::Arc;
@@ -324,39 +343,68 @@ mod tests {
             assistant_message_event: ev,
         };
         let mut st = UiState::default();
+        st.show_thinking = true;
         st.transcript.apply(&AgentEvent::MessageStart {
             message: Arc::new(AgentMessage::user("hello")),
         });
         st.transcript.apply(&AgentEvent::MessageStart {
             message: Arc::new(AssistantMessage::default().into()),
         });
-        st.transcript
-            .apply(&update(E::TextStart { content_index: 0 }));
+        let thinking: String = (0..20)
+            .map(|i| format!("Step {i}: the model weighs one more thing.\n"))
+            .collect();
         let answer: String = (0..12)
             .map(|i| {
                 format!("Paragraph {i} has **some** words, `code` and more words.\n\n- a\n- b\n\n")
             })
             .collect();
-        let mut term = Terminal::new(TestBackend::new(30, 12)).unwrap();
-        let mut fresh = Terminal::new(TestBackend::new(30, 12)).unwrap();
-        for chunk in answer.as_bytes().chunks(9) {
-            st.transcript.apply(&update(E::TextDelta {
-                content_index: 0,
-                delta: String::from_utf8(chunk.to_vec()).unwrap().into(),
+        // Tall enough to show every row: the whole conversation is compared.
+        let mut term = Terminal::new(TestBackend::new(30, 400)).unwrap();
+        let mut fresh = Terminal::new(TestBackend::new(30, 400)).unwrap();
+        for (index, text) in [(0, &thinking), (1, &answer)] {
+            st.transcript.apply(&update(if index == 0 {
+                E::ThinkingStart { content_index: 0 }
+            } else {
+                E::TextStart { content_index: 1 }
             }));
-            term.draw(|f| draw(f, &mut st)).unwrap();
-            let kept = std::mem::take(&mut st.cache);
-            fresh.draw(|f| draw(f, &mut st)).unwrap();
-            st.cache = kept;
-            assert_eq!(screen(&term), screen(&fresh));
+            for chunk in text.as_bytes().chunks(9) {
+                let delta = String::from_utf8(chunk.to_vec()).unwrap().into();
+                st.transcript.apply(&update(if index == 0 {
+                    E::ThinkingDelta {
+                        content_index: 0,
+                        delta,
+                    }
+                } else {
+                    E::TextDelta {
+                        content_index: 1,
+                        delta,
+                    }
+                }));
+                term.draw(|f| draw(f, &mut st)).unwrap();
+                let kept = std::mem::take(&mut st.cache);
+                fresh.draw(|f| draw(f, &mut st)).unwrap();
+                st.cache = kept;
+                assert_eq!(screen(&term), screen(&fresh));
+            }
         }
-        let settled = match st.cache.entries.get(1) {
+        let thinking_settled = match st.cache.entries.get(1) {
+            Some(Some(Entry {
+                rows: Rows::Thinking(t),
+                ..
+            })) => t.settled_rows(),
+            _ => 0,
+        };
+        let answer_settled = match st.cache.entries.get(2) {
             Some(Some(Entry {
                 rows: Rows::Markdown(md),
                 ..
             })) => md.settled_rows(),
             _ => 0,
         };
-        assert!(settled > 40, "settled rows: {settled}");
+        assert!(
+            thinking_settled >= 19,
+            "thinking rows settled: {thinking_settled}"
+        );
+        assert!(answer_settled > 40, "answer rows settled: {answer_settled}");
     }
 }
