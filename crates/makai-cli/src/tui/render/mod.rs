@@ -342,8 +342,10 @@ mod tests {
             message: None,
             assistant_message_event: ev,
         };
-        let mut st = UiState::default();
-        st.show_thinking = true;
+        let mut st = UiState {
+            show_thinking: true,
+            ..Default::default()
+        };
         st.transcript.apply(&AgentEvent::MessageStart {
             message: Arc::new(AgentMessage::user("hello")),
         });
