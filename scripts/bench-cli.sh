@@ -23,10 +23,8 @@ DELAY_US="${DELAY_US:-1000}"
 PROFILE="${PROFILE:-release-lto}"
 target="${CARGO_TARGET_DIR:-target}"
 
-cargo build --quiet --profile "$PROFILE" -p makai-cli --bin makai
-cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
-cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
-cpu_time="$target/$PROFILE/examples/cpu_time"
+source scripts/bench-lib.sh
+bench_build
 bins=("$target/$PROFILE/makai")
 for other in ${OTHER:-}; do bins+=("$other"); done
 
@@ -34,16 +32,6 @@ out=$(mktemp -d)
 servers=()
 trap 'for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done; rm -rf "$out"' EXIT
 
-# start_server NAME TOKENS ARGS...: sets $url.
-start_server() {
-  local name=$1 tokens=$2
-  shift 2
-  "$target/$PROFILE/makai-mockllm" --port 0 --no-record --bench-tokens "$tokens" \
-    --bench-tool-rounds 0 --bench-stream "$@" > "$out/server-$name" &
-  servers+=($!)
-  for _ in $(seq 100); do grep -q "listening on" "$out/server-$name" 2>/dev/null && break; sleep 0.05; done
-  url="$(sed -n 's/^listening on //p' "$out/server-$name")/v1"
-}
 start_server long "$TOKENS" --bench-delay-us "$DELAY_US"
 long_url=$url
 start_server short 2
@@ -69,9 +57,6 @@ run_once() {
   awk '{printf "%.6f %d\n", $1, $2}' "$out/t" >> "$file"
 }
 
-median() {
-  cut -d' ' -f"$2" "$1" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
-}
 
 for _ in $(seq "$N"); do
   for i in "${!bins[@]}"; do

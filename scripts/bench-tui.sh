@@ -28,10 +28,8 @@ PROFILE="${PROFILE:-release-lto}"
 target="${CARGO_TARGET_DIR:-target}"
 
 command -v tmux > /dev/null || { echo "bench-tui.sh needs tmux" >&2; exit 2; }
-cargo build --quiet --profile "$PROFILE" -p makai-cli --bin makai
-cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
-cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
-cpu_time="$(pwd)/$target/$PROFILE/examples/cpu_time"
+source scripts/bench-lib.sh
+bench_build
 bins=("$(pwd)/$target/$PROFILE/makai")
 for other in ${OTHER:-}; do bins+=("$(realpath "$other")"); done
 
@@ -40,19 +38,9 @@ sock="makai-bench-tui-$$"
 servers=()
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done; rm -rf "$out"' EXIT
 
-# start_server NAME TOKENS ARGS...: sets $url.
-start_server() {
-  local name=$1 tokens=$2
-  shift 2
-  "$target/$PROFILE/makai-mockllm" --port 0 --no-record --bench-tokens "$tokens" \
-    --bench-tool-rounds 0 --bench-stream --bench-paragraph "$PARAGRAPH" "$@" > "$out/server-$name" &
-  servers+=($!)
-  for _ in $(seq 100); do grep -q "listening on" "$out/server-$name" 2>/dev/null && break; sleep 0.05; done
-  url="$(sed -n 's/^listening on //p' "$out/server-$name")/v1"
-}
-start_server long "$TOKENS" --bench-delay-us "$DELAY_US"
+start_server long "$TOKENS" --bench-delay-us "$DELAY_US" --bench-paragraph "$PARAGRAPH"
 long_url=$url
-start_server short 2
+start_server short 2 --bench-paragraph "$PARAGRAPH"
 short_url=$url
 
 mkdir -p "$out/home"
@@ -84,9 +72,6 @@ run_once() {
   awk '{printf "%.6f %d\n", $1, $2}' "$out/t" >> "$file"
 }
 
-median() {
-  cut -d' ' -f"$2" "$1" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
-}
 
 for _ in $(seq "$N"); do
   for i in "${!bins[@]}"; do

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::*;
 use makai_mockllm::{
-    BenchPacing, MockServer, RecordedRequest, Scenario, ScriptedResponse, WireApi, bench_responder,
-    bench_responder_in_paragraphs,
+    BenchPacing, MockServer, RecordedRequest, Responder, Scenario, ScriptedResponse, WireApi,
+    bench_responder, bench_responder_in_paragraphs,
 };
 use serde_json::{Value, json};
 
@@ -221,19 +221,34 @@ async fn friendly_scenario_always_answers() {
     }
 }
 
+/// The Chat Completions events of `events` that carry text.
+fn chat_text_events(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| e.data != "[DONE]")
+        .filter(|e| {
+            e.json()["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        })
+        .count()
+}
+
+/// A server answering with a bench responder, for hand-written bodies that
+/// only carry what the responder reads (no invariant check on them).
+async fn bench_server(responder: Responder) -> MockServer {
+    let s = MockServer::start(Scenario::from_responder(responder))
+        .await
+        .unwrap();
+    s.skip_invariant_check();
+    s
+}
+
 /// Drives the bench script through a full agent loop on the Chat and
 /// Anthropic wire formats, feeding back tool results like an agent would.
 #[tokio::test]
 async fn bench_responder_agent_loop() {
-    let s = MockServer::start(Scenario::from_responder(bench_responder(
-        4,
-        2,
-        BenchPacing::Replay,
-    )))
-    .await
-    .unwrap();
-    // Hand-written bodies that only carry what the bench responder reads.
-    s.skip_invariant_check();
+    let s = bench_server(bench_responder(4, 2, BenchPacing::Replay)).await;
     // Chat Completions.
     let url = format!("{}/chat/completions", s.base_url_v1());
     let mut messages = vec![json!({"role": "user", "content": "go"})];
@@ -244,16 +259,7 @@ async fn bench_responder_agent_loop() {
         let a = assemble_chat(&events);
         assert!(a.terminated && a.usage.is_some());
         assert_eq!(a.model.as_deref(), Some("bench-m"));
-        let text_events = events
-            .iter()
-            .filter(|e| e.data != "[DONE]")
-            .filter(|e| {
-                e.json()["choices"][0]["delta"]["content"]
-                    .as_str()
-                    .is_some_and(|t| !t.is_empty())
-            })
-            .count();
-        assert_eq!(text_events, 4, "one event per token");
+        assert_eq!(chat_text_events(&events), 4, "one event per token");
         if round < 2 {
             assert_eq!(a.text, "w0 w1 w2 w3 ");
             assert_eq!(a.stop.as_deref(), Some("tool_calls"));
@@ -325,15 +331,7 @@ async fn bench_responder_agent_loop() {
 /// tokens, one event per token still, and the last token still the verdict.
 #[tokio::test]
 async fn bench_responder_in_paragraphs_ends_a_paragraph_every_n_tokens() {
-    let s = MockServer::start(Scenario::from_responder(bench_responder_in_paragraphs(
-        7,
-        0,
-        BenchPacing::Replay,
-        3,
-    )))
-    .await
-    .unwrap();
-    s.skip_invariant_check();
+    let s = bench_server(bench_responder_in_paragraphs(7, 0, BenchPacing::Replay, 3)).await;
     let url = format!("{}/chat/completions", s.base_url_v1());
     let body =
         json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "go"}]});
@@ -341,14 +339,5 @@ async fn bench_responder_in_paragraphs_ends_a_paragraph_every_n_tokens() {
     let events = parse_sse(&text);
     let a = assemble_chat(&events);
     assert_eq!(a.text, "w0 w1 w2\n\nw3 w4 w5\n\n[final]");
-    let text_events = events
-        .iter()
-        .filter(|e| e.data != "[DONE]")
-        .filter(|e| {
-            e.json()["choices"][0]["delta"]["content"]
-                .as_str()
-                .is_some_and(|t| !t.is_empty())
-        })
-        .count();
-    assert_eq!(text_events, 7, "one event per token");
+    assert_eq!(chat_text_events(&events), 7, "one event per token");
 }

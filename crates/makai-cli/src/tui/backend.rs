@@ -246,6 +246,7 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
+    use crate::tui::test_rng::Rng;
 
     /// A writer whose bytes the test reads after the backend wrote them.
     #[derive(Clone, Default)]
@@ -276,18 +277,6 @@ mod tests {
         (expected.0.take(), got.0.take())
     }
 
-    /// A pseudo-random sequence (xorshift), the same at every run.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self, below: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % below
-        }
-    }
-
     const MODIFIERS: [Modifier; 9] = [
         Modifier::BOLD,
         Modifier::DIM,
@@ -301,11 +290,11 @@ mod tests {
     ];
 
     fn color(rng: &mut Rng) -> Color {
-        match rng.next(5) {
+        match rng.below(5) {
             0 => Color::Reset,
             1 => Color::Cyan,
-            2 => Color::Indexed(rng.next(256) as u8),
-            3 => Color::Rgb(rng.next(256) as u8, 7, 200),
+            2 => Color::Indexed(rng.below(256) as u8),
+            3 => Color::Rgb(rng.below(256) as u8, 7, 200),
             _ => Color::DarkGray,
         }
     }
@@ -318,34 +307,34 @@ mod tests {
         let mut cell = Cell::default();
         let mut out = Vec::new();
         for _ in 0..count {
-            match rng.next(10) {
-                0 => x += 2 + rng.next(30) as u16,
+            match rng.below(10) {
+                0 => x += 2 + rng.below(30) as u16,
                 1 => {
-                    y += 1 + rng.next(3) as u16;
-                    x = rng.next(5) as u16;
+                    y += 1 + rng.below(3) as u16;
+                    x = rng.below(5) as u16;
                 }
-                2 => y = rng.next(2000) as u16,
+                2 => y = rng.below(2000) as u16,
                 _ => x += 1,
             }
-            if rng.next(4) == 0 {
+            if rng.below(4) == 0 {
                 let mut modifier = Modifier::empty();
                 for m in MODIFIERS {
-                    if rng.next(3) == 0 {
+                    if rng.below(3) == 0 {
                         modifier |= m;
                     }
                 }
                 cell.modifier = modifier;
             }
-            if rng.next(4) == 0 {
+            if rng.below(4) == 0 {
                 cell.fg = color(rng);
             }
-            if rng.next(6) == 0 {
+            if rng.below(6) == 0 {
                 cell.bg = color(rng);
             }
-            if rng.next(8) == 0 {
+            if rng.below(8) == 0 {
                 cell.underline_color = color(rng);
             }
-            cell.set_symbol(symbols[rng.next(symbols.len() as u64) as usize]);
+            cell.set_symbol(symbols[rng.below(symbols.len() as u64) as usize]);
             out.push((x, y, cell.clone()));
         }
         out
@@ -377,8 +366,8 @@ mod tests {
             .collect();
         let mut rng = Rng(7);
         for _ in 0..20_000 {
-            let from = all[rng.next(512) as usize];
-            let to = all[rng.next(512) as usize];
+            let from = all[rng.below(512) as usize];
+            let to = all[rng.below(512) as usize];
             let mut a = Cell::default();
             a.modifier = from;
             let mut b = Cell::default();

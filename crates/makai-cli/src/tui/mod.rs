@@ -34,6 +34,8 @@ pub mod pickers;
 pub mod render;
 pub mod selectors;
 pub mod terminal;
+#[cfg(test)]
+mod test_rng;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;

@@ -77,6 +77,7 @@ mod tests {
     use ratatui::style::Modifier;
 
     use super::*;
+    use crate::tui::test_rng::Rng;
 
     /// Wraps `text` as it streams in, a byte at a time (on character
     /// boundaries), and checks every step against a whole wrap; returns the
@@ -115,17 +116,10 @@ mod tests {
             "🎉",
             "\u{3000}",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |below: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % below as u64) as usize
-        };
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..300 {
-            let len = next(40);
-            let text: String = (0..len).map(|_| PIECES[next(PIECES.len())]).collect();
-            check_growing(&text, 4 + next(20));
+            let text = rng.text(PIECES, 40);
+            check_growing(&text, 4 + rng.index(20));
         }
     }
 

@@ -128,6 +128,7 @@ fn settled_before(text: &str, block: Range<usize>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_rng::Rng;
 
     /// Renders `text` as it streams in, `step` bytes at a time (on character
     /// boundaries), and checks every step against a whole render.
@@ -251,17 +252,10 @@ mod tests {
             "🎉",
             "\\",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |below: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % below as u64) as usize
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for _ in 0..400 {
-            let len = next(50);
-            let text: String = (0..len).map(|_| TOKENS[next(TOKENS.len())]).collect();
-            check_growing(&text, 6 + next(30), 1);
+            let text = rng.text(TOKENS, 50);
+            check_growing(&text, 6 + rng.index(30), 1);
         }
     }
 
