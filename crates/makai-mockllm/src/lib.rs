@@ -99,7 +99,8 @@
 //! The binary also has `--bench-tokens N [--bench-tool-rounds R]` (serve
 //! [`bench_responder`], each response in one write), `--bench-stream` (each
 //! event its own write) with `--bench-delay-us D` (events D microseconds
-//! apart), and `--no-record`.
+//! apart), `--bench-paragraph P` (a paragraph every P tokens,
+//! [`bench_responder_in_paragraphs`]), and `--no-record`.
 
 mod auth;
 mod bench;
