@@ -145,6 +145,10 @@ pub struct WireOptions {
     /// Idle timeout in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_ms: Option<u64>,
+    /// Read interval of the server-side request in milliseconds
+    /// ([`StreamOptions::read_interval`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_interval_ms: Option<u64>,
 }
 
 /// [`RetryPolicy`] on the wire.
@@ -181,6 +185,7 @@ impl From<&StreamOptions> for WireOptions {
             }),
             connect_timeout_ms: o.connect_timeout.map(millis),
             idle_timeout_ms: o.idle_timeout.map(millis),
+            read_interval_ms: o.read_interval.map(millis),
         }
     }
 }
@@ -208,6 +213,7 @@ impl WireOptions {
                 }),
             connect_timeout: self.connect_timeout_ms.map(Duration::from_millis),
             idle_timeout: self.idle_timeout_ms.map(Duration::from_millis),
+            read_interval: self.read_interval_ms.map(Duration::from_millis),
             // Like the key, the client's environment never crosses the wire.
             env: Default::default(),
         }
@@ -331,6 +337,7 @@ mod tests {
             headers: [("authorization".to_string(), "Bearer x".to_string())].into(),
             retry: RetryPolicy::none(),
             idle_timeout: Some(Duration::from_secs(5)),
+            read_interval: Some(Duration::from_millis(8)),
             ..Default::default()
         };
         let w = WireOptions::from(&o);
@@ -340,11 +347,13 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["toolChoice"], json!("read"));
         assert_eq!(v["idleTimeoutMs"], json!(5000));
+        assert_eq!(v["readIntervalMs"], json!(8));
         let back = w.to_stream_options(CancellationToken::new());
         assert_eq!(back.temperature, Some(0.5));
         assert_eq!(back.thinking, ThinkingLevel::High);
         assert_eq!(back.retry, RetryPolicy::none());
         assert_eq!(back.idle_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(back.read_interval, Some(Duration::from_millis(8)));
         assert!(back.api_key.is_none() && back.headers.is_empty());
     }
 

@@ -29,6 +29,8 @@
 //! runtime with `WORKERS` workers (default 1, as the CLI has; 2 is `makai
 //! serve`'s on two cores, with cross-thread wake-ups), the runs in a task on a
 //! worker as the CLI runs its command; the printed line names both.
+//! `READ_INTERVAL_US` sets `StreamOptions::read_interval` (unset: every read
+//! as data arrives, the library's default).
 //! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
 //! default, as in `AgentLoopConfig`).
 
@@ -281,6 +283,14 @@ async fn bench(s: Settings) -> ExitCode {
     let model = Model::custom(s.api, "mock", "mock-model", base_url);
     let mut config = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
     config.options.retry = RetryPolicy::none();
+    match env_num("READ_INTERVAL_US", 0) {
+        Ok(0) => {}
+        Ok(us) => config.options.read_interval = Some(std::time::Duration::from_micros(us as u64)),
+        Err(e) => {
+            eprintln!("loop_bench: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if std::env::var("SNAPSHOTS").as_deref() == Ok("1") {
         config.partial_snapshots = true;
     }

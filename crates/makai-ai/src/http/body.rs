@@ -13,8 +13,10 @@ use std::future::poll_fn;
 use std::ops::Range;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use super::conn::{Conn, Pool};
+use super::pacing::ReadPacing;
 
 /// How a response body's end is known, and how far decoding has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +149,9 @@ pub(crate) struct ResponseBody {
     pool: Arc<Pool>,
     key: String,
     complete: Cell<bool>,
+    /// When reads may happen ([`ResponseBody::pace_reads`]); `None` reads
+    /// as soon as the socket has data.
+    pacing: Option<ReadPacing>,
 }
 
 impl ResponseBody {
@@ -166,7 +171,14 @@ impl ResponseBody {
             pool,
             key,
             complete: Cell::new(false),
+            pacing: None,
         }
+    }
+
+    /// Reads a fast stream at most once per `interval` (see
+    /// [`super::pacing`]).
+    pub(crate) fn pace_reads(&mut self, interval: Duration) {
+        self.pacing = Some(ReadPacing::new(interval));
     }
 
     /// Where the next run of body data is ([`ResponseBody::data`]), or `None`
@@ -193,6 +205,14 @@ impl ResponseBody {
             out.extend_from_slice(data);
         }
         Ok(out)
+    }
+
+    /// The connection's receive low-water mark (for tests).
+    #[cfg(test)]
+    pub(crate) fn receive_low_water(&self) -> usize {
+        self.conn
+            .as_ref()
+            .map_or(1, |conn| conn.receive_low_water())
     }
 
     /// The reader has what it needs (a stream's last event): whatever is left
@@ -227,7 +247,15 @@ impl ResponseBody {
                             "a chunk-size or trailer line is longer than the read buffer",
                         )));
                     }
+                    if let Some(pacing) = self.pacing.as_mut() {
+                        ready!(pacing.poll_ready(cx));
+                        conn.set_receive_low_water(pacing.low_water());
+                    }
                     let read = ready!(conn.poll_fill(cx));
+                    if let (Ok(1..), Some(pacing)) = (&read, self.pacing.as_mut()) {
+                        pacing.on_data(conn.is_full());
+                        conn.set_receive_low_water(pacing.low_water());
+                    }
                     match read {
                         Ok(0) if self.transfer == Transfer::UntilClose => {
                             self.transfer = Transfer::Done;
@@ -257,6 +285,8 @@ impl ResponseBody {
             return;
         };
         if self.keep_alive {
+            // The next request on it reads as data arrives.
+            conn.set_receive_low_water(1);
             conn.set_rest(self.transfer);
             self.pool.checkin(std::mem::take(&mut self.key), conn);
         }

@@ -17,6 +17,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 use super::body::{Chunk, Step, Transfer};
+use super::low_water::Socket;
 use super::{MAX_READ_BUFFER, SendError};
 
 /// A connection's byte stream: TCP, or TLS over TCP, either maybe through a
@@ -41,6 +42,10 @@ pub(crate) struct Conn {
     len: usize,
     /// The unread end of the last response, when it was complete without it.
     rest: Option<Transfer>,
+    /// The TCP socket beneath `io`.
+    socket: Socket,
+    /// The socket's receive low-water mark as last set (1: the system's).
+    low_water: usize,
 }
 
 /// A response's status line and headers, and how its body is framed.
@@ -53,14 +58,33 @@ pub(crate) struct Head {
 }
 
 impl Conn {
-    /// A connection over `io`, with an empty read buffer.
-    pub(crate) fn new(io: Box<dyn Io>) -> Self {
+    /// A connection over `io`, with an empty read buffer; `socket` is the
+    /// TCP socket beneath it.
+    pub(crate) fn new(io: Box<dyn Io>, socket: Socket) -> Self {
         Conn {
             io,
             buf: vec![0; MAX_READ_BUFFER].into_boxed_slice(),
             pos: 0,
             len: 0,
             rest: None,
+            socket,
+            low_water: 1,
+        }
+    }
+
+    /// The receive low-water mark as last set.
+    #[cfg(test)]
+    pub(crate) fn receive_low_water(&self) -> usize {
+        self.low_water
+    }
+
+    /// Sets the socket's receive low-water mark (see [`super::low_water`]):
+    /// the system wakes a reader only once `bytes` are queued. A system
+    /// call only when it changes.
+    pub(crate) fn set_receive_low_water(&mut self, bytes: usize) {
+        let bytes = bytes.max(1);
+        if bytes != self.low_water && self.socket.set_receive_low_water(bytes) {
+            self.low_water = bytes;
         }
     }
 

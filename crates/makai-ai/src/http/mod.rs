@@ -25,6 +25,8 @@
 
 mod body;
 mod conn;
+mod low_water;
+mod pacing;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,7 +36,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::Uri;
-use hyper_rustls::HttpsConnector;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::Matcher;
@@ -43,6 +45,7 @@ use tokio::net::TcpStream;
 
 pub(crate) use body::ResponseBody;
 use conn::{Conn, Io, Pool};
+use low_water::Socket;
 
 /// The largest read buffer a connection keeps (also the largest response head).
 pub(crate) const MAX_READ_BUFFER: usize = 8 * 1024;
@@ -161,16 +164,21 @@ impl HttpClient {
             port = uri.port_u16(),
             "opening a model connection"
         );
-        let io: Box<dyn Io> = if uri.scheme_str() == Some("http") {
-            Box::new(
-                call(self.connector.clone(), uri.clone())
-                    .await?
-                    .into_inner(),
-            )
+        let (io, socket): (Box<dyn Io>, Socket) = if uri.scheme_str() == Some("http") {
+            let tcp = call(self.connector.clone(), uri.clone())
+                .await?
+                .into_inner();
+            let socket = Socket::of(&tcp);
+            (Box::new(tcp), socket)
         } else {
-            Box::new(TokioIo::new(call(self.tls()?, uri.clone()).await?))
+            let stream = call(self.tls()?, uri.clone()).await?;
+            let socket = match &stream {
+                MaybeHttpsStream::Http(tcp) => Socket::of(tcp.inner()),
+                MaybeHttpsStream::Https(tls) => Socket::of(tls.inner().get_ref().0.inner().inner()),
+            };
+            (Box::new(TokioIo::new(stream)), socket)
         };
-        Ok(Conn::new(io))
+        Ok(Conn::new(io, socket))
     }
 
     /// Opens a connection to `url`'s server and keeps it in the pool for the

@@ -301,3 +301,115 @@ fn proxy_credentials_are_not_shown() {
     let shown = redact_userinfo(&uri);
     assert_eq!(shown, "http://proxy.local:3128");
 }
+
+/// A keep-alive server that answers each request with a `content-length`
+/// body of `pieces` pieces (`piece-00;piece-01;...`), one write every `gap`;
+/// counts the connections it accepted.
+async fn drip_server(
+    pieces: usize,
+    gap: Duration,
+) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            socket.set_nodelay(true)?;
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let n = socket.read(&mut chunk).await?;
+                    if n == 0 {
+                        return std::io::Result::Ok(());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        if buf.len() < end + 4 + 2 {
+                            break;
+                        }
+                        buf.drain(..end + 4 + 2);
+                        let body = drip_body(pieces);
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                        socket.write_all(head.as_bytes()).await?;
+                        for piece in body.as_bytes().chunks(9) {
+                            tokio::time::sleep(gap).await;
+                            socket.write_all(piece).await?;
+                        }
+                    }
+                }
+            });
+        }
+        std::io::Result::Ok(())
+    });
+    (addr, accepted)
+}
+
+fn drip_body(pieces: usize) -> String {
+    (0..pieces).map(|i| format!("piece-{i:02};")).collect()
+}
+
+/// Reads a body to its end; returns it, the number of reads that brought
+/// data (a `content-length` body is one run of data per read) and whether
+/// the receive low-water mark was ever raised.
+async fn read_counting(mut body: ResponseBody) -> (Vec<u8>, usize, bool) {
+    let mut data = Vec::new();
+    let mut reads = 0;
+    let mut raised = false;
+    while let Some(range) = body.next_data().await.unwrap() {
+        data.extend_from_slice(body.data(range));
+        reads += 1;
+        raised |= body.receive_low_water() > 1;
+    }
+    (data, reads, raised)
+}
+
+#[tokio::test]
+async fn paced_reads_take_a_fast_stream_in_few_reads_and_lose_nothing() {
+    // 40 writes 2 ms apart (80 ms at least), read at most every 25 ms.
+    let (addr, _) = drip_server(40, Duration::from_millis(2)).await;
+    let client = test_client();
+    let url = format!("http://{addr}/v1/chat/completions");
+    let mut body = post_empty(&client, &url).await.unwrap().into_body();
+    body.pace_reads(Duration::from_millis(25));
+    let (data, reads, raised) = read_counting(body).await;
+    assert_eq!(String::from_utf8(data).unwrap(), drip_body(40));
+    // Unpaced, each write is a read of its own: 40 (on an idle machine).
+    // Paced: two reads to see that the stream is fast, then one per 25 ms,
+    // plus a few for a server that falls behind.
+    assert!(reads <= 15, "{reads} reads");
+    assert!(raised, "the low-water mark was raised during the pauses");
+}
+
+/// Regression guard: a connection put back in the pool with its receive
+/// low-water mark still raised would leave the next response on it unread
+/// until kilobytes arrived (a short answer: never).
+#[tokio::test]
+async fn a_paced_connection_goes_back_to_the_pool_reading_as_data_arrives() {
+    let (addr, accepted) = drip_server(40, Duration::from_millis(2)).await;
+    let client = test_client();
+    let url = format!("http://{addr}/v1/chat/completions");
+    let mut body = post_empty(&client, &url).await.unwrap().into_body();
+    body.pace_reads(Duration::from_millis(25));
+    let (_, _, raised) = read_counting(body).await;
+    assert!(raised);
+    // The next request takes the pooled connection, unpaced: its answer
+    // (head and 9-byte pieces) must arrive as it is written.
+    let next = tokio::time::timeout(Duration::from_secs(10), async {
+        let body = post_empty(&client, &url).await.unwrap().into_body();
+        read_counting(body).await
+    })
+    .await
+    .expect("the pooled connection answered");
+    assert_eq!(String::from_utf8(next.0).unwrap(), drip_body(40));
+    assert!(!next.2, "an unpaced body never raises the mark");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one connection"
+    );
+}

@@ -186,7 +186,10 @@ async fn drive(
     let mut may_refresh = options.api_key.is_none();
 
     let client = crate::http::shared(options.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
-    let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    let reading = Reading {
+        idle: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
+        interval: options.read_interval.filter(|i| !i.is_zero()),
+    };
     let api = wire_api(model.api);
 
     let mut attempt: u32 = 0;
@@ -198,7 +201,7 @@ async fn drive(
         let outcome = tokio::select! {
             biased;
             () = &mut cancelled => Err(None),
-            r = run_attempt(&client, &prepared, idle, &model, api.framing(), decoder.as_mut(), &mut builder, &mut sink, &mut auth_rejected) => r.map_err(Some),
+            r = run_attempt(&client, &prepared, reading, &model, api.framing(), decoder.as_mut(), &mut builder, &mut sink, &mut auth_rejected) => r.map_err(Some),
         };
         match outcome {
             Ok(()) => {
@@ -277,12 +280,21 @@ async fn drive(
     }
 }
 
+/// How an attempt reads its response body.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// The longest silence before the stream fails.
+    idle: Duration,
+    /// [`StreamOptions::read_interval`].
+    interval: Option<Duration>,
+}
+
 /// One HTTP attempt. `Ok` once the builder has finished the message.
 #[allow(clippy::too_many_arguments)]
 async fn run_attempt(
     client: &HttpClient,
     prepared: &Prepared,
-    idle: Duration,
+    reading: Reading,
     model: &Model,
     framing: Framing,
     decoder: &mut dyn WireDecoder,
@@ -323,6 +335,7 @@ async fn run_attempt(
         .collect();
     // The idle timeout covers the wait for the response head too: a server
     // that takes the request and never answers is a stall like any other.
+    let idle = reading.idle;
     let mut stall = IdleTimer::new(idle);
     let response = stall
         .read(client.post(&request.url, &headers, request.body.clone()))
@@ -378,6 +391,9 @@ async fn run_attempt(
     builder.start();
     let mut parser = Framer::new(framing);
     let mut body = response.into_body();
+    if let Some(interval) = reading.interval {
+        body.pace_reads(interval);
+    }
     let mut fault: Option<Fault> = None;
     loop {
         let range = match stall.read(body.next_data()).await {

@@ -573,6 +573,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         builder = builder.temperature(makai_local::TEMPERATURE);
     }
     let mut config = builder.build();
+    config.options.read_interval = settings.stream_read_interval();
     config.limits = limits.execution();
     if model.provider == makai_local::PROVIDER && start_with_tools {
         // A turn limit of the user's own wins.

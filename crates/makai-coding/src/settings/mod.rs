@@ -144,6 +144,23 @@ pub enum DoubleEscapeAction {
     None,
 }
 
+/// How often makai reads a fast model stream by default, in milliseconds:
+/// once reads come closer together than this, each read takes what arrived
+/// in the interval, one wake-up for several tokens. Half a frame of a
+/// 60 Hz display.
+pub const DEFAULT_STREAM_READ_INTERVAL_MS: u64 = 8;
+
+impl Settings {
+    /// The read interval of model streams ([`Settings::stream_read_interval_ms`]),
+    /// `None` to read as data arrives.
+    pub fn stream_read_interval(&self) -> Option<std::time::Duration> {
+        let ms = self
+            .stream_read_interval_ms
+            .unwrap_or(DEFAULT_STREAM_READ_INTERVAL_MS);
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+}
+
 /// The merged settings. Unknown keys (pi's UI settings and the like) are kept in `extra`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -222,6 +239,11 @@ pub struct Settings {
     /// with the built-in local model. A makai key (pi has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_overview: Option<bool>,
+    /// How often a fast model stream is read, in milliseconds (unset:
+    /// [`DEFAULT_STREAM_READ_INTERVAL_MS`]; 0 reads as data arrives). See
+    /// `makai_ai::StreamOptions::read_interval`. A makai key (pi has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_read_interval_ms: Option<u64>,
     /// User settings only: let a trusted project's file set
     /// [`PROJECT_RESTRICTED_KEYS`] and start its MCP servers.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -1,0 +1,65 @@
+//! A connection's receive low-water mark (`SO_RCVLOWAT`), which read pacing
+//! ([`super::pacing`]) raises while a read waits.
+//!
+//! The kernel reports a TCP socket readable, and so wakes the thread waiting
+//! in `epoll_wait`, only once this many bytes are queued (or the peer closed,
+//! or its buffer runs short). Tokio's sockets are edge-triggered: without
+//! raising the mark, every segment that arrives during a pause would still
+//! wake the runtime, which then has nothing to do (no task waits for the
+//! socket). No crate of the dependency tree sets this option (`socket2` and
+//! `rustix` have no call for it), so it is one `setsockopt` here.
+
+/// The TCP socket under a connection (beneath TLS and any proxy tunnel).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Socket {
+    #[cfg(unix)]
+    fd: std::os::fd::RawFd,
+}
+
+impl Socket {
+    /// The socket of `tcp`. The connection that owns `tcp` owns this handle's
+    /// use: it is only used while that connection is open.
+    pub(crate) fn of(tcp: &tokio::net::TcpStream) -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            Socket {
+                fd: tcp.as_raw_fd(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tcp;
+            Socket {}
+        }
+    }
+
+    /// Sets the receive low-water mark to `bytes` (at least 1); false when the
+    /// system refused or has no such option (reads then work as before).
+    pub(crate) fn set_receive_low_water(&self, bytes: usize) -> bool {
+        #[cfg(unix)]
+        {
+            let value = libc::c_int::try_from(bytes.max(1)).unwrap_or(libc::c_int::MAX);
+            let len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>())
+                .unwrap_or(libc::socklen_t::MAX);
+            // SAFETY: `fd` is the socket of the connection that called, which
+            // owns it and keeps it open while it calls; `value` is a live
+            // `c_int` and `len` its size, as SO_RCVLOWAT takes.
+            let done = unsafe {
+                libc::setsockopt(
+                    self.fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVLOWAT,
+                    std::ptr::from_ref(&value).cast::<libc::c_void>(),
+                    len,
+                )
+            };
+            done == 0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = bytes;
+            false
+        }
+    }
+}
