@@ -23,6 +23,11 @@
 //! - **rpc**: `makai --mode rpc` with one session, `PROMPTS` prompts (default
 //!   10) one after the other; the same figures for that process.
 //!
+//! `READ_INTERVAL_US` sets how often the model streams are read: the serve
+//! clients' `StreamOptions::read_interval` (unset: as data arrives, the
+//! library's default) and RPC mode's `streamReadIntervalMs` setting (unset:
+//! the CLI's default, 8 ms).
+//!
 //! The clients and the scripted server run in this process, so the figures are
 //! the makai process's own; Linux only (/proc).
 
@@ -134,7 +139,13 @@ fn report(label: &str, events: u64, cpu: f64, wall: f64, extra: &str) {
     );
 }
 
-async fn serve(bin: &Path, home: &Path, mock_v1: &str, tokens: u64) -> Result<(), Failure> {
+async fn serve(
+    bin: &Path,
+    home: &Path,
+    mock_v1: &str,
+    tokens: u64,
+    read_interval: Option<Duration>,
+) -> Result<(), Failure> {
     let token_file = home.join("serve-token");
     let token_arg = token_file.to_string_lossy().into_owned();
     let mut child = makai(
@@ -184,9 +195,11 @@ async fn serve(bin: &Path, home: &Path, mock_v1: &str, tokens: u64) -> Result<()
             tasks.push(tokio::spawn(async move {
                 let mut deltas = 0u64;
                 for _ in 0..calls {
-                    let mut s = client
-                        .stream(&model, &context, StreamOptions::default())
-                        .await;
+                    let options = StreamOptions {
+                        read_interval: read_interval.filter(|i| !i.is_zero()),
+                        ..Default::default()
+                    };
+                    let mut s = client.stream(&model, &context, options).await;
                     while let Some(e) = s.next().await {
                         match e {
                             AssistantMessageEvent::TextDelta { .. } => deltas += 1,
@@ -283,6 +296,16 @@ fn main() -> Result<(), Failure> {
     let tokens = env_num("TOKENS", 200)?;
     let delay = Duration::from_micros(env_num("DELAY_US", 1000)?);
     let home = tempfile::tempdir()?;
+    let read_interval = match std::env::var("READ_INTERVAL_US") {
+        Ok(_) => Some(Duration::from_micros(env_num("READ_INTERVAL_US", 0)?)),
+        Err(_) => None,
+    };
+    if let Some(interval) = read_interval {
+        std::fs::write(
+            home.path().join("settings.json"),
+            format!("{{\"streamReadIntervalMs\": {}}}", interval.as_millis()),
+        )?;
+    }
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mock = MockServer::start_with(
@@ -307,7 +330,7 @@ fn main() -> Result<(), Failure> {
         );
         let mode = std::env::var("MODES").unwrap_or_else(|_| "serve rpc".into());
         if mode.contains("serve") {
-            serve(&bin, home.path(), &v1, tokens).await?;
+            serve(&bin, home.path(), &v1, tokens, read_interval).await?;
         }
         if mode.contains("rpc") {
             let (bin, home, v1) = (bin.clone(), home.path().to_path_buf(), v1.clone());

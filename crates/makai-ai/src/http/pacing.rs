@@ -9,9 +9,14 @@
 //! after the last one, and then takes everything that arrived meanwhile in one
 //! wake-up and one `read`.
 //!
+//! A stream is fast once two reads in a row came less than an interval, and
+//! more than a burst's microseconds, after the read before.
+//!
 //! What it never delays:
-//! - the first read of a body, or any read after a gap of at least the
+//! - the first reads of a body, or any read after a gap of at least the
 //!   interval (a stream slower than the interval is read as it arrives);
+//! - a burst: reads a few microseconds apart bring what is already on its
+//!   way (a whole short response), and pausing them would only add latency;
 //! - the read after one that filled the read buffer (more is waiting);
 //! - bytes already read: pacing only decides when to ask the socket again.
 //!
@@ -47,7 +52,17 @@ pub(crate) struct ReadPacing {
     armed: bool,
     /// When the last read returned data, or the last pause ended.
     since: Option<Instant>,
+    /// The read in progress is the first after a pause.
+    after_pause: bool,
+    /// Reads in a row that came a token's time after the one before
+    /// (within the interval, not in a burst).
+    trickling: u32,
 }
+
+/// How many reads in a row must come a token's time apart before the first
+/// pause: one late segment of a burst (the server was descheduled a moment)
+/// is not a stream of tokens.
+const TRICKLING_READS: u32 = 2;
 
 impl ReadPacing {
     /// Pacing at `interval`.
@@ -57,6 +72,8 @@ impl ReadPacing {
             pause: None,
             armed: false,
             since: None,
+            after_pause: false,
+            trickling: 0,
         }
     }
 
@@ -68,6 +85,7 @@ impl ReadPacing {
                 // Data that comes within an interval of the pause's end
                 // keeps the stream fast.
                 self.since = Some(pause.deadline());
+                self.after_pause = true;
             }
             self.armed = false;
         }
@@ -75,13 +93,25 @@ impl ReadPacing {
     }
 
     /// A read returned data; `filled` when it filled the read buffer. The
-    /// next read waits for a pause when this one came within an interval of
-    /// the last read or pause, and did not fill the buffer.
+    /// next read waits for a pause when this one did not fill the buffer and
+    /// came within an interval of the last pause's end, or when it is the
+    /// [`TRICKLING_READS`]th in a row to come within an interval of the read
+    /// before it (but not so soon that the data was a burst already on its
+    /// way: [`ReadPacing::burst_gap`]).
     pub(crate) fn on_data(&mut self, filled: bool) {
         let now = Instant::now();
-        let fast = self
-            .since
-            .is_some_and(|since| now.saturating_duration_since(since) < self.interval);
+        let gap = self.since.map(|since| now.saturating_duration_since(since));
+        let fast = match gap {
+            Some(gap) if gap < self.interval && self.after_pause => true,
+            Some(gap) if gap < self.interval && gap >= self.burst_gap() => {
+                self.trickling += 1;
+                self.trickling >= TRICKLING_READS
+            }
+            _ => {
+                self.trickling = 0;
+                false
+            }
+        };
         self.armed = fast && !filled;
         if self.armed {
             let deadline = now + self.interval;
@@ -91,6 +121,16 @@ impl ReadPacing {
             }
         }
         self.since = Some(now);
+        self.after_pause = false;
+    }
+
+    /// Reads closer together than this bring parts of one burst (a short
+    /// response sent at once, segments back to back): pausing would delay the
+    /// rest of what is already on its way and save no wake-up. A provider
+    /// streaming 2,000 tokens a second sends one every 500 µs; a burst's
+    /// segments come microseconds apart.
+    fn burst_gap(&self) -> Duration {
+        self.interval / 32
     }
 
     /// The socket's receive low-water mark for now: [`PAUSED_LOW_WATER`]
@@ -137,7 +177,10 @@ mod tests {
         let mut p = ReadPacing::new(Duration::from_millis(8));
         p.on_data(false);
         assert!(!p.is_armed(), "the first read is never followed by a pause");
-        // A read a millisecond later: fast.
+        // Two reads a millisecond apart: fast.
+        advance_ms(1).await;
+        p.on_data(false);
+        assert!(!p.is_armed(), "one late segment is not yet a stream");
         advance_ms(1).await;
         p.on_data(false);
         assert!(p.is_armed());
@@ -159,6 +202,29 @@ mod tests {
         p.on_data(false);
         assert!(!p.is_armed());
         assert_eq!(poll(&mut p), Poll::Ready(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_reads_of_a_burst_are_never_paused() {
+        let mut p = ReadPacing::new(Duration::from_millis(8));
+        for _ in 0..50 {
+            tokio::time::advance(Duration::from_micros(20)).await;
+            p.on_data(false);
+            assert!(!p.is_armed());
+        }
+        // One late segment is not a stream of tokens.
+        advance_ms(1).await;
+        p.on_data(false);
+        assert!(!p.is_armed());
+        tokio::time::advance(Duration::from_micros(20)).await;
+        p.on_data(false);
+        assert!(!p.is_armed());
+        // Two reads in a row a token's time apart are.
+        advance_ms(1).await;
+        p.on_data(false);
+        advance_ms(1).await;
+        p.on_data(false);
+        assert!(p.is_armed());
     }
 
     #[tokio::test(start_paused = true)]
