@@ -25,6 +25,11 @@
 # on it). makai also runs on two workers (`makai serve`'s runtime on two cores),
 # each figure with its ratio to current-thread. "CLI above the floor" is the
 # CLI's runtime less the floor, per token event: the part that is makai's own.
+# "makai as the binary reads" is the CLI's runtime with the `makai` binary's
+# read interval (READ_INTERVAL_US, default 8000: StreamOptions::read_interval,
+# the streamReadIntervalMs setting), with its ratio to the CLI's runtime
+# reading every event; the other makai columns read as data arrives, the
+# library's default.
 #
 # Builds makai's bench (profile release-lto) and the scripted server; yoagent
 # 0.26.6's bench (benches/peers/yoagent_loop_bench, its own workspace, release)
@@ -42,6 +47,8 @@ PROFILE="${PROFILE:-release-lto}"
 TOKENS="${TOKENS:-200}"
 TOOL_ROUNDS="${TOOL_ROUNDS:-5}"
 RUNS="${RUNS:-200}"
+READ_INTERVAL="${READ_INTERVAL_US:-8000}"
+unset READ_INTERVAL_US # the other makai columns read as data arrives
 target="${CARGO_TARGET_DIR:-target}"
 
 cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
@@ -107,8 +114,8 @@ table() {
   echo
   echo "### $title"
   echo
-  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai, the CLI's runtime (multi-thread, 1 worker) | CLI / current | CLI above the floor | makai multi-thread, 2 workers (/ current) | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| API, concurrency | floor (read, parse nothing) | makai current-thread | makai, the CLI's runtime (multi-thread, 1 worker) | CLI / current | CLI above the floor | makai multi-thread, 2 workers (/ current) | makai as the binary reads (every $((READ_INTERVAL / 1000)) ms; / CLI's runtime) | yoagent 0.26.6 | pi-agent-core 0.73.1 |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for api in $APIS; do
     for c in $concurrencies; do
       export MOCK_URL="$url" API="$api" CONCURRENCY="$c" RUNS TOKENS TOOL_ROUNDS
@@ -118,6 +125,8 @@ table() {
         RUNTIME=current-thread run_once "$out/runs-ct" "$makai_bench"
         RUNTIME=multi-thread WORKERS=1 run_once "$out/runs-mt" "$makai_bench"
         RUNTIME=multi-thread WORKERS=2 run_once "$out/runs-mt2" "$makai_bench"
+        READ_INTERVAL_US="$READ_INTERVAL" RUNTIME=multi-thread WORKERS=1 \
+          run_once "$out/runs-mtp" "$makai_bench"
         if [ -n "$yoagent_bench" ]; then run_once "$out/runs-yo" "$yoagent_bench"; fi
         if [ -n "$pi_modules" ]; then
           PI_MODULES="$pi_modules" run_once "$out/runs-pi" node benches/peers/pi_loop_bench.mjs
@@ -127,7 +136,7 @@ table() {
       mt_cpu=$(median "$out/runs-mt" 1)
       mt_rss=$(median "$out/runs-mt" 2)
       row="| $api, $c"
-      for peer in floor ct mt mt2 yo pi; do
+      for peer in floor ct mt mt2 mtp yo pi; do
         if [ ! -f "$out/runs-$peer" ]; then
           row="$row | n/a"
           continue
@@ -151,6 +160,9 @@ table() {
             else
               cell="$cell ($ratio)"
             fi ;;
+          mtp)
+            cell="$cell ($(awk -v p="$cpu" -v m="$mt_cpu" \
+              'BEGIN{if (m > 0) printf "%.2fx", p / m; else printf "n/a"}'))" ;;
           yo|pi)
             cell="$cell: $(awk -v c="$cpu" -v m="$mt_cpu" -v r="$rss" -v mr="$mt_rss" \
               'BEGIN{if (m > 0) printf "%.1fx CPU, %.1fx memory", c / m, r / mr; else printf "n/a"}')" ;;
