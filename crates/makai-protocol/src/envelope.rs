@@ -15,7 +15,8 @@ use serde_json::Value;
 use makai_ai::AssistantMessageEvent;
 
 use crate::payload::{
-    Ack, ErrorBody, ErrorCode, Hello, Json, Ping, Resume, StreamEnd, StreamRequest, Welcome,
+    Ack, ErrorBody, ErrorCode, Hello, Json, Ping, PreconnectRequest, Resume, StreamEnd,
+    StreamRequest, Welcome,
 };
 use crate::transport::Frame;
 
@@ -69,6 +70,9 @@ pub enum Body {
     Subscribe,
     /// Server → client, sequenced: one agent-session event (JSON).
     AgentEvent(Json),
+    /// Client → server: open the connection a model's next call will take
+    /// (no request is sent, no answer comes back).
+    Preconnect(Box<PreconnectRequest>),
 }
 
 /// The bare message type, as written in `type`.
@@ -105,6 +109,8 @@ pub enum Kind {
     Subscribe,
     /// `agent_event`
     AgentEvent,
+    /// `preconnect`
+    Preconnect,
 }
 
 impl Kind {
@@ -126,6 +132,7 @@ impl Kind {
             Kind::RpcResponse => "rpc_response",
             Kind::Subscribe => "subscribe",
             Kind::AgentEvent => "agent_event",
+            Kind::Preconnect => "preconnect",
         }
     }
 }
@@ -149,6 +156,7 @@ impl Body {
             Body::RpcResponse(_) => Kind::RpcResponse,
             Body::Subscribe => Kind::Subscribe,
             Body::AgentEvent(_) => Kind::AgentEvent,
+            Body::Preconnect(_) => Kind::Preconnect,
         }
     }
 }
@@ -249,6 +257,7 @@ impl Serialize for Envelope {
             Body::Hello(p) => st.serialize_field("payload", p)?,
             Body::Welcome(p) => st.serialize_field("payload", p)?,
             Body::StreamRequest(p) => st.serialize_field("payload", p)?,
+            Body::Preconnect(p) => st.serialize_field("payload", p)?,
             Body::Event(p) => st.serialize_field("payload", p)?,
             Body::StreamEnd(p) => st.serialize_field("payload", p)?,
             Body::Ack(p) => st.serialize_field("payload", p)?,
@@ -270,6 +279,7 @@ fn payload_from_map<'de, A: MapAccess<'de>>(kind: Kind, map: &mut A) -> Result<B
         Kind::Hello => Body::Hello(map.next_value()?),
         Kind::Welcome => Body::Welcome(map.next_value()?),
         Kind::StreamRequest => Body::StreamRequest(map.next_value()?),
+        Kind::Preconnect => Body::Preconnect(map.next_value()?),
         Kind::Event => Body::Event(map.next_value()?),
         Kind::StreamEnd => Body::StreamEnd(map.next_value()?),
         Kind::Ack => Body::Ack(map.next_value()?),
@@ -307,6 +317,7 @@ fn payload_from_value(kind: Kind, value: Option<Value>) -> Result<Body, String> 
         Kind::Hello => Body::Hello(value.map_or(Ok(Hello::default()), |v| typed(kind, Some(v)))?),
         Kind::Welcome => Body::Welcome(typed(kind, value)?),
         Kind::StreamRequest => Body::StreamRequest(typed(kind, value)?),
+        Kind::Preconnect => Body::Preconnect(typed(kind, value)?),
         Kind::Event => Body::Event(typed(kind, value)?),
         Kind::StreamEnd => Body::StreamEnd(typed(kind, value)?),
         Kind::Ack => Body::Ack(typed(kind, value)?),
@@ -426,6 +437,35 @@ mod tests {
                 message: None
             })
         );
+    }
+
+    #[test]
+    fn a_preconnect_round_trips_in_either_field_order() {
+        let model = makai_ai::Model::custom(
+            makai_ai::Api::OpenAiCompletions,
+            "mock",
+            "mock-model",
+            "http://127.0.0.1:9/v1",
+        );
+        let e = Envelope::new(
+            0,
+            Body::Preconnect(Box::new(PreconnectRequest {
+                model,
+                options: crate::payload::WireOptions::from(&makai_ai::StreamOptions {
+                    connect_timeout: Some(std::time::Duration::from_secs(3)),
+                    ..Default::default()
+                }),
+            })),
+        );
+        assert_eq!(round_trip(&e), e);
+        let text = e.to_frame().as_str().to_string();
+        let payload = text
+            .strip_prefix(r#"{"v":1,"type":"preconnect","payload":"#)
+            .and_then(|rest| rest.strip_suffix('}'))
+            .unwrap();
+        assert!(payload.contains(r#""connectTimeoutMs":3000"#), "{payload}");
+        let reordered = format!(r#"{{"payload":{payload},"type":"preconnect","v":1}}"#);
+        assert_eq!(Envelope::from_frame(reordered.as_bytes()).unwrap(), e);
     }
 
     #[test]

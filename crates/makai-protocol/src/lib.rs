@@ -44,7 +44,9 @@ pub mod transport;
 
 pub use client::{ClientConfig, ClientError, ClientStats, RemoteProtocolClient, SessionEvents};
 pub use envelope::{Body, Envelope, Kind, PROTOCOL_VERSION};
-pub use payload::{EndReason, ErrorCode, Json, StreamRequest, WireLimits, WireOptions};
+pub use payload::{
+    EndReason, ErrorCode, Json, PreconnectRequest, StreamRequest, WireLimits, WireOptions,
+};
 pub use server::{
     DEFAULT_PORT, Limits, ProtocolServer, ServeError, ServerConfig, ServerStats, ShutdownReport,
     serve,

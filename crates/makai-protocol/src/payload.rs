@@ -108,6 +108,18 @@ pub struct StreamRequest {
     pub options: WireOptions,
 }
 
+/// `preconnect`: open the connection the model's next call will take. The
+/// options name its connect timeout; nothing else of them is used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreconnectRequest {
+    /// The model whose server to connect to.
+    pub model: Model,
+    /// Request options (no API key, no extra headers).
+    #[serde(default)]
+    pub options: WireOptions,
+}
+
 /// The parts of [`StreamOptions`] that cross the wire.
 ///
 /// Left out on purpose: `apiKey` and `headers` (credentials stay on the

@@ -287,3 +287,37 @@ async fn a_stream_outlives_its_client_handle() {
     // With the last stream done, the connection closes.
     eventually("connection closed", || server.stats().connections == 0).await;
 }
+
+/// `preconnect` over the wire: the server opens the connection to the model
+/// server that the client's next call then takes, without sending a request.
+#[tokio::test]
+async fn a_preconnect_opens_the_connection_the_servers_next_call_takes() {
+    let llm = mock(vec![ScriptedResponse::text("over the warm connection")]).await;
+    let server = start(ServerConfig::ephemeral(TOKEN)).await;
+    let client = client(&server.ws_url()).await;
+    let m = model(&llm, Api::OpenAiCompletions);
+    client.preconnect(&m, &options()).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while llm.connections() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never connected"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(llm.served(), 0, "a preconnect sends no request");
+    let events = collect(client.stream(&m, &context("hi"), options()).await).await;
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "over the warm connection");
+    assert_eq!(
+        llm.connections(),
+        1,
+        "the call took the preconnected connection"
+    );
+}

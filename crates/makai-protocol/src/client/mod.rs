@@ -26,7 +26,7 @@ use makai_ai::{
 };
 
 use crate::envelope::{Body, Envelope, PROTOCOL_VERSION};
-use crate::payload::{ErrorCode, Json, WireLimits, WireOptions};
+use crate::payload::{ErrorCode, Json, PreconnectRequest, WireLimits, WireOptions};
 use crate::transport::Frame;
 
 pub use state::ClientStats;
@@ -337,5 +337,17 @@ impl ProtocolClient for RemoteProtocolClient {
             }
         }
         AssistantMessageEventStream::from_channel(rx, cancel)
+    }
+
+    /// Asks the server to open the connection `model`'s next call will take
+    /// (`preconnect`), so that call skips the TCP and TLS handshakes with
+    /// the provider. Sent if connected, not answered, never retried.
+    async fn preconnect(&self, model: &Model, options: &StreamOptions) {
+        let request = PreconnectRequest {
+            model: model.clone(),
+            options: WireOptions::from(options),
+        };
+        let frame = Envelope::new(0, Body::Preconnect(Box::new(request))).to_frame();
+        self.inner.shared.send_once(frame);
     }
 }

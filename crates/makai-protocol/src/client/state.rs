@@ -209,6 +209,12 @@ impl Shared {
         }
     }
 
+    /// Sends a frame no stream waits for (a `preconnect`), if connected:
+    /// it is not sent again after a reconnect.
+    pub fn send_once(&self, frame: Frame) {
+        send_on(&lock(&self.state), frame);
+    }
+
     /// Registers an RPC call and sends it if connected. Returns false when not connected.
     pub fn start_rpc(
         &self,

@@ -7,12 +7,13 @@ use std::sync::atomic::Ordering;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::guard::check_credentials;
 use super::produce::{run_provider, run_subscription};
 use super::state::{ConnPermit, Refusal, Shared};
 use super::stream::{Outbox, StreamEntry, StreamKind};
 use super::writer::run_writer;
 use crate::envelope::{Body, Envelope, PROTOCOL_VERSION};
-use crate::payload::{ErrorCode, Hello, Json, Welcome, WireLimits};
+use crate::payload::{ErrorCode, Hello, Json, PreconnectRequest, Welcome, WireLimits};
 use crate::transport::{Frame, FrameReceiver, FrameSender, Incoming, Transport};
 
 /// Reads the first frame, which must be a `hello`.
@@ -318,6 +319,21 @@ impl Conn {
                     Err(refused) => self.error(id, refused.code, refused.message).await,
                 }
             }
+            Body::Preconnect(req) => {
+                // Only where the server would stream (its credentials stay
+                // with its own providers); nothing is answered either way.
+                let PreconnectRequest { model, options } = *req;
+                if let Err(refused) = check_credentials(&model, &self.shared.trusted_base_urls) {
+                    tracing::debug!(reason = %refused, "a preconnect was not followed");
+                    return true;
+                }
+                let client = Arc::clone(&self.shared.client);
+                let options = options.to_stream_options(CancellationToken::new());
+                self.shared.tracker.spawn(async move {
+                    client.preconnect(&model, &options).await;
+                });
+                true
+            }
             Body::Ping(p) => self.send(Envelope::new(id, Body::Pong(p))).await,
             Body::RpcCommand(command) => self.rpc(id, command).await,
             Body::Hello(_) => {
@@ -326,7 +342,7 @@ impl Conn {
             }
             other => {
                 let msg = format!(
-                    "'{}' is a server-to-client message; a client may send hello, stream_request, cancel, ack, resume, ping, rpc_command and subscribe",
+                    "'{}' is a server-to-client message; a client may send hello, stream_request, preconnect, cancel, ack, resume, ping, rpc_command and subscribe",
                     other.kind().as_str()
                 );
                 self.error(id, ErrorCode::UnexpectedType, msg).await
