@@ -101,7 +101,7 @@ pub use message::{
     COMPACTION_SUMMARY_PREFIX, CompactionSummaryMessage, CustomMessage, MessageContent,
     SUMMARY_SUFFIX, default_convert_to_llm, parts_text,
 };
-pub use subscribers::{COALESCE_AFTER, EventStream, Subscription};
+pub use subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Subscription};
 pub use tool::{
     AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, TypedTool,
     schema_for,

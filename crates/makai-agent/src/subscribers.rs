@@ -11,6 +11,15 @@
 //!
 //! A callback subscriber runs on its own thread, so it may block or sleep; a
 //! panic in it is caught and logged, and delivery goes on with the next event.
+//!
+//! An inline subscriber ([`Registry::subscribe_inline`]) has no queue of its
+//! own and no thread: events are appended to one shared pending list under
+//! the agent's lock (so in the order the state changed), and whoever emitted
+//! them delivers them once that lock is released ([`Registry::deliver_inline`]).
+//! One delivery runs at a time; an event emitted while one runs (from another
+//! thread, or from the callback itself, such as the `queue_update` of a
+//! `steer`) is left to it, so callbacks are never called concurrently or
+//! reentrantly, and always in order.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -285,8 +294,35 @@ fn merge_delta(back: &mut AgentEvent, new: &AgentEvent) -> bool {
     true
 }
 
+/// An inline subscriber's callback.
+type InlineCallback = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// The inline subscribers and the events waiting for them (see the module's
+/// docs).
+#[derive(Default)]
+struct Inline {
+    /// Replaced whole at every subscribe and unsubscribe, so that a delivery
+    /// takes the list with one reference count, not a copy.
+    callbacks: Mutex<Arc<[(u64, InlineCallback)]>>,
+    /// How many callbacks there are: no inline subscriber, no work.
+    count: AtomicUsize,
+    /// Bumped at every subscribe and unsubscribe: a delivery re-reads the
+    /// callbacks when it moved.
+    version: AtomicU64,
+    pending: Mutex<Pending>,
+}
+
+/// Events waiting for the inline subscribers.
+#[derive(Default)]
+struct Pending {
+    events: VecDeque<AgentEvent>,
+    /// A delivery is running: it takes every event queued meanwhile.
+    delivering: bool,
+}
+
 /// The set of subscriber queues of one agent.
 pub(crate) struct Registry {
+    inline: Inline,
     queues: Mutex<Vec<(u64, Arc<EventQueue>)>>,
     next_id: AtomicU64,
     /// Bumped, under `queues`' lock, at every subscribe and unsubscribe: a
@@ -297,16 +333,89 @@ pub(crate) struct Registry {
 impl Registry {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Registry {
+            inline: Inline::default(),
             queues: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             version: AtomicU64::new(0),
         })
     }
 
-    /// Appends `event` to every queue, in registration order.
+    /// Appends `event` to every queue, in registration order, and to the
+    /// inline subscribers' pending list. Called under the agent's lock; the
+    /// caller runs [`Registry::deliver_inline`] once it released it.
     pub(crate) fn broadcast(&self, event: &AgentEvent) {
+        if self.inline.count.load(Ordering::Acquire) > 0 {
+            lock(&self.inline.pending).events.push_back(event.clone());
+        }
         for (_, q) in lock(&self.queues).iter() {
             q.push(event.clone());
+        }
+    }
+
+    /// Calls the inline subscribers with every pending event, in order,
+    /// unless a delivery is already running (it takes them). Never called
+    /// under the agent's lock: a callback may call the agent.
+    pub(crate) fn deliver_inline(&self) {
+        if self.inline.count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        // Taken before the pending list: the two locks are never held in
+        // the other order.
+        let mut version = self.inline.version.load(Ordering::Acquire);
+        let mut callbacks = lock(&self.inline.callbacks).clone();
+        let mut pending = lock(&self.inline.pending);
+        if pending.delivering {
+            return;
+        }
+        pending.delivering = true;
+        while let Some(event) = pending.events.pop_front() {
+            drop(pending);
+            let now = self.inline.version.load(Ordering::Acquire);
+            if now != version {
+                version = now;
+                callbacks = lock(&self.inline.callbacks).clone();
+            }
+            for (_, callback) in callbacks.iter() {
+                if catch_unwind(AssertUnwindSafe(|| callback(&event))).is_err() {
+                    tracing::error!(
+                        event = event.kind(),
+                        "an inline agent event subscriber panicked; it keeps receiving later events"
+                    );
+                }
+            }
+            drop(event);
+            pending = lock(&self.inline.pending);
+        }
+        pending.delivering = false;
+    }
+
+    /// Subscribes a callback called inline (see the module's docs).
+    pub(crate) fn subscribe_inline<F>(self: &Arc<Self>, callback: F) -> InlineSubscription
+    where
+        F: Fn(&AgentEvent) + Send + Sync + 'static,
+    {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut list = lock(&self.inline.callbacks);
+        let callback: InlineCallback = Arc::new(callback);
+        *list = list.iter().cloned().chain([(id, callback)]).collect();
+        self.inline.count.store(list.len(), Ordering::Release);
+        self.inline.version.fetch_add(1, Ordering::Release);
+        drop(list);
+        InlineSubscription {
+            id,
+            registry: Arc::downgrade(self),
+        }
+    }
+
+    fn unsubscribe_inline(&self, id: u64) {
+        let mut list = lock(&self.inline.callbacks);
+        *list = list.iter().filter(|(i, _)| *i != id).cloned().collect();
+        self.inline.count.store(list.len(), Ordering::Release);
+        self.inline.version.fetch_add(1, Ordering::Release);
+        let none_left = list.is_empty();
+        drop(list);
+        if none_left {
+            lock(&self.inline.pending).events.clear();
         }
     }
 
@@ -387,8 +496,9 @@ pub(crate) struct Fanout {
 }
 
 impl Fanout {
-    /// Appends `event` to every queue, in registration order; the last queue
-    /// gets `event` itself, the others copies.
+    /// Appends `event` to every queue, in registration order, and to the
+    /// inline subscribers' pending list; the last queue (or with none, the
+    /// pending list) gets `event` itself, the others copies.
     pub(crate) fn send(&mut self, registry: &Registry, event: AgentEvent) {
         if registry.version.load(Ordering::Acquire) != self.version {
             let queues = lock(&registry.queues);
@@ -397,11 +507,21 @@ impl Fanout {
             // Read under the lock: the version of exactly this list.
             self.version = registry.version.load(Ordering::Relaxed);
         }
-        if let Some((last, others)) = self.queues.split_last() {
-            for q in others {
-                q.push(event.clone());
+        let inline = registry.inline.count.load(Ordering::Acquire) > 0;
+        match self.queues.split_last() {
+            Some((last, others)) => {
+                for q in others {
+                    q.push(event.clone());
+                }
+                if inline {
+                    lock(&registry.inline.pending)
+                        .events
+                        .push_back(event.clone());
+                }
+                last.push(event);
             }
-            last.push(event);
+            None if inline => lock(&registry.inline.pending).events.push_back(event),
+            None => {}
         }
     }
 }
@@ -443,6 +563,29 @@ impl Drop for Subscription {
             r.remove(self.id);
         }
         self.queue.close();
+    }
+}
+
+/// An inline subscription ([`crate::Agent::subscribe_inline`]); dropping it
+/// unsubscribes.
+pub struct InlineSubscription {
+    id: u64,
+    registry: Weak<Registry>,
+}
+
+impl std::fmt::Debug for InlineSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InlineSubscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Drop for InlineSubscription {
+    fn drop(&mut self) {
+        if let Some(r) = self.registry.upgrade() {
+            r.unsubscribe_inline(self.id);
+        }
     }
 }
 

@@ -31,12 +31,15 @@
 //! worker as the CLI runs its command; the printed line names both.
 //! `READ_INTERVAL_US` sets `StreamOptions::read_interval` (unset: every read
 //! as data arrives, the library's default).
+//! `SUBSCRIBER=inline` counts with `Agent::subscribe_inline` (called on the
+//! run's task) instead of an event stream read by a task of its own.
 //! `SNAPSHOTS=1` turns on the partial-message snapshots in `message_update` (off by
 //! default, as in `AgentLoopConfig`).
 
 use std::process::ExitCode;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -89,6 +92,8 @@ struct Settings {
     concurrency: usize,
     tokens: usize,
     tool_rounds: usize,
+    /// Count with an inline subscriber instead of a stream on a task.
+    inline: bool,
     /// The final answer's text, built once (as pi's harness does).
     expected_text: String,
 }
@@ -125,6 +130,15 @@ fn settings() -> Result<Settings, String> {
             ));
         }
     };
+    let inline = match std::env::var("SUBSCRIBER").as_deref().map(str::trim) {
+        Err(_) | Ok("" | "stream") => false,
+        Ok("inline") => true,
+        Ok(other) => {
+            return Err(format!(
+                "SUBSCRIBER={other:?}: use stream (the default) or inline"
+            ));
+        }
+    };
     let pacing = match std::env::var("PACING").as_deref().map(str::trim) {
         Err(_) | Ok("stream") => Pacing::Stream {
             delay_us: env_num("DELAY_US", 0)? as u64,
@@ -144,6 +158,7 @@ fn settings() -> Result<Settings, String> {
         concurrency: env_num("CONCURRENCY", 1)?.max(1),
         tokens: env_num("TOKENS", 200)?,
         tool_rounds: env_num("TOOL_ROUNDS", 5)?,
+        inline,
         expected_text: String::new(),
     };
     if s.tokens == 0 {
@@ -157,6 +172,63 @@ fn settings() -> Result<Settings, String> {
     Ok(s)
 }
 
+/// What a run's subscriber counted.
+#[derive(Clone, Default)]
+struct Tally {
+    events: u64,
+    text_deltas: u64,
+    tool_ok: usize,
+    tool_err: usize,
+}
+
+impl Tally {
+    fn count(&mut self, e: &AgentEvent) {
+        self.events += 1;
+        match e {
+            AgentEvent::MessageUpdate { .. } if e.text_delta().is_some() => self.text_deltas += 1,
+            AgentEvent::ToolExecutionEnd { is_error: true, .. } => self.tool_err += 1,
+            AgentEvent::ToolExecutionEnd { .. } => self.tool_ok += 1,
+            _ => {}
+        }
+    }
+}
+
+/// [`Tally`] for a callback that may be called from any thread.
+#[derive(Default)]
+struct AtomicTally {
+    events: AtomicU64,
+    text_deltas: AtomicU64,
+    tool_ok: AtomicUsize,
+    tool_err: AtomicUsize,
+}
+
+impl AtomicTally {
+    fn count(&self, e: &AgentEvent) {
+        self.events.fetch_add(1, Ordering::Relaxed);
+        match e {
+            AgentEvent::MessageUpdate { .. } if e.text_delta().is_some() => {
+                self.text_deltas.fetch_add(1, Ordering::Relaxed);
+            }
+            AgentEvent::ToolExecutionEnd { is_error: true, .. } => {
+                self.tool_err.fetch_add(1, Ordering::Relaxed);
+            }
+            AgentEvent::ToolExecutionEnd { .. } => {
+                self.tool_ok.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    fn get(&self) -> Tally {
+        Tally {
+            events: self.events.load(Ordering::Relaxed),
+            text_deltas: self.text_deltas.load(Ordering::Relaxed),
+            tool_ok: self.tool_ok.load(Ordering::Relaxed),
+            tool_err: self.tool_err.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// What one run saw.
 #[derive(Default)]
 struct RunStats {
@@ -167,33 +239,35 @@ struct RunStats {
 
 async fn one_run(agent_config: AgentLoopConfig, tools: ToolSet, s: &Settings) -> RunStats {
     let agent = Agent::new(agent_config).with_tools(tools);
-    // Every delta is counted, so this subscriber opts out of delta merging.
-    let mut events = agent.subscribe_stream_with(usize::MAX);
-    let counter = tokio::spawn(async move {
-        let mut stats = RunStats::default();
-        let mut tool_ok = 0usize;
-        let mut tool_err = 0usize;
-        while let Some(e) = events.next().await {
-            stats.events += 1;
-            match &e {
-                AgentEvent::MessageUpdate { .. } if e.text_delta().is_some() => {
-                    stats.text_deltas += 1
+    let (outcome, tally) = if s.inline {
+        // Counted inline, on the run's task (`Agent::subscribe_inline`).
+        let tally = Arc::new(AtomicTally::default());
+        let counting = tally.clone();
+        let _sub = agent.subscribe_inline(move |e| counting.count(e));
+        let outcome = agent.prompt("Run the benchmark script.").await;
+        (outcome, tally.get())
+    } else {
+        // Every delta is counted, so this subscriber opts out of delta merging.
+        let mut events = agent.subscribe_stream_with(usize::MAX);
+        let counter = tokio::spawn(async move {
+            let mut t = Tally::default();
+            while let Some(e) = events.next().await {
+                t.count(&e);
+                if matches!(e, AgentEvent::AgentEnd { .. }) {
+                    break;
                 }
-                AgentEvent::ToolExecutionEnd { is_error, .. } => {
-                    if *is_error {
-                        tool_err += 1
-                    } else {
-                        tool_ok += 1
-                    }
-                }
-                AgentEvent::AgentEnd { .. } => break,
-                _ => {}
             }
-        }
-        (stats, tool_ok, tool_err)
-    });
-    let outcome = agent.prompt("Run the benchmark script.").await;
-    let (mut stats, tool_ok, tool_err) = counter.await.unwrap_or_default();
+            t
+        });
+        let outcome = agent.prompt("Run the benchmark script.").await;
+        (outcome, counter.await.unwrap_or_default())
+    };
+    let mut stats = RunStats {
+        events: tally.events,
+        text_deltas: tally.text_deltas,
+        failure: None,
+    };
+    let (tool_ok, tool_err) = (tally.tool_ok, tally.tool_err);
     let expected_deltas = (s.tokens * (s.tool_rounds + 1)) as u64;
     stats.failure = match outcome {
         Err(e) => Some(format!("the run failed to start or finish: {e}")),

@@ -28,7 +28,7 @@ use crate::config::AgentLoopConfig;
 use crate::error::AgentError;
 use crate::event::AgentEvent;
 use crate::message::AgentMessage;
-use crate::subscribers::{COALESCE_AFTER, EventStream, Registry, Subscription};
+use crate::subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Registry, Subscription};
 use crate::tool::ToolSet;
 use crate::types::{AgentContext, QueueMode};
 
@@ -343,6 +343,8 @@ impl Agent {
         core.follow_up.clear();
         let event = core.queue_event();
         self.inner.registry.broadcast(&event);
+        drop(core);
+        self.inner.registry.deliver_inline();
         Ok(())
     }
 
@@ -372,6 +374,23 @@ impl Agent {
         self.inner.registry.subscribe(coalesce_after, callback)
     }
 
+    /// Calls `callback` for every event inline, as pi's `subscribe` does: no
+    /// queue and no thread of its own, so it costs next to nothing per event,
+    /// and it must be quick (a slow callback holds up whoever emitted the
+    /// event, usually the run). It is called in event order, one call at a
+    /// time, never while the agent's lock is held: it may call the agent
+    /// (`state()`, `steer()`, `abort()`); an event that causes (a `steer`'s
+    /// `queue_update`) is delivered once it returns. It runs on the thread
+    /// that emitted the event, or on one already delivering earlier events.
+    /// A panic in it is caught. Dropping the handle unsubscribes (an event
+    /// being delivered at that moment may still reach it).
+    pub fn subscribe_inline<F>(&self, callback: F) -> InlineSubscription
+    where
+        F: Fn(&AgentEvent) + Send + Sync + 'static,
+    {
+        self.inner.registry.subscribe_inline(callback)
+    }
+
     /// Events as an async stream with its own queue. Dropping it unsubscribes.
     pub fn subscribe_stream(&self) -> EventStream {
         self.inner.registry.subscribe_stream(COALESCE_AFTER)
@@ -394,6 +413,8 @@ impl Agent {
         }
         let event = core.queue_event();
         self.inner.registry.broadcast(&event);
+        drop(core);
+        self.inner.registry.deliver_inline();
     }
 
     /// Queues a message that interrupts the run: delivered after the running tool
@@ -437,6 +458,8 @@ impl Agent {
         }
         let event = core.queue_event();
         self.inner.registry.broadcast(&event);
+        drop(core);
+        self.inner.registry.deliver_inline();
     }
 
     /// Drops queued steering messages.
@@ -462,6 +485,8 @@ impl Agent {
         let follow_up: Vec<AgentMessage> = core.follow_up.drain(..).collect();
         let event = core.queue_event();
         self.inner.registry.broadcast(&event);
+        drop(core);
+        self.inner.registry.deliver_inline();
         (steering, follow_up)
     }
 
@@ -567,7 +592,9 @@ impl Agent {
                 };
                 let event = core.queue_event();
                 self.inner.registry.broadcast(&event);
-                Ok(self.start_locked(core, Some(prompts), skip))
+                let run = self.start_locked(core, Some(prompts), skip);
+                self.inner.registry.deliver_inline();
+                Ok(run)
             }
             _ => {
                 check_continuable(&core.state.messages)?;

@@ -172,6 +172,8 @@ impl EventSink for AgentSink {
         let mut core = self.inner.lock();
         core.reduce(&event);
         core.fanout.send(&self.inner.registry, event);
+        drop(core);
+        self.inner.registry.deliver_inline();
     }
 
     fn phase(&self, phase: RunPhase) {
@@ -193,6 +195,8 @@ impl MessageQueues for Inner {
             let event = core.queue_event();
             self.registry.broadcast(&event);
         }
+        drop(core);
+        self.registry.deliver_inline();
         out
     }
 
@@ -206,5 +210,7 @@ impl MessageQueues for Inner {
         }
         let event = core.queue_event();
         self.registry.broadcast(&event);
+        drop(core);
+        self.registry.deliver_inline();
     }
 }
