@@ -171,14 +171,8 @@ async fn steering_from_another_task_skips_remaining_tools() {
     // Counted at the queue at once, before any subscriber saw queue_update.
     assert_eq!(agent.queued_counts(), (1, 0));
     let outcome = handle.await.unwrap();
-    let results: Vec<_> = outcome
-        .messages
-        .iter()
-        .filter_map(|m| m.as_tool_result())
-        .map(|r| (r.tool_call_id.clone(), r.text_content()))
-        .collect();
     assert_eq!(
-        results,
+        tool_results_of(&outcome.messages),
         [
             ("a".into(), "1".into()),
             ("b".into(), SKIPPED_TOOL_TEXT.into())

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use futures::StreamExt;
 use makai_agent::testing::{ScriptedClient, ScriptedResponse};
 use makai_agent::{
     Agent, AgentEvent, EndReason, SKIPPED_TOOL_TEXT, ToolOutput, ToolSet, TypedTool,
@@ -41,14 +40,7 @@ async fn an_inline_subscriber_sees_what_a_stream_subscriber_sees_in_order() {
     let mut stream = agent.subscribe_stream();
     let outcome = agent.prompt("go").await.unwrap();
     assert_eq!(outcome.end_reason, EndReason::Completed);
-    let mut streamed = Vec::new();
-    while let Some(e) = stream.next().await {
-        let end = e.kind() == "agent_end";
-        streamed.push(e);
-        if end {
-            break;
-        }
-    }
+    let streamed = events_until_end(&mut stream).await;
     // Delivered before the run returned: nothing waits in a queue.
     let inline = inline.lock().unwrap().clone();
     assert_contract(&inline);
@@ -90,14 +82,8 @@ async fn an_inline_subscriber_may_call_the_agent_and_sees_what_that_causes_after
         .await
         .expect("no deadlock")
         .unwrap();
-    let results: Vec<_> = outcome
-        .messages
-        .iter()
-        .filter_map(|m| m.as_tool_result())
-        .map(|r| (r.tool_call_id.clone(), r.text_content()))
-        .collect();
     assert_eq!(
-        results,
+        tool_results_of(&outcome.messages),
         [
             ("a".into(), "1".into()),
             ("b".into(), SKIPPED_TOOL_TEXT.into())
@@ -176,14 +162,7 @@ async fn events_from_two_threads_arrive_in_the_order_of_the_state() {
     };
     queuer.join().unwrap();
     let _ = run.await.unwrap();
-    let mut streamed = Vec::new();
-    while let Some(e) = stream.next().await {
-        let end = e.kind() == "agent_end";
-        streamed.push(e);
-        if end {
-            break;
-        }
-    }
+    let streamed = events_until_end(&mut stream).await;
     let inline: Vec<AgentEvent> = inline.lock().unwrap().clone();
     let cut = inline.iter().position(|e| e.kind() == "agent_end").unwrap();
     assert_eq!(outline(&inline[..=cut]), outline(&streamed));

@@ -13,8 +13,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use common::*;
 use makai_ai::{AssistantMessageEventStream, Context, Model, ProtocolClient, StreamOptions};
-use makai_cli::app::setup::{BuildOptions, build_with};
-use makai_cli::cli::{Invocation, parse};
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::json;
 
@@ -53,37 +51,20 @@ async fn a_layer_around_the_client_sees_every_model_call_of_a_session() {
     )
     .await
     .unwrap();
-    let argv = [
-        "makai".to_string(),
-        "--base-url".into(),
-        server.base_url_v1(),
-        "--api".into(),
-        "openai-completions".into(),
-        "--model".into(),
-        "mock-model".into(),
-        "--cwd".into(),
-        env.work().display().to_string(),
-    ];
-    let Invocation::Run(args) = parse(argv).unwrap() else {
-        panic!("not a run")
-    };
+    let args = run_args(&env, &server.base_url_v1(), &[]);
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
-    let app = build_with(
+    let app = build_layered(
+        &env,
         &args,
-        BuildOptions {
-            home: Some(env.home.path().to_path_buf()),
-            client_layer: Some(Box::new(move |inner| {
-                Arc::new(Counting {
-                    inner,
-                    calls: counter,
-                })
-            })),
-            ..Default::default()
-        },
+        Box::new(move |inner| {
+            Arc::new(Counting {
+                inner,
+                calls: counter,
+            })
+        }),
     )
-    .await
-    .unwrap();
+    .await;
 
     // A tool round.
     app.prompt("list the files".into(), Vec::new())

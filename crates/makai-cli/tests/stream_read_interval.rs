@@ -12,8 +12,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use common::*;
 use makai_ai::{AssistantMessageEventStream, Context, Model, ProtocolClient, StreamOptions};
-use makai_cli::app::setup::{BuildOptions, build_with};
-use makai_cli::cli::{Invocation, parse};
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::json;
 
@@ -52,38 +50,20 @@ async fn read_interval_of_a_run(interval: Option<u64>) -> Option<Duration> {
         makai_mockllm::MockServer::start(Scenario::new().push(ScriptedResponse::text(ANSWER)))
             .await
             .unwrap();
-    let argv = [
-        "makai".to_string(),
-        "--base-url".into(),
-        server.base_url_v1(),
-        "--api".into(),
-        "openai-completions".into(),
-        "--model".into(),
-        "mock-model".into(),
-        "--no-session".into(),
-        "--cwd".into(),
-        env.work().display().to_string(),
-    ];
-    let Invocation::Run(args) = parse(argv).unwrap() else {
-        panic!("not a run")
-    };
+    let args = run_args(&env, &server.base_url_v1(), &["--no-session"]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
-    let app = build_with(
+    let app = build_layered(
+        &env,
         &args,
-        BuildOptions {
-            home: Some(env.home.path().to_path_buf()),
-            client_layer: Some(Box::new(move |inner| {
-                Arc::new(Recording {
-                    inner,
-                    seen: record,
-                })
-            })),
-            ..Default::default()
-        },
+        Box::new(move |inner| {
+            Arc::new(Recording {
+                inner,
+                seen: record,
+            })
+        }),
     )
-    .await
-    .unwrap();
+    .await;
     let outcome = app
         .prompt("count to ten".into(), Vec::new())
         .await

@@ -153,13 +153,7 @@ async fn five_hundred_concurrent_streams_complete_in_order() {
             Some("done"),
             "stream {i}: {k:?}"
         );
-        let text: String = events
-            .iter()
-            .filter_map(|e| match e {
-                AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = streamed_text(&events);
         let want: Vec<String> = (0..20).map(|w| format!("req-{i}.{w}")).collect();
         assert_eq!(text, want.join(" "), "stream {i}");
         let AssistantMessageEvent::Done { message, .. } = events.last().unwrap() else {
@@ -307,14 +301,7 @@ async fn a_preconnect_opens_the_connection_the_servers_next_call_takes() {
     }
     assert_eq!(llm.served(), 0, "a preconnect sends no request");
     let events = collect(client.stream(&m, &context("hi"), options()).await).await;
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(text, "over the warm connection");
+    assert_eq!(streamed_text(&events), "over the warm connection");
     assert_eq!(
         llm.connections(),
         1,

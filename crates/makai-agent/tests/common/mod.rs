@@ -126,3 +126,26 @@ pub fn tool_result_texts(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
 pub fn failing(msg: &str) -> Result<ToolOutput, ToolError> {
     Err(ToolError::failed(msg))
 }
+
+/// `(tool call id, text)` of every tool result among `messages`, in order.
+pub fn tool_results_of(messages: &[makai_agent::AgentMessage]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .filter_map(|m| m.as_tool_result())
+        .map(|r| (r.tool_call_id.clone(), r.text_content()))
+        .collect()
+}
+
+/// The events of `stream` up to and including the next `agent_end`.
+pub async fn events_until_end(stream: &mut makai_agent::EventStream) -> Vec<AgentEvent> {
+    use futures::StreamExt;
+    let mut events = Vec::new();
+    while let Some(e) = stream.next().await {
+        let end = e.kind() == "agent_end";
+        events.push(e);
+        if end {
+            break;
+        }
+    }
+    events
+}

@@ -216,49 +216,72 @@ async fn hang_up_server(
     answers: usize,
     read_last: bool,
 ) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
+    raw_server(move |mut socket| async move {
+        let mut buf = Vec::new();
+        let mut answered = 0;
+        loop {
+            if answered == answers && !read_last {
+                socket.readable().await?;
+                return Ok(());
+            }
+            if !next_request(&mut socket, &mut buf).await? || answered == answers {
+                return Ok(());
+            }
+            answered += 1;
+            socket
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                )
+                .await?;
+        }
+    })
+    .await
+}
+
+/// A raw HTTP/1.1 server on loopback: each connection it accepts is served
+/// by `serve` on a task of its own. Returns its address and a count of the
+/// connections.
+async fn raw_server<F, Fut>(serve: F) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>)
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::io::Result<()>> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = accepted.clone();
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
+        while let Ok((socket, _)) = listener.accept().await {
             count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let mut answered = 0;
-                loop {
-                    if answered == answers && !read_last {
-                        socket.readable().await?;
-                        return std::io::Result::Ok(());
-                    }
-                    let n = socket.read(&mut chunk).await?;
-                    if n == 0 {
-                        return Ok(());
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    // Each request is a head and a 2-byte body ("{}").
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        if buf.len() < end + 4 + 2 {
-                            break;
-                        }
-                        buf.drain(..end + 4 + 2);
-                        if answered == answers {
-                            return Ok(());
-                        }
-                        answered += 1;
-                        socket
-                            .write_all(
-                                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-                            )
-                            .await?;
-                    }
-                }
-            });
+            tokio::spawn(serve(socket));
         }
     });
     (addr, accepted)
+}
+
+/// Reads until one whole request (a head and the 2-byte body "{}" of every
+/// test request) is in `buf`, and removes it from there; false at the end of
+/// the stream.
+async fn next_request(
+    socket: &mut tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    use tokio::io::AsyncReadExt;
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n")
+            && buf.len() >= end + 4 + 2
+        {
+            buf.drain(..end + 4 + 2);
+            return Ok(true);
+        }
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(false);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// Regression: a pooled connection the server closed as the next request
@@ -309,44 +332,22 @@ async fn drip_server(
     pieces: usize,
     gap: Duration,
 ) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            socket.set_nodelay(true)?;
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    let n = socket.read(&mut chunk).await?;
-                    if n == 0 {
-                        return std::io::Result::Ok(());
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        if buf.len() < end + 4 + 2 {
-                            break;
-                        }
-                        buf.drain(..end + 4 + 2);
-                        let body = drip_body(pieces);
-                        let head =
-                            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
-                        socket.write_all(head.as_bytes()).await?;
-                        for piece in body.as_bytes().chunks(9) {
-                            tokio::time::sleep(gap).await;
-                            socket.write_all(piece).await?;
-                        }
-                    }
-                }
-            });
+    use tokio::io::AsyncWriteExt;
+    raw_server(move |mut socket| async move {
+        socket.set_nodelay(true)?;
+        let mut buf = Vec::new();
+        while next_request(&mut socket, &mut buf).await? {
+            let body = drip_body(pieces);
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+            socket.write_all(head.as_bytes()).await?;
+            for piece in body.as_bytes().chunks(9) {
+                tokio::time::sleep(gap).await;
+                socket.write_all(piece).await?;
+            }
         }
-        std::io::Result::Ok(())
-    });
-    (addr, accepted)
+        Ok(())
+    })
+    .await
 }
 
 fn drip_body(pieces: usize) -> String {

@@ -393,3 +393,47 @@ pub fn damage_a_sub_agent_session(session_file: &Path) -> PathBuf {
     std::fs::write(&child_path, "damaged beyond reading\n").unwrap();
     child_path
 }
+
+/// The parsed arguments of a run in `env`'s work folder against the scripted
+/// server at `base_url` (openai-completions, `mock-model`), with `extra`
+/// flags, for tests that build the session in-process (`build_with`).
+pub fn run_args(env: &Env, base_url: &str, extra: &[&str]) -> makai_cli::cli::Args {
+    let mut argv: Vec<String> = [
+        "makai",
+        "--base-url",
+        base_url,
+        "--api",
+        "openai-completions",
+        "--model",
+        "mock-model",
+        "--cwd",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    argv.push(env.work().display().to_string());
+    argv.extend(extra.iter().map(|a| a.to_string()));
+    match makai_cli::cli::parse(argv).unwrap() {
+        makai_cli::cli::Invocation::Run(args) => *args,
+        _ => panic!("not a run"),
+    }
+}
+
+/// The session for `args`, built in-process with `env`'s home and `layer`
+/// around its model client.
+pub async fn build_layered(
+    env: &Env,
+    args: &makai_cli::cli::Args,
+    layer: makai_cli::app::setup::ClientLayer,
+) -> makai_cli::app::AppSession {
+    makai_cli::app::setup::build_with(
+        args,
+        makai_cli::app::setup::BuildOptions {
+            home: Some(env.home.path().to_path_buf()),
+            client_layer: Some(layer),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}

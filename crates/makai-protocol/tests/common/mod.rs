@@ -262,3 +262,14 @@ pub fn kinds(events: &[AssistantMessageEvent]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The text deltas of `events`, joined.
+pub fn streamed_text(events: &[AssistantMessageEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
