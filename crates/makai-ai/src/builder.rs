@@ -33,6 +33,7 @@ pub struct MessageBuilder {
     started: bool,
     finished: bool,
     usage_seen: bool,
+    merge_deltas: bool,
 }
 
 impl MessageBuilder {
@@ -51,7 +52,17 @@ impl MessageBuilder {
             started: false,
             finished: false,
             usage_seen: false,
+            merge_deltas: false,
         }
+    }
+
+    /// Appends each delta to the pending delta of the same block, when the
+    /// event emitted last is one, instead of emitting a new event
+    /// ([`crate::StreamOptions::merge_deltas`]): a consumer that takes the
+    /// pending events once per read gets one delta per block per read.
+    pub fn merge_deltas(mut self, merge: bool) -> Self {
+        self.merge_deltas = merge;
+        self
     }
 
     /// The message so far.
@@ -164,6 +175,16 @@ impl MessageBuilder {
         }
         if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
             t.text.push_str(delta);
+            if self.merge_deltas
+                && let Some(AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta: pending,
+                }) = self.events.last_mut()
+                && *content_index == index
+            {
+                pending.push_str(delta);
+                return;
+            }
             self.events.push(AssistantMessageEvent::TextDelta {
                 content_index: index,
                 delta: Delta::from(delta),
@@ -178,6 +199,16 @@ impl MessageBuilder {
         }
         if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
             t.thinking.push_str(delta);
+            if self.merge_deltas
+                && let Some(AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta: pending,
+                }) = self.events.last_mut()
+                && *content_index == index
+            {
+                pending.push_str(delta);
+                return;
+            }
             self.events.push(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
                 delta: Delta::from(delta),
@@ -237,6 +268,16 @@ impl MessageBuilder {
             && let Some(args) = block.args.as_mut()
         {
             args.push_str(delta);
+            if self.merge_deltas
+                && let Some(AssistantMessageEvent::ToolcallDelta {
+                    content_index,
+                    delta: pending,
+                }) = self.events.last_mut()
+                && *content_index == index
+            {
+                pending.push_str(delta);
+                return;
+            }
             self.events.push(AssistantMessageEvent::ToolcallDelta {
                 content_index: index,
                 delta: Delta::from(delta),
@@ -356,7 +397,7 @@ impl MessageBuilder {
         error_message: String,
         model: &Model,
     ) {
-        *self = MessageBuilder::new(model);
+        *self = MessageBuilder::new(model).merge_deltas(self.merge_deltas);
         self.events.push(AssistantMessageEvent::Retry {
             attempt,
             delay_ms,
@@ -462,6 +503,95 @@ mod tests {
         let call = msg.tool_calls().next().unwrap();
         assert_eq!(call.arguments["path"], "a");
         assert!(call.arguments_complete());
+    }
+
+    /// `(type, contentIndex, delta)` of each pending event.
+    fn pending(b: &mut MessageBuilder) -> Vec<(String, Option<usize>, Option<String>)> {
+        b.drain_events()
+            .map(|e| {
+                let v = serde_json::to_value(&e).unwrap();
+                (
+                    v["type"].as_str().unwrap().to_string(),
+                    v["contentIndex"].as_u64().map(|i| i as usize),
+                    v["delta"].as_str().map(str::to_string),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merged_deltas_join_the_pending_delta_of_the_same_block_only() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m).merge_deltas(true);
+        let think = b.start_thinking();
+        b.push_thinking(think, "Let ");
+        b.push_thinking(think, "me see");
+        b.end_block(think);
+        let t = b.start_text();
+        b.push_text(t, "Hel");
+        b.push_text(t, "lo");
+        let c = b.start_tool_call("c1", "read");
+        // A delta of another block sits between two text deltas: not merged.
+        b.push_text(t, "!");
+        b.push_tool_args(c, "{\"path\":");
+        b.push_tool_args(c, "\"a\"}");
+        b.end_block(c);
+        let first = pending(&mut b);
+        let kinds = |events: &[(String, Option<usize>, Option<String>)]| {
+            events.iter().map(|e| e.0.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(&first),
+            [
+                "start",
+                "thinking_start",
+                "thinking_delta",
+                "thinking_end",
+                "text_start",
+                "text_delta",
+                "toolcall_start",
+                "text_delta",
+                "toolcall_delta",
+                "toolcall_end"
+            ]
+        );
+        let deltas: Vec<_> = first.iter().filter_map(|e| e.2.clone()).collect();
+        assert_eq!(deltas, ["Let me see", "Hello", "!", "{\"path\":\"a\"}"]);
+        // Once the pending events are taken, the next delta starts a new event.
+        b.push_text(t, "more");
+        b.push_text(t, " text");
+        assert_eq!(
+            pending(&mut b),
+            [(
+                "text_delta".to_string(),
+                Some(t),
+                Some("more text".to_string())
+            )]
+        );
+        b.end_block(t);
+        b.finish(StopReason::ToolUse, &m);
+        let msg = b.into_message();
+        assert_eq!(msg.text(), "Hello!more text");
+        assert_eq!(msg.tool_calls().next().unwrap().arguments["path"], "a");
+    }
+
+    #[test]
+    fn merging_survives_a_retry_and_is_off_by_default() {
+        let m = model();
+        let mut b = MessageBuilder::new(&m).merge_deltas(true);
+        b.reset_for_retry(1, 0, "again".into(), &m);
+        let t = b.start_text();
+        b.push_text(t, "a");
+        b.push_text(t, "b");
+        let deltas = |events: Vec<(String, Option<usize>, Option<String>)>| {
+            events.into_iter().filter_map(|e| e.2).collect::<Vec<_>>()
+        };
+        assert_eq!(deltas(pending(&mut b)), ["ab"]);
+        let mut plain = MessageBuilder::new(&m);
+        let t = plain.start_text();
+        plain.push_text(t, "a");
+        plain.push_text(t, "b");
+        assert_eq!(deltas(pending(&mut plain)), ["a", "b"]);
     }
 
     #[test]

@@ -243,6 +243,12 @@ pub struct StreamOptions {
     /// that draws at most every 16 ms loses nothing at 8 ms; a client that
     /// measures each token's arrival should leave it unset.
     pub read_interval: Option<Duration>,
+    /// Hand over the deltas of one block that one read delivered as one
+    /// `*_delta` event (default: one event per delta the provider sent).
+    /// The text, the order and every other event are the same; with
+    /// [`StreamOptions::read_interval`] a fast stream then costs its
+    /// consumers one event per block per interval.
+    pub merge_deltas: bool,
     /// Environment values read before the process environment for provider
     /// settings and credentials (`AWS_REGION`, `AWS_PROFILE`,
     /// `GOOGLE_CLOUD_PROJECT`, `AZURE_OPENAI_BASE_URL`, ...), as pi's `env`

@@ -1068,3 +1068,82 @@ async fn a_length_body_cut_short_is_a_clear_error() {
     );
     assert_eq!(text, "partial");
 }
+
+/// An openai-completions answer of 40 text deltas and a tool call whose
+/// arguments come in two deltas, each event in a chunk of its own, the whole
+/// response in one write: one read delivers every chunk.
+fn many_chunks_in_one_write() -> Vec<u8> {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
+        )
+    };
+    let mut events: Vec<String> = (0..40)
+        .map(|i| chunk(&format!(r#"{{"content":"w{i} "}}"#), "null"))
+        .collect();
+    events.push(chunk(
+        r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":""}}]}"#,
+        "null",
+    ));
+    events.push(chunk(
+        r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}"#,
+        "null",
+    ));
+    events.push(chunk(
+        r#"{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.txt\"}"}}]}"#,
+        "null",
+    ));
+    events.push(chunk("{}", r#""tool_calls""#));
+    events.push("[DONE]".to_string());
+    let mut response =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            .to_vec();
+    for event in events {
+        let data = format!("data: {event}\n\n");
+        response.extend_from_slice(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes());
+    }
+    response.extend_from_slice(b"0\r\n\r\n");
+    response
+}
+
+/// The `(text deltas, tool-call deltas)` of a stream of
+/// [`many_chunks_in_one_write`], with its final message.
+async fn deltas_of_many_chunks(merge_deltas: bool) -> (Vec<String>, Vec<String>, AssistantMessage) {
+    let base = raw_server(many_chunks_in_one_write()).await;
+    let m = Model::custom(Api::OpenAiCompletions, "mock", "mock-model", base);
+    let options = StreamOptions {
+        retry: RetryPolicy::none(),
+        merge_deltas,
+        ..Default::default()
+    };
+    let (events, message) = contract::collect(stream(&m, &context(), options)).await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse, "{message:?}");
+    let (mut text, mut args) = (Vec::new(), Vec::new());
+    for event in &events {
+        match event {
+            AssistantMessageEvent::TextDelta { delta, .. } => text.push(delta.to_string()),
+            AssistantMessageEvent::ToolcallDelta { delta, .. } => args.push(delta.to_string()),
+            _ => {}
+        }
+    }
+    (text, args, message)
+}
+
+/// With `merge_deltas`, the chunks one read delivered reach the consumer as
+/// one delta per block; the text, the arguments and the message are the
+/// same as with one event per delta.
+#[tokio::test]
+async fn merged_deltas_hand_over_one_delta_per_block_per_read() {
+    let (text, args, message) = deltas_of_many_chunks(true).await;
+    let (each_text, each_args, each_message) = deltas_of_many_chunks(false).await;
+    assert_eq!(each_text.len(), 40, "one event per delta without merging");
+    assert_eq!(each_args.len(), 2);
+    // One write: one read on loopback. (A second read would add one event.)
+    assert!(text.len() <= 2, "{} text deltas: {text:?}", text.len());
+    assert!(args.len() <= 2, "{args:?}");
+    assert_eq!(text.concat(), each_text.concat());
+    assert_eq!(args.concat(), r#"{"path":"a.txt"}"#);
+    assert_eq!(message.content, each_message.content);
+    let call = message.tool_calls().next().unwrap();
+    assert_eq!(call.arguments["path"], "a.txt");
+}

@@ -161,8 +161,8 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_ui_back() {
         "the shell's screen is back:\n{screen}"
     );
     assert_eq!(
-        pane.exit_status(),
-        Some(148),
+        pane.wait_exit_status("stop"),
+        148,
         "the shell saw makai stop (128 + SIGTSTP)"
     );
     pane.resume_job();

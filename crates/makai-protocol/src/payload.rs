@@ -161,6 +161,10 @@ pub struct WireOptions {
     /// ([`StreamOptions::read_interval`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_interval_ms: Option<u64>,
+    /// The deltas of one block one read delivered go out as one event
+    /// ([`StreamOptions::merge_deltas`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub merge_deltas: bool,
 }
 
 /// [`RetryPolicy`] on the wire.
@@ -198,6 +202,7 @@ impl From<&StreamOptions> for WireOptions {
             connect_timeout_ms: o.connect_timeout.map(millis),
             idle_timeout_ms: o.idle_timeout.map(millis),
             read_interval_ms: o.read_interval.map(millis),
+            merge_deltas: o.merge_deltas,
         }
     }
 }
@@ -226,6 +231,7 @@ impl WireOptions {
             connect_timeout: self.connect_timeout_ms.map(Duration::from_millis),
             idle_timeout: self.idle_timeout_ms.map(Duration::from_millis),
             read_interval: self.read_interval_ms.map(Duration::from_millis),
+            merge_deltas: self.merge_deltas,
             // Like the key, the client's environment never crosses the wire.
             env: Default::default(),
         }
@@ -350,6 +356,7 @@ mod tests {
             retry: RetryPolicy::none(),
             idle_timeout: Some(Duration::from_secs(5)),
             read_interval: Some(Duration::from_millis(8)),
+            merge_deltas: true,
             ..Default::default()
         };
         let w = WireOptions::from(&o);
@@ -360,12 +367,14 @@ mod tests {
         assert_eq!(v["toolChoice"], json!("read"));
         assert_eq!(v["idleTimeoutMs"], json!(5000));
         assert_eq!(v["readIntervalMs"], json!(8));
+        assert_eq!(v["mergeDeltas"], json!(true));
         let back = w.to_stream_options(CancellationToken::new());
         assert_eq!(back.temperature, Some(0.5));
         assert_eq!(back.thinking, ThinkingLevel::High);
         assert_eq!(back.retry, RetryPolicy::none());
         assert_eq!(back.idle_timeout, Some(Duration::from_secs(5)));
         assert_eq!(back.read_interval, Some(Duration::from_millis(8)));
+        assert!(back.merge_deltas);
         assert!(back.api_key.is_none() && back.headers.is_empty());
     }
 

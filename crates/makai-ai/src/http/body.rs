@@ -57,6 +57,16 @@ pub(crate) enum Step {
     NeedMore,
 }
 
+/// What the buffered bytes of a body hold next.
+enum Buffered {
+    /// Body data, at this range of the connection's buffer.
+    Data(Range<usize>),
+    /// The body is complete.
+    End,
+    /// Nothing more without a read.
+    NeedMore,
+}
+
 /// Why a body could not be read to its end.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BodyError {
@@ -222,26 +232,53 @@ impl ResponseBody {
         self.complete.set(true);
     }
 
-    fn poll_range(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Option<Range<usize>>, BodyError>> {
+    /// The next run of body data the connection has already read, without
+    /// reading: `None` once the buffered bytes hold no more data (the next
+    /// [`ResponseBody::next_data`] reads) or the body has ended. A reader
+    /// that takes every run a read delivered before handing its work on
+    /// hands it on once per read, not once per chunk.
+    pub(crate) fn buffered_data(&mut self) -> Result<Option<Range<usize>>, BodyError> {
+        match self.step_buffered()? {
+            Buffered::Data(range) => Ok(Some(range)),
+            Buffered::End | Buffered::NeedMore => Ok(None),
+        }
+    }
+
+    /// Decodes the framing of the buffered bytes up to the next data, the
+    /// body's end, or the point where more must be read.
+    fn step_buffered(&mut self) -> Result<Buffered, BodyError> {
         let Some(conn) = self.conn.as_mut() else {
-            return Poll::Ready(Ok(None));
+            return Ok(Buffered::End);
         };
         loop {
             let start = conn.unread_start();
             match self.transfer.step(conn.unread())? {
                 Step::Data(n) => {
                     conn.consume(n);
-                    return Poll::Ready(Ok(Some(start..start + n)));
+                    return Ok(Buffered::Data(start..start + n));
                 }
                 Step::Framing(n) => conn.consume(n),
                 Step::End => {
                     self.release();
-                    return Poll::Ready(Ok(None));
+                    return Ok(Buffered::End);
                 }
-                Step::NeedMore => {
+                Step::NeedMore => return Ok(Buffered::NeedMore),
+            }
+        }
+    }
+
+    fn poll_range(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Range<usize>>, BodyError>> {
+        loop {
+            match self.step_buffered()? {
+                Buffered::Data(range) => return Poll::Ready(Ok(Some(range))),
+                Buffered::End => return Poll::Ready(Ok(None)),
+                Buffered::NeedMore => {
+                    let Some(conn) = self.conn.as_mut() else {
+                        return Poll::Ready(Ok(None));
+                    };
                     if conn.is_full() {
                         return Poll::Ready(Err(BodyError::Malformed(
                             "a chunk-size or trailer line is longer than the read buffer",

@@ -43,7 +43,7 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-pub(crate) use body::ResponseBody;
+pub(crate) use body::{BodyError, ResponseBody};
 use conn::{Conn, Io, Pool};
 use low_water::Socket;
 

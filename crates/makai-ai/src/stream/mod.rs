@@ -21,7 +21,7 @@ use crate::error::{
 use crate::event::AssistantMessageEvent;
 use crate::event_stream::{AssistantMessageEventStream, Handoff};
 use crate::framing::{Framer, Framing};
-use crate::http::{HttpClient, HttpResponse};
+use crate::http::{BodyError, HttpClient, HttpResponse};
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::options::StreamOptions;
@@ -142,7 +142,7 @@ async fn drive(
     keys: Option<Arc<dyn KeyProvider>>,
     mut sink: Sink,
 ) {
-    let mut builder = MessageBuilder::new(&model);
+    let mut builder = MessageBuilder::new(&model).merge_deltas(options.merge_deltas);
     macro_rules! fail {
         ($reason:expr, $message:expr) => {{
             builder.fail($reason, $message, &model);
@@ -395,6 +395,12 @@ async fn run_attempt(
         body.pace_reads(interval);
     }
     let mut fault: Option<Fault> = None;
+    let broke = |e: BodyError| {
+        Fault::retryable(format!(
+            "the connection broke mid-stream: {}",
+            error_chain(&e)
+        ))
+    };
     loop {
         let range = match stall.read(body.next_data()).await {
             Err(()) => {
@@ -404,43 +410,49 @@ async fn run_attempt(
                 )));
             }
             Ok(Ok(None)) => break,
-            Ok(Err(e)) => {
-                return Err(Fault::retryable(format!(
-                    "the connection broke mid-stream: {}",
-                    error_chain(&e)
-                )));
-            }
+            Ok(Err(e)) => return Err(broke(e)),
             Ok(Ok(Some(range))) => range,
         };
-        let chunk = body.data(range);
-        // A read can hold a whole response; handing it over in slices keeps the
-        // events buffered between the decoder and the consumer few.
-        for piece in chunk.chunks(HANDOFF_BYTES) {
-            let mut on_event = |ev: crate::sse::SseEvent<'_>| {
-                if fault.is_none()
-                    && !builder.is_finished()
-                    && let Err(f) = decoder.on_event(ev, builder, model)
-                {
-                    fault = Some(f);
+        // Every chunk this read delivered is decoded before the events go to
+        // the consumer, in batches of at most `HANDOFF_BYTES` of the body: a
+        // read can hold a whole response, or one chunk per token event.
+        let mut next = Some(range);
+        let mut unflushed = 0;
+        while let Some(range) = next {
+            let chunk = body.data(range);
+            for piece in chunk.chunks(HANDOFF_BYTES) {
+                let mut on_event = |ev: crate::sse::SseEvent<'_>| {
+                    if fault.is_none()
+                        && !builder.is_finished()
+                        && let Err(f) = decoder.on_event(ev, builder, model)
+                    {
+                        fault = Some(f);
+                    }
+                };
+                if let Err(e) = parser.feed(piece, &mut on_event) {
+                    return Err(Fault::fatal(format!("malformed stream: {e}")));
                 }
-            };
-            if let Err(e) = parser.feed(piece, &mut on_event) {
-                return Err(Fault::fatal(format!("malformed stream: {e}")));
+                if let Some(f) = fault.take() {
+                    return Err(f);
+                }
+                if builder.is_finished() {
+                    // The rest of the body (its end) does not keep the
+                    // connection from being reused. Marked before the
+                    // hand-off: a consumer that has the last event may drop
+                    // the stream there.
+                    body.complete();
+                    sink.flush(builder).await;
+                    return Ok(());
+                }
+                unflushed += piece.len();
+                if unflushed >= HANDOFF_BYTES {
+                    sink.flush(builder).await;
+                    unflushed = 0;
+                }
             }
-            if let Some(f) = fault.take() {
-                return Err(f);
-            }
-            if builder.is_finished() {
-                // The rest of the body (its end) does not keep the connection
-                // from being reused. Marked before the hand-off: a consumer
-                // that has the last event may drop the stream there.
-                body.complete();
-            }
-            sink.flush(builder).await;
-            if builder.is_finished() {
-                return Ok(());
-            }
+            next = body.buffered_data().map_err(broke)?;
         }
+        sink.flush(builder).await;
     }
     let mut on_event = |ev: crate::sse::SseEvent<'_>| {
         if fault.is_none()

@@ -213,6 +213,22 @@ impl Pane {
         text.trim().parse().ok()
     }
 
+    /// Waits for makai to end (or stop) and returns its exit code; panics
+    /// after [`WAIT`]. The shell writes the code a moment after the screen
+    /// shows that the job ended.
+    pub fn wait_exit_status(&self, what: &str) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(code) = self.exit_status() {
+                return code;
+            }
+            if start.elapsed() > WAIT {
+                panic!("makai did not {what}; {}", self.diagnostics());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The screen and makai's stderr, for failure messages.
     pub fn diagnostics(&self) -> String {
         let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
@@ -243,19 +259,7 @@ impl Pane {
         self.keys(&["C-c"]);
         self.wait_text("Press Ctrl+C again to exit");
         self.keys(&["C-c"]);
-        let start = Instant::now();
-        loop {
-            if let Some(code) = self.exit_status() {
-                return code;
-            }
-            if start.elapsed() > WAIT {
-                panic!(
-                    "makai did not exit after Ctrl+C twice; {}",
-                    self.diagnostics()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_exit_status("exit after Ctrl+C twice")
     }
 }
 

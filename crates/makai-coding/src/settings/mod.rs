@@ -244,6 +244,11 @@ pub struct Settings {
     /// `makai_ai::StreamOptions::read_interval`. A makai key (pi has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_read_interval_ms: Option<u64>,
+    /// Hand the deltas of one block that one read of a model stream
+    /// delivered to the session as one event (unset: `true`). See
+    /// `makai_ai::StreamOptions::merge_deltas`. A makai key (pi has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_merge_deltas: Option<bool>,
     /// User settings only: let a trusted project's file set
     /// [`PROJECT_RESTRICTED_KEYS`] and start its MCP servers.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

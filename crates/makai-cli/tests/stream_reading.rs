@@ -1,7 +1,8 @@
-//! How often the CLI reads a model stream: every `streamReadIntervalMs`
-//! (8 ms unless the settings say otherwise, 0 to read as data arrives). The
-//! model call of each run carries it in its options, and the answer arrives
-//! whole through the real HTTP client either way.
+//! How the CLI reads a model stream: every `streamReadIntervalMs` (8 ms
+//! unless the settings say otherwise, 0 to read as data arrives), the deltas
+//! of one read merged into one event unless `streamMergeDeltas` is false.
+//! The model call of each run carries both in its options, and the answer
+//! arrives whole through the real HTTP client either way.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -15,10 +16,17 @@ use makai_ai::{AssistantMessageEventStream, Context, Model, ProtocolClient, Stre
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::json;
 
-/// Records the read interval of each call it passes on.
+/// How a call asked to read its stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Reading {
+    interval: Option<Duration>,
+    merge_deltas: bool,
+}
+
+/// Records how each call it passes on reads its stream.
 struct Recording {
     inner: Arc<dyn ProtocolClient>,
-    seen: Arc<Mutex<Vec<Option<Duration>>>>,
+    seen: Arc<Mutex<Vec<Reading>>>,
 }
 
 #[async_trait]
@@ -29,22 +37,21 @@ impl ProtocolClient for Recording {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        self.seen.lock().unwrap().push(options.read_interval);
+        self.seen.lock().unwrap().push(Reading {
+            interval: options.read_interval,
+            merge_deltas: options.merge_deltas,
+        });
         self.inner.stream(model, context, options).await
     }
 }
 
 const ANSWER: &str = "one two three four five six seven eight nine ten";
 
-/// Runs one prompt with `interval` as `streamReadIntervalMs` (unset when
-/// `None`); returns the read interval of its model call.
-async fn read_interval_of_a_run(interval: Option<u64>) -> Option<Duration> {
+/// Runs one prompt with `settings` (and `autoTitle` off: a background title
+/// is a second call); returns how its model call reads its stream.
+async fn reading_of_a_run(mut settings: serde_json::Value) -> Reading {
     let env = Env::new();
-    // No background title: a second call.
-    let mut settings = json!({"autoTitle": false});
-    if let Some(ms) = interval {
-        settings["streamReadIntervalMs"] = json!(ms);
-    }
+    settings["autoTitle"] = json!(false);
     env.settings(settings);
     let server =
         makai_mockllm::MockServer::start(Scenario::new().push(ScriptedResponse::text(ANSWER)))
@@ -77,18 +84,30 @@ async fn read_interval_of_a_run(interval: Option<u64>) -> Option<Duration> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_reads_its_stream_every_8_ms_by_default() {
+async fn a_run_reads_its_stream_every_8_ms_with_deltas_merged_by_default() {
     assert_eq!(
-        read_interval_of_a_run(None).await,
-        Some(Duration::from_millis(8))
+        reading_of_a_run(json!({})).await,
+        Reading {
+            interval: Some(Duration::from_millis(8)),
+            merge_deltas: true
+        }
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_setting_sets_the_read_interval_and_0_reads_as_data_arrives() {
-    assert_eq!(
-        read_interval_of_a_run(Some(20)).await,
-        Some(Duration::from_millis(20))
-    );
-    assert_eq!(read_interval_of_a_run(Some(0)).await, None);
+    let interval = |ms| async move {
+        reading_of_a_run(json!({"streamReadIntervalMs": ms}))
+            .await
+            .interval
+    };
+    assert_eq!(interval(20).await, Some(Duration::from_millis(20)));
+    assert_eq!(interval(0).await, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_merge_deltas_false_hands_over_every_delta() {
+    let reading = reading_of_a_run(json!({"streamMergeDeltas": false})).await;
+    assert!(!reading.merge_deltas, "{reading:?}");
+    assert_eq!(reading.interval, Some(Duration::from_millis(8)));
 }
