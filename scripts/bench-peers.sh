@@ -26,7 +26,7 @@
 # each figure with its ratio to current-thread. "CLI above the floor" is the
 # CLI's runtime less the floor, per token event: the part that is makai's own.
 # "makai as the binary reads" is the CLI's runtime with the `makai` binary's
-# read interval (READ_INTERVAL_US, default 8000: StreamOptions::read_interval,
+# read interval (READ_INTERVAL_US, default 16000: StreamOptions::read_interval,
 # the streamReadIntervalMs setting), with its ratio to the CLI's runtime
 # reading every event; the other makai columns read as data arrives, the
 # library's default.
@@ -47,7 +47,7 @@ PROFILE="${PROFILE:-release-lto}"
 TOKENS="${TOKENS:-200}"
 TOOL_ROUNDS="${TOOL_ROUNDS:-5}"
 RUNS="${RUNS:-200}"
-READ_INTERVAL="${READ_INTERVAL_US:-8000}"
+READ_INTERVAL="${READ_INTERVAL_US:-16000}"
 unset READ_INTERVAL_US # the other makai columns read as data arrives
 target="${CARGO_TARGET_DIR:-target}"
 

@@ -240,8 +240,10 @@ pub struct StreamOptions {
     /// takes everything that arrived meanwhile: one wake-up and one `read`
     /// for several token events. The first read, a stream slower than the
     /// interval and a read after a full buffer are never delayed. A display
-    /// that draws at most every 16 ms loses nothing at 8 ms; a client that
-    /// measures each token's arrival should leave it unset.
+    /// that draws at most every 16 ms loses nothing at 16 ms (the `makai`
+    /// binary's default); the cost is the end of each response read up to
+    /// one interval late. A client that measures each token's arrival should
+    /// leave it unset.
     pub read_interval: Option<Duration>,
     /// Hand over the deltas of one block that one read delivered as one
     /// `*_delta` event (default: one event per delta the provider sent).

@@ -26,7 +26,7 @@
 //! `READ_INTERVAL_US` sets how often the model streams are read: the serve
 //! clients' `StreamOptions::read_interval` (unset: as data arrives, the
 //! library's default) and RPC mode's `streamReadIntervalMs` setting (unset:
-//! the CLI's default, 8 ms).
+//! the CLI's default, 16 ms).
 //!
 //! The clients and the scripted server run in this process, so the figures are
 //! the makai process's own; Linux only (/proc).

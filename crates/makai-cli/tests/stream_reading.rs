@@ -1,4 +1,4 @@
-//! How the CLI reads a model stream: every `streamReadIntervalMs` (8 ms
+//! How the CLI reads a model stream: every `streamReadIntervalMs` (16 ms
 //! unless the settings say otherwise, 0 to read as data arrives), the deltas
 //! of one read merged into one event unless `streamMergeDeltas` is false.
 //! The model call of each run carries both in its options, and the answer
@@ -84,11 +84,11 @@ async fn reading_of_a_run(mut settings: serde_json::Value) -> Reading {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_reads_its_stream_every_8_ms_with_deltas_merged_by_default() {
+async fn a_run_reads_its_stream_every_16_ms_with_deltas_merged_by_default() {
     assert_eq!(
         reading_of_a_run(json!({})).await,
         Reading {
-            interval: Some(Duration::from_millis(8)),
+            interval: Some(Duration::from_millis(16)),
             merge_deltas: true
         }
     );
@@ -109,5 +109,5 @@ async fn the_setting_sets_the_read_interval_and_0_reads_as_data_arrives() {
 async fn stream_merge_deltas_false_hands_over_every_delta() {
     let reading = reading_of_a_run(json!({"streamMergeDeltas": false})).await;
     assert!(!reading.merge_deltas, "{reading:?}");
-    assert_eq!(reading.interval, Some(Duration::from_millis(8)));
+    assert_eq!(reading.interval, Some(Duration::from_millis(16)));
 }

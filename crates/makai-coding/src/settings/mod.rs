@@ -146,9 +146,9 @@ pub enum DoubleEscapeAction {
 
 /// How often makai reads a fast model stream by default, in milliseconds:
 /// once reads come closer together than this, each read takes what arrived
-/// in the interval, one wake-up for several tokens. Half a frame of a
-/// 60 Hz display.
-pub const DEFAULT_STREAM_READ_INTERVAL_MS: u64 = 8;
+/// in the interval, one wake-up for several tokens. One frame of a 60 Hz
+/// display, half of the full-screen UI's (it draws at most every 33 ms).
+pub const DEFAULT_STREAM_READ_INTERVAL_MS: u64 = 16;
 
 impl Settings {
     /// The read interval of model streams ([`Settings::stream_read_interval_ms`]),
