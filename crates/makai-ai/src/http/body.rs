@@ -225,6 +225,15 @@ impl ResponseBody {
             .map_or(1, |conn| conn.receive_low_water())
     }
 
+    /// How many times the connection's receive low-water mark was changed
+    /// (for tests; 0 once the connection is released).
+    #[cfg(test)]
+    pub(crate) fn receive_low_water_changes(&self) -> usize {
+        self.conn
+            .as_ref()
+            .map_or(0, |conn| conn.receive_low_water_changes())
+    }
+
     /// The reader has what it needs (a stream's last event): whatever is left
     /// of the body (usually the chunked terminator, a moment later) does not
     /// stop the connection from being reused.
@@ -286,9 +295,28 @@ impl ResponseBody {
                     }
                     if let Some(pacing) = self.pacing.as_mut() {
                         ready!(pacing.poll_ready(cx));
-                        conn.set_receive_low_water(pacing.low_water());
+                        if conn.receive_low_water() > 1 {
+                            // A pause has ended with the mark raised, so
+                            // nothing reported what arrived: one direct read
+                            // takes it, and the mark stays up while the
+                            // stream is fast.
+                            conn.read_now();
+                        }
                     }
-                    let read = ready!(conn.poll_fill(cx));
+                    let read = match conn.poll_fill(cx) {
+                        Poll::Ready(read) => {
+                            // TLS may have answered from bytes read before.
+                            conn.forget_read_now();
+                            read
+                        }
+                        Poll::Pending => {
+                            // Nothing arrived (or not a whole TLS record):
+                            // wait for data as it arrives.
+                            conn.forget_read_now();
+                            conn.set_receive_low_water(1);
+                            return Poll::Pending;
+                        }
+                    };
                     if let (Ok(1..), Some(pacing)) = (&read, self.pacing.as_mut()) {
                         pacing.on_data(conn.is_full());
                         conn.set_receive_low_water(pacing.low_water());

@@ -46,6 +46,9 @@ pub(crate) struct Conn {
     socket: Socket,
     /// The socket's receive low-water mark as last set (1: the system's).
     low_water: usize,
+    /// How many times the mark was changed (for tests).
+    #[cfg(test)]
+    low_water_changes: usize,
 }
 
 /// A response's status line and headers, and how its body is framed.
@@ -69,13 +72,31 @@ impl Conn {
             rest: None,
             socket,
             low_water: 1,
+            #[cfg(test)]
+            low_water_changes: 0,
         }
     }
 
     /// The receive low-water mark as last set.
-    #[cfg(test)]
     pub(crate) fn receive_low_water(&self) -> usize {
         self.low_water
+    }
+
+    /// How many times the mark was changed (for tests).
+    #[cfg(test)]
+    pub(crate) fn receive_low_water_changes(&self) -> usize {
+        self.low_water_changes
+    }
+
+    /// The next [`Conn::poll_fill`] reads the socket even if the runtime has
+    /// not reported it readable (see [`super::tcp`]).
+    pub(crate) fn read_now(&self) {
+        self.socket.read_now();
+    }
+
+    /// Withdraws [`Conn::read_now`] (a read that did not reach the socket).
+    pub(crate) fn forget_read_now(&self) {
+        self.socket.forget_read_now();
     }
 
     /// Sets the socket's receive low-water mark (see [`super::low_water`]):
@@ -85,6 +106,10 @@ impl Conn {
         let bytes = bytes.max(1);
         if bytes != self.low_water && self.socket.set_receive_low_water(bytes) {
             self.low_water = bytes;
+            #[cfg(test)]
+            {
+                self.low_water_changes += 1;
+            }
         }
     }
 

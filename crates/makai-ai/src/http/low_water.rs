@@ -1,5 +1,6 @@
 //! A connection's receive low-water mark (`SO_RCVLOWAT`), which read pacing
-//! ([`super::pacing`]) raises while a read waits.
+//! ([`super::pacing`]) raises while a fast stream is paced, and the request
+//! for a direct read of the socket ([`super::tcp`]) when a pause ends.
 //!
 //! The kernel reports a TCP socket readable, and so wakes the thread waiting
 //! in `epoll_wait`, only once this many bytes are queued (or the peer closed,
@@ -9,11 +10,19 @@
 //! socket). No crate of the dependency tree sets this option (`socket2` and
 //! `rustix` have no call for it), so it is one `setsockopt` here.
 
-/// The TCP socket under a connection (beneath TLS and any proxy tunnel).
-#[derive(Clone, Copy, Debug)]
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The TCP socket under a connection (beneath TLS and any proxy tunnel), as
+/// the connection reaches it: its receive low-water mark, and a direct read
+/// at the next read of the stream beneath ([`super::tcp`]).
+#[derive(Clone, Debug)]
 pub(crate) struct Socket {
     #[cfg(unix)]
     fd: std::os::fd::RawFd,
+    /// The next read of the [`super::tcp::Tcp`] beneath reads the socket
+    /// without waiting for the runtime to report it readable.
+    read_now: Arc<AtomicBool>,
 }
 
 impl Socket {
@@ -25,13 +34,34 @@ impl Socket {
             use std::os::fd::AsRawFd;
             Socket {
                 fd: tcp.as_raw_fd(),
+                read_now: Arc::default(),
             }
         }
         #[cfg(not(unix))]
         {
             let _ = tcp;
-            Socket {}
+            Socket {
+                read_now: Arc::default(),
+            }
         }
+    }
+
+    /// Asks the stream beneath to read the socket at its next read even if
+    /// the runtime has not reported it readable (a pause with the mark raised
+    /// has just ended: nothing reported what arrived). Until taken or
+    /// [`Socket::forget_read_now`].
+    pub(crate) fn read_now(&self) {
+        self.read_now.store(true, Ordering::Relaxed);
+    }
+
+    /// Withdraws [`Socket::read_now`].
+    pub(crate) fn forget_read_now(&self) {
+        self.read_now.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a read should go to the socket now; clears the request.
+    pub(crate) fn take_read_now(&self) -> bool {
+        self.read_now.swap(false, Ordering::Relaxed)
     }
 
     /// Sets the receive low-water mark to `bytes` (at least 1); false when the

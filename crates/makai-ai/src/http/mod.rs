@@ -27,6 +27,7 @@ mod body;
 mod conn;
 mod low_water;
 mod pacing;
+mod tcp;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -41,11 +42,11 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 
 pub(crate) use body::{BodyError, ResponseBody};
 use conn::{Conn, Io, Pool};
 use low_water::Socket;
+use tcp::Tcp;
 
 /// The largest read buffer a connection keeps (also the largest response head).
 pub(crate) const MAX_READ_BUFFER: usize = 8 * 1024;
@@ -165,16 +166,14 @@ impl HttpClient {
             "opening a model connection"
         );
         let (io, socket): (Box<dyn Io>, Socket) = if uri.scheme_str() == Some("http") {
-            let tcp = call(self.connector.clone(), uri.clone())
-                .await?
-                .into_inner();
-            let socket = Socket::of(&tcp);
-            (Box::new(tcp), socket)
+            let tcp = call(self.connector.clone(), uri.clone()).await?;
+            let socket = tcp.socket();
+            (Box::new(TokioIo::new(tcp)), socket)
         } else {
             let stream = call(self.tls()?, uri.clone()).await?;
             let socket = match &stream {
-                MaybeHttpsStream::Http(tcp) => Socket::of(tcp.inner()),
-                MaybeHttpsStream::Https(tls) => Socket::of(tls.inner().get_ref().0.inner().inner()),
+                MaybeHttpsStream::Http(tcp) => tcp.socket(),
+                MaybeHttpsStream::Https(tls) => tls.inner().get_ref().0.inner().socket(),
             };
             (Box::new(TokioIo::new(stream)), socket)
         };
@@ -402,7 +401,7 @@ fn with_explicit_port(dst: &Uri) -> Uri {
 }
 
 impl tower_service::Service<Uri> for ProxyConnector {
-    type Response = TokioIo<TcpStream>;
+    type Response = Tcp;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
@@ -417,7 +416,11 @@ impl tower_service::Service<Uri> for ProxyConnector {
         };
         let mut direct = self.direct.clone();
         match intercept {
-            None => Box::pin(async move { direct.call(dst).await.map_err(BoxError::from) }),
+            None => {
+                Box::pin(
+                    async move { direct.call(dst).await.map(Tcp::new).map_err(BoxError::from) },
+                )
+            }
             Some(proxy) => {
                 let proxy_uri = proxy.uri().clone();
                 if !matches!(proxy_uri.scheme_str(), None | Some("http")) {
@@ -435,7 +438,7 @@ impl tower_service::Service<Uri> for ProxyConnector {
                 }
                 let target = with_explicit_port(&dst);
                 Box::pin(async move {
-                    tunnel.call(target).await.map_err(|e| {
+                    tunnel.call(target).await.map(Tcp::new).map_err(|e| {
                         BoxError::from(format!(
                             "through proxy {}: {}",
                             redact_userinfo(&proxy_uri),

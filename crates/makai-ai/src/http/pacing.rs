@@ -26,9 +26,11 @@
 //! During a pause the socket's receive low-water mark is raised
 //! ([`super::low_water`]): Tokio's sockets are edge-triggered, so without it
 //! each segment arriving during the pause would still wake the runtime from
-//! `epoll_wait`, only to find no task waiting for the socket. The mark is
-//! lowered when the pause ends, which reports what arrived meanwhile, and
-//! before the connection goes back to the pool.
+//! `epoll_wait`, only to find no task waiting for the socket. When the pause
+//! ends, the body reads the socket directly ([`super::tcp`]) and the mark
+//! stays up while the stream is fast; it is lowered when a read finds
+//! nothing (the body then waits for data as it arrives), when the stream
+//! slows, and before the connection goes back to the pool.
 
 use std::future::Future;
 use std::pin::Pin;

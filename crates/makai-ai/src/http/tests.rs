@@ -264,7 +264,7 @@ where
 /// test request) is in `buf`, and removes it from there; false at the end of
 /// the stream.
 async fn next_request(
-    socket: &mut tokio::net::TcpStream,
+    socket: &mut (impl tokio::io::AsyncRead + Unpin),
     buf: &mut Vec<u8>,
 ) -> std::io::Result<bool> {
     use tokio::io::AsyncReadExt;
@@ -332,41 +332,129 @@ async fn drip_server(
     pieces: usize,
     gap: Duration,
 ) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
-    use tokio::io::AsyncWriteExt;
-    raw_server(move |mut socket| async move {
+    raw_server(move |socket| async move {
         socket.set_nodelay(true)?;
-        let mut buf = Vec::new();
-        while next_request(&mut socket, &mut buf).await? {
-            let body = drip_body(pieces);
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
-            socket.write_all(head.as_bytes()).await?;
-            for piece in body.as_bytes().chunks(9) {
-                tokio::time::sleep(gap).await;
-                socket.write_all(piece).await?;
-            }
-        }
-        Ok(())
+        drip(socket, pieces, gap).await
     })
     .await
+}
+
+/// [`drip_server`] over TLS, with the test certificate
+/// ([`tls_test_client`] trusts it): each piece is a TLS record of its own.
+async fn tls_drip_server(
+    pieces: usize,
+    gap: Duration,
+) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use rustls::pki_types::PrivateKeyDer;
+    use rustls::pki_types::pem::PemObject;
+    let key = PrivateKeyDer::from_pem_file(format!("{TLS_FIXTURES}/key.pem")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(test_certificates(), key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    raw_server(move |socket| {
+        let acceptor = acceptor.clone();
+        async move {
+            socket.set_nodelay(true)?;
+            drip(acceptor.accept(socket).await?, pieces, gap).await
+        }
+    })
+    .await
+}
+
+/// Serves [`drip_server`]'s answers on `socket` until it closes.
+async fn drip(
+    mut socket: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    pieces: usize,
+    gap: Duration,
+) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut buf = Vec::new();
+    while next_request(&mut socket, &mut buf).await? {
+        let body = drip_body(pieces);
+        let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+        socket.write_all(head.as_bytes()).await?;
+        socket.flush().await?;
+        for piece in body.as_bytes().chunks(9) {
+            tokio::time::sleep(gap).await;
+            socket.write_all(piece).await?;
+            socket.flush().await?;
+        }
+    }
+    Ok(())
+}
+
+const TLS_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls");
+
+/// The self-signed certificate of `tests/fixtures/tls` (127.0.0.1, localhost).
+fn test_certificates() -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    CertificateDer::pem_file_iter(format!("{TLS_FIXTURES}/cert.pem"))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// [`test_client`] whose TLS trusts the test certificate.
+fn tls_test_client() -> HttpClient {
+    let client = test_client();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in test_certificates() {
+        roots.add(cert).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(client.connector.clone());
+    assert!(client.tls.set(Ok(https)).is_ok());
+    client
 }
 
 fn drip_body(pieces: usize) -> String {
     (0..pieces).map(|i| format!("piece-{i:02};")).collect()
 }
 
-/// Reads a body to its end; returns it, the number of reads that brought
-/// data (a `content-length` body is one run of data per read) and whether
-/// the receive low-water mark was ever raised.
-async fn read_counting(mut body: ResponseBody) -> (Vec<u8>, usize, bool) {
-    let mut data = Vec::new();
-    let mut reads = 0;
-    let mut raised = false;
+/// What [`read_counting`] saw of a body.
+struct Counted {
+    data: Vec<u8>,
+    /// Reads that brought data (a `content-length` body is one run of data
+    /// per read).
+    reads: usize,
+    /// The receive low-water mark was raised at some point.
+    raised: bool,
+    /// How many times the mark was changed before the body's end.
+    mark_changes: usize,
+}
+
+/// Reads a body to its end, counting.
+async fn read_counting(mut body: ResponseBody) -> Counted {
+    let mut counted = Counted {
+        data: Vec::new(),
+        reads: 0,
+        raised: false,
+        mark_changes: 0,
+    };
     while let Some(range) = body.next_data().await.unwrap() {
-        data.extend_from_slice(body.data(range));
-        reads += 1;
-        raised |= body.receive_low_water() > 1;
+        counted.data.extend_from_slice(body.data(range));
+        counted.reads += 1;
+        counted.raised |= body.receive_low_water() > 1;
+        counted.mark_changes = counted.mark_changes.max(body.receive_low_water_changes());
     }
-    (data, reads, raised)
+    counted
 }
 
 #[tokio::test]
@@ -377,13 +465,36 @@ async fn paced_reads_take_a_fast_stream_in_few_reads_and_lose_nothing() {
     let url = format!("http://{addr}/v1/chat/completions");
     let mut body = post_empty(&client, &url).await.unwrap().into_body();
     body.pace_reads(Duration::from_millis(25));
-    let (data, reads, raised) = read_counting(body).await;
-    assert_eq!(String::from_utf8(data).unwrap(), drip_body(40));
-    // Unpaced, each write is a read of its own: 40 (on an idle machine).
-    // Paced: two reads to see that the stream is fast, then one per 25 ms,
-    // plus a few for a server that falls behind.
+    let counted = read_counting(body).await;
+    assert_eq!(String::from_utf8(counted.data).unwrap(), drip_body(40));
+    assert_paced(counted.reads, counted.raised, counted.mark_changes);
+}
+
+/// Unpaced, each write is a read of its own: 40 (on an idle machine).
+/// Paced: two reads to see that the stream is fast, then one per 25 ms,
+/// plus a few for a server that falls behind. The mark is raised once and
+/// stays up: each pause ends with a direct read of what arrived, not with
+/// lowering the mark and raising it again (two more changes a pause). A
+/// pause in which nothing arrived (a server descheduled that long) lowers it
+/// until data comes: allowed once.
+fn assert_paced(reads: usize, raised: bool, mark_changes: usize) {
     assert!(reads <= 15, "{reads} reads");
     assert!(raised, "the low-water mark was raised during the pauses");
+    assert!(mark_changes <= 3, "the mark changed {mark_changes} times");
+}
+
+/// The same through TLS: rustls reads the TCP stream beneath, whose direct
+/// read serves it as it serves a plain connection.
+#[tokio::test]
+async fn paced_reads_through_tls_take_a_fast_stream_in_few_reads_and_lose_nothing() {
+    let (addr, _) = tls_drip_server(40, Duration::from_millis(2)).await;
+    let client = tls_test_client();
+    let url = format!("https://127.0.0.1:{}/v1/chat/completions", addr.port());
+    let mut body = post_empty(&client, &url).await.unwrap().into_body();
+    body.pace_reads(Duration::from_millis(25));
+    let counted = read_counting(body).await;
+    assert_eq!(String::from_utf8(counted.data).unwrap(), drip_body(40));
+    assert_paced(counted.reads, counted.raised, counted.mark_changes);
 }
 
 /// Regression guard: a connection put back in the pool with its receive
@@ -396,8 +507,7 @@ async fn a_paced_connection_goes_back_to_the_pool_reading_as_data_arrives() {
     let url = format!("http://{addr}/v1/chat/completions");
     let mut body = post_empty(&client, &url).await.unwrap().into_body();
     body.pace_reads(Duration::from_millis(25));
-    let (_, _, raised) = read_counting(body).await;
-    assert!(raised);
+    assert!(read_counting(body).await.raised);
     // The next request takes the pooled connection, unpaced: its answer
     // (head and 9-byte pieces) must arrive as it is written.
     let next = tokio::time::timeout(Duration::from_secs(10), async {
@@ -406,8 +516,8 @@ async fn a_paced_connection_goes_back_to_the_pool_reading_as_data_arrives() {
     })
     .await
     .expect("the pooled connection answered");
-    assert_eq!(String::from_utf8(next.0).unwrap(), drip_body(40));
-    assert!(!next.2, "an unpaced body never raises the mark");
+    assert_eq!(String::from_utf8(next.data).unwrap(), drip_body(40));
+    assert!(!next.raised, "an unpaced body never raises the mark");
     assert_eq!(
         accepted.load(std::sync::atomic::Ordering::SeqCst),
         1,
