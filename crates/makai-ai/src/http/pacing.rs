@@ -50,6 +50,9 @@ pub(crate) struct ReadPacing {
     interval: Duration,
     /// Set while the next read waits for it; made at the first pause.
     pause: Option<Pin<Box<Sleep>>>,
+    /// Set one interval after `pause` while the stream is fast: the pause
+    /// after it, already in the runtime's timer wheel ([`ReadPacing::arm`]).
+    following: Option<Pin<Box<Sleep>>>,
     /// The next read waits for `pause`.
     armed: bool,
     /// When the last read returned data, or the last pause ended.
@@ -72,6 +75,7 @@ impl ReadPacing {
         ReadPacing {
             interval,
             pause: None,
+            following: None,
             armed: false,
             since: None,
             after_pause: false,
@@ -116,14 +120,43 @@ impl ReadPacing {
         };
         self.armed = fast && !filled;
         if self.armed {
-            let deadline = now + self.interval;
-            match self.pause.as_mut() {
-                Some(pause) => pause.as_mut().reset(deadline),
-                None => self.pause = Some(Box::pin(tokio::time::sleep_until(deadline))),
-            }
+            // Right after a pause, the next one ends an interval after it
+            // (`since` is its end), where `following` already is.
+            let on_grid = self.after_pause.then_some(self.since).flatten();
+            self.arm(now, on_grid);
+        } else {
+            // A slow stream: the following pause will not come.
+            self.following = None;
         }
         self.since = Some(now);
         self.after_pause = false;
+    }
+
+    /// Sets the pause the next read waits for. While a stream stays fast
+    /// the pauses keep to a grid of the interval, with two timers taking
+    /// turns: when a pause ends, the next one (`following`) is already in the
+    /// runtime's timer wheel, and the one set now (for an interval later) is
+    /// never earlier than the timer the runtime will sleep for. Setting a
+    /// timer earlier than that makes Tokio wake its own driver (an `eventfd`
+    /// write, and an `epoll_wait` that returns at once), which at one stream
+    /// was a second trip through the kernel per pause (`wake_floor`'s
+    /// `with_two_timers`). `ended` is the end of the pause just over, if this
+    /// read came right after one.
+    fn arm(&mut self, now: Instant, ended: Option<Instant>) {
+        let interval = self.interval;
+        let next = ended.map(|end| end + interval).filter(|&at| at > now);
+        match (next, self.following.take(), self.pause.take()) {
+            (Some(at), Some(following), Some(mut done)) if following.deadline() == at => {
+                done.as_mut().reset(at + interval);
+                self.pause = Some(following);
+                self.following = Some(done);
+            }
+            (_, following, pause) => {
+                let at = now + interval;
+                self.pause = Some(set_timer(pause, at));
+                self.following = Some(set_timer(following, at + interval));
+            }
+        }
     }
 
     /// Reads closer together than this bring parts of one burst (a short
@@ -146,6 +179,17 @@ impl ReadPacing {
     #[cfg(test)]
     pub(crate) fn is_armed(&self) -> bool {
         self.armed
+    }
+}
+
+/// `timer` (made when there is none yet) set to end at `at`.
+fn set_timer(timer: Option<Pin<Box<Sleep>>>, at: Instant) -> Pin<Box<Sleep>> {
+    match timer {
+        Some(mut timer) => {
+            timer.as_mut().reset(at);
+            timer
+        }
+        None => Box::pin(tokio::time::sleep_until(at)),
     }
 }
 
@@ -203,6 +247,48 @@ mod tests {
         advance_ms(30).await;
         p.on_data(false);
         assert!(!p.is_armed());
+        assert_eq!(poll(&mut p), Poll::Ready(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fast_stream_keeps_its_pauses_on_a_grid_of_the_interval() {
+        let mut p = ReadPacing::new(Duration::from_millis(8));
+        p.on_data(false);
+        advance_ms(1).await;
+        p.on_data(false);
+        advance_ms(1).await;
+        p.on_data(false);
+        // Fast at 2 ms: the first pause ends at 10 ms.
+        advance_ms(8).await;
+        assert_eq!(poll(&mut p), Poll::Ready(()));
+        // The read after it comes at 13 ms (the consumer took its time):
+        // the next pause still ends at 18 ms, an interval after the last.
+        advance_ms(3).await;
+        p.on_data(false);
+        assert!(p.is_armed());
+        advance_ms(4).await;
+        assert_eq!(poll(&mut p), Poll::Pending);
+        advance_ms(1).await;
+        assert_eq!(poll(&mut p), Poll::Ready(()));
+        // And the one after at 26 ms.
+        p.on_data(false);
+        advance_ms(7).await;
+        assert_eq!(poll(&mut p), Poll::Pending);
+        advance_ms(1).await;
+        assert_eq!(poll(&mut p), Poll::Ready(()));
+        // A stream that slowed and became fast again starts a new grid: an
+        // interval from the read that armed it.
+        advance_ms(30).await;
+        p.on_data(false);
+        assert!(!p.is_armed());
+        advance_ms(2).await;
+        p.on_data(false);
+        advance_ms(3).await;
+        p.on_data(false);
+        assert!(p.is_armed());
+        advance_ms(7).await;
+        assert_eq!(poll(&mut p), Poll::Pending);
+        advance_ms(1).await;
         assert_eq!(poll(&mut p), Poll::Ready(()));
     }
 
