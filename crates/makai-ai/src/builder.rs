@@ -24,6 +24,14 @@ struct OpenBlock {
     args: Option<String>,
 }
 
+/// Which delta event a block's new text is.
+#[derive(Clone, Copy)]
+enum DeltaKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
 /// Accumulates one assistant message and the events describing it.
 #[derive(Debug)]
 pub struct MessageBuilder {
@@ -117,6 +125,61 @@ impl MessageBuilder {
         &mut self.message.usage
     }
 
+    /// Emits a `kind` delta of block `index`, or appends it to the pending
+    /// delta of that block when merging and the last event is one.
+    fn emit_delta(&mut self, kind: DeltaKind, index: usize, text: &str) {
+        if self.merge_deltas
+            && let Some(pending) = self.pending_delta(kind, index)
+        {
+            pending.push_str(text);
+            return;
+        }
+        let content_index = index;
+        let delta = Delta::from(text);
+        self.events.push(match kind {
+            DeltaKind::Text => AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            },
+            DeltaKind::Thinking => AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            },
+            DeltaKind::ToolCall => AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            },
+        });
+    }
+
+    /// The delta of the last event when it is a `kind` delta of block `index`.
+    fn pending_delta(&mut self, kind: DeltaKind, index: usize) -> Option<&mut Delta> {
+        match (kind, self.events.last_mut()?) {
+            (
+                DeltaKind::Text,
+                AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta,
+                },
+            )
+            | (
+                DeltaKind::Thinking,
+                AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta,
+                },
+            )
+            | (
+                DeltaKind::ToolCall,
+                AssistantMessageEvent::ToolcallDelta {
+                    content_index,
+                    delta,
+                },
+            ) => (*content_index == index).then_some(delta),
+            _ => None,
+        }
+    }
+
     /// Opens a text block; returns its content index.
     pub fn start_text(&mut self) -> usize {
         self.start();
@@ -175,20 +238,7 @@ impl MessageBuilder {
         }
         if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
             t.text.push_str(delta);
-            if self.merge_deltas
-                && let Some(AssistantMessageEvent::TextDelta {
-                    content_index,
-                    delta: pending,
-                }) = self.events.last_mut()
-                && *content_index == index
-            {
-                pending.push_str(delta);
-                return;
-            }
-            self.events.push(AssistantMessageEvent::TextDelta {
-                content_index: index,
-                delta: Delta::from(delta),
-            });
+            self.emit_delta(DeltaKind::Text, index, delta);
         }
     }
 
@@ -199,20 +249,7 @@ impl MessageBuilder {
         }
         if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
             t.thinking.push_str(delta);
-            if self.merge_deltas
-                && let Some(AssistantMessageEvent::ThinkingDelta {
-                    content_index,
-                    delta: pending,
-                }) = self.events.last_mut()
-                && *content_index == index
-            {
-                pending.push_str(delta);
-                return;
-            }
-            self.events.push(AssistantMessageEvent::ThinkingDelta {
-                content_index: index,
-                delta: Delta::from(delta),
-            });
+            self.emit_delta(DeltaKind::Thinking, index, delta);
         }
     }
 
@@ -268,20 +305,7 @@ impl MessageBuilder {
             && let Some(args) = block.args.as_mut()
         {
             args.push_str(delta);
-            if self.merge_deltas
-                && let Some(AssistantMessageEvent::ToolcallDelta {
-                    content_index,
-                    delta: pending,
-                }) = self.events.last_mut()
-                && *content_index == index
-            {
-                pending.push_str(delta);
-                return;
-            }
-            self.events.push(AssistantMessageEvent::ToolcallDelta {
-                content_index: index,
-                delta: Delta::from(delta),
-            });
+            self.emit_delta(DeltaKind::ToolCall, index, delta);
         }
     }
 
