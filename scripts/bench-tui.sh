@@ -14,7 +14,10 @@
 # way, and the difference over TOKENS is the CPU per token event (start-up and
 # the exit cancel out; what waiting costs, the UI's 30 Hz tick, does not
 # quite). Printed: median CPU per token event and the median peak resident
-# memory of the long runs. Needs tmux.
+# memory of the long runs, and the terminal's side: the CPU the tmux server
+# spent from the prompt to the answer's end (what a terminal emulator spends
+# parsing and painting what makai writes; /proc's ticks, 10 ms), per token
+# event, the short answer's subtracted likewise. Needs tmux.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,20 +59,30 @@ wait_for() {
   exit 1
 }
 
-# run_once FILE BIN URL: one run; appends "cpu_s peak_kib" to FILE.
+# server_ticks: the CPU clock ticks (user + system) of the tmux server.
+server_ticks() {
+  local pid
+  pid=$(tmux -L "$sock" display-message -p '#{pid}')
+  awk '{print $14 + $15}' "/proc/$pid/stat"
+}
+
+# run_once FILE BIN URL: one run; appends "cpu_s peak_kib terminal_ticks" to FILE.
 run_once() {
   local file=$1 bin=$2 url=$3
   rm -f "$out/t"
   tmux -L "$sock" new-session -d -s bench -x "$COLS" -y "$ROWS" \
     "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --no-session --no-tools --base-url '$url' --api openai-completions --model mock-model 2> '$out/stderr'"
   wait_for "enter send"
+  local ticks_before ticks_after
+  ticks_before=$(server_ticks)
   tmux -L "$sock" send-keys -t bench -l hi
   tmux -L "$sock" send-keys -t bench Enter
   wait_for "[final]"
+  ticks_after=$(server_ticks)
   tmux -L "$sock" send-keys -t bench C-d
   for _ in $(seq 200); do [ -s "$out/t" ] && break; sleep 0.05; done
   [ -s "$out/t" ] || { echo "bench-tui.sh: makai did not exit" >&2; cat "$out/stderr" >&2; exit 1; }
-  awk '{printf "%.6f %d\n", $1, $2}' "$out/t" >> "$file"
+  awk -v t=$((ticks_after - ticks_before)) '{printf "%.6f %d %d\n", $1, $2, t}' "$out/t" >> "$file"
 }
 
 
@@ -82,12 +95,16 @@ done
 
 echo "### The full-screen UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
 echo
-echo "| binary | CPU per token event | CPU of the answer | peak memory |"
-echo "| --- | --- | --- | --- |"
+echo "| binary | CPU per token event | CPU of the answer | peak memory | the terminal's (tmux) CPU per token event |"
+echo "| --- | --- | --- | --- | --- |"
+tick=$(getconf CLK_TCK)
 for i in "${!bins[@]}"; do
   long=$(median "$out/long-$i" 1)
   short=$(median "$out/short-$i" 1)
   rss=$(median "$out/long-$i" 2)
+  tlong=$(median "$out/long-$i" 3)
+  tshort=$(median "$out/short-$i" 3)
   awk -v b="${bins[$i]}" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
-    'BEGIN{printf "| %s | %.2f µs | %.3f s | %.1f MiB |\n", b, (l - s) * 1e6 / t, l - s, r / 1024}'
+    -v tl="$tlong" -v ts="$tshort" -v hz="$tick" \
+    'BEGIN{printf "| %s | %.2f µs | %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, l - s, r / 1024, (tl - ts) / hz * 1e6 / t}'
 done

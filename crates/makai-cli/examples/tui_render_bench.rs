@@ -8,7 +8,9 @@
 //! frame and as the UI does (`wrap_stream::TextStream`). Then it writes the
 //! last frame's changed cells (the rows over an empty
 //! screen) as crossterm's backend and as `FrameBackend` do, and prints the
-//! time each takes.
+//! time each takes. Last, whole frames while the answer streams, drawn and
+//! written by `Screen` with the conversation's scroll claimed and not: time
+//! and bytes a frame.
 //!
 //! ```text
 //! cargo run --profile release-lto -p makai-cli --example tui_render_bench -- [TOKENS] [FRAMES] [WIDTH]
@@ -22,11 +24,12 @@ use std::time::Instant;
 
 use makai_cli::tui::backend::FrameBackend;
 use makai_cli::tui::markdown;
+use makai_cli::tui::screen::Screen;
 use makai_cli::tui::wrap::wrap_text;
 use makai_cli::tui::wrap_stream::TextStream;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Rect, Size};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
@@ -84,6 +87,50 @@ fn digest(rows: &[Line<'_>]) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         })
+}
+
+/// Counts the bytes written through it.
+struct Counting(std::rc::Rc<std::cell::Cell<usize>>);
+
+impl std::io::Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.set(self.0.get() + buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Frames of a 40-row screen whose first 38 rows show `rows` moving up a row
+/// a frame, under a status line, drawn and written by `Screen` (the scroll
+/// claimed or not); returns the time and bytes per frame.
+fn scrolling_frames(rows: &[Line<'static>], width: u16, claim: bool) -> (f64, usize) {
+    let size = Size::new(width, 40);
+    let written = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut screen = Screen::new(Counting(written.clone()));
+    let frames = rows.len().saturating_sub(38).clamp(1, OUTPUT_FRAMES);
+    let started = Instant::now();
+    for top in 0..frames {
+        let drawn = screen.draw(size, |f| {
+            let buf = f.buffer_mut();
+            for (y, line) in (0..38).zip(&rows[top..]) {
+                buf.set_line(0, y, line, width);
+            }
+            buf.set_string(0, 38, format!("Working… {top}"), Style::default());
+            if claim && top > 0 {
+                f.scrolled(0..38, 1);
+            }
+        });
+        if let Err(e) = drawn {
+            eprintln!("drawing failed: {e}");
+            std::process::exit(1);
+        }
+    }
+    let us = started.elapsed().as_secs_f64() * 1e6 / frames as f64;
+    let bytes = written.get() / frames;
+    (us, bytes)
 }
 
 fn main() {
@@ -144,6 +191,18 @@ fn main() {
         "frame output: {} changed cells, crossterm's backend {crossterm_us:.1} µs, FrameBackend {ours_us:.1} µs",
         changed.len()
     );
+    // A frame while the answer streams: the screen's conversation moves up a
+    // row at each frame and the whole frame is written by `Screen`, which
+    // has the terminal move the rows when the frame says they moved.
+    for claim in [false, true] {
+        let (us, bytes) = scrolling_frames(&whole, width as u16 + 2, claim);
+        println!(
+            "streaming frame ({} rows of {} moving up a row): {us:.1} µs and {bytes} bytes a frame, the scroll {}",
+            area.height - 2,
+            width + 2,
+            if claim { "claimed" } else { "not claimed" }
+        );
+    }
     if d_whole != d_inc {
         eprintln!("the incremental render differs: digest {d_inc:016x}");
         std::process::exit(1);

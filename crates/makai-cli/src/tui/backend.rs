@@ -38,7 +38,7 @@ impl<W: Write> FrameBackend<W> {
 }
 
 /// Writes the cursor move to (`x`, `y`) as crossterm's `MoveTo` does.
-fn move_to(w: &mut impl Write, x: u16, y: u16) -> io::Result<()> {
+pub(super) fn move_to(w: &mut impl Write, x: u16, y: u16) -> io::Result<()> {
     let mut out = [0u8; 16];
     let mut len = 0;
     let mut put = |bytes: &[u8]| {
@@ -242,26 +242,8 @@ impl<W: Write> Backend for FrameBackend<W> {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
     use super::*;
-    use crate::tui::test_rng::Rng;
-
-    /// A writer whose bytes the test reads after the backend wrote them.
-    #[derive(Clone, Default)]
-    struct Shared(Rc<RefCell<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::tui::test_rng::{Rng, Shared};
 
     /// What crossterm's backend and ours write for `cells`.
     fn both(cells: &[(u16, u16, Cell)]) -> (Vec<u8>, Vec<u8>) {

@@ -15,6 +15,8 @@
 //!   [`pickers`]: slash commands and their selectors ([`selectors`]).
 //! - [`approval`]: approval questions; [`bang`]: `!command` shell runs;
 //!   [`login`]: `/login` sign-ins.
+//! - [`screen`]: frames on the terminal, scrolled by the terminal where the
+//!   conversation moved.
 //! - [`terminal`]: entering and restoring the terminal (also on panic),
 //!   suspending (Ctrl+Z) and handing it to an external editor (Ctrl+G).
 
@@ -32,6 +34,7 @@ pub mod login;
 pub mod markdown;
 pub mod pickers;
 pub mod render;
+pub mod screen;
 pub mod selectors;
 pub mod terminal;
 #[cfg(test)]

@@ -18,9 +18,9 @@ use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
-use ratatui::Terminal;
+use ratatui::layout::Size;
 
-use super::backend::FrameBackend;
+use super::screen::{Frame, Screen};
 
 /// True while the terminal is in UI mode (the panic hook restores it then).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -92,13 +92,13 @@ fn setup_terminal() -> std::io::Result<()> {
 
 /// The terminal in UI mode.
 pub struct Tui {
-    terminal: Terminal<FrameBackend<BufWriter<Stdout>>>,
+    screen: Screen<BufWriter<Stdout>>,
 }
 
-/// Room for a frame's output. ratatui writes a frame as many small commands
-/// (a cursor move, colours, a few cells) and flushes at its end; through a
-/// buffer they leave in a few writes, where `Stdout` alone takes its lock and
-/// looks for a line end at each.
+/// Room for a frame's output. A frame is many small commands (a cursor move,
+/// colours, a few cells) flushed at its end; through a buffer they leave in
+/// one write, where `Stdout` alone takes its lock and looks for a line end at
+/// each.
 const FRAME_BUFFER: usize = 64 * 1024;
 
 impl Tui {
@@ -107,17 +107,10 @@ impl Tui {
         install_panic_hook();
         setup_terminal()?;
         let out = BufWriter::with_capacity(FRAME_BUFFER, std::io::stdout());
-        match Terminal::new(FrameBackend::new(out)) {
-            Ok(mut terminal) => {
-                // A failed clear leaves old text on screen; the next draw repaints it.
-                let _ = terminal.clear();
-                Ok(Tui { terminal })
-            }
-            Err(e) => {
-                restore_terminal();
-                Err(e)
-            }
-        }
+        let mut screen = Screen::new(out);
+        // A failed clear leaves old text on screen; the next draw repaints it.
+        let _ = screen.clear();
+        Ok(Tui { screen })
     }
 
     /// Hands the terminal back for a while: leaves UI mode, runs `away`, then
@@ -126,7 +119,7 @@ impl Tui {
         self.restore();
         let out = away.await;
         setup_terminal()?;
-        self.terminal.clear()?;
+        self.screen.clear()?;
         Ok(out)
     }
 
@@ -189,13 +182,14 @@ impl Tui {
     }
 
     /// Draws a frame.
-    pub fn draw(&mut self, f: impl FnOnce(&mut ratatui::Frame<'_>)) -> std::io::Result<()> {
-        self.terminal.draw(f).map(|_| ())
+    pub fn draw(&mut self, f: impl FnOnce(&mut Frame<'_>)) -> std::io::Result<()> {
+        let (width, height) = crossterm::terminal::size()?;
+        self.screen.draw(Size { width, height }, f)
     }
 
     /// Leaves UI mode (also done on drop).
     pub fn restore(&mut self) {
-        let _ = self.terminal.show_cursor();
+        let _ = self.screen.show_cursor();
         restore_terminal();
     }
 }

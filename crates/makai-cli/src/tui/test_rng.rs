@@ -1,5 +1,25 @@
 //! A pseudo-random sequence for the UI's property tests: the same at every
-//! run, so a failure names an input that fails again.
+//! run, so a failure names an input that fails again; and [`Shared`], the
+//! writer they hand the terminal's output to.
+
+use std::cell::RefCell;
+use std::io::{self, Write};
+use std::rc::Rc;
+
+/// A writer whose bytes the test takes after the code under test wrote them.
+#[derive(Clone, Default)]
+pub(crate) struct Shared(pub(crate) Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// xorshift64.
 pub(crate) struct Rng(pub(crate) u64);

@@ -3,7 +3,6 @@
 
 use std::time::Instant;
 
-use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -11,6 +10,7 @@ use ratatui::widgets::{Block, Borders};
 
 use super::rows;
 use crate::tui::app_state::UiState;
+use crate::tui::screen::Frame;
 use crate::tui::theme;
 use crate::tui::transcript::Level;
 use crate::tui::wrap::{str_width, truncate};

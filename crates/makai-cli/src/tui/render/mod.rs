@@ -6,7 +6,6 @@ mod items;
 mod popup;
 mod rows;
 
-use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -16,6 +15,7 @@ pub use items::View;
 
 use super::app_state::UiState;
 use super::markdown;
+use super::screen::Frame;
 use super::theme;
 use super::transcript::{Item, ItemKind};
 use super::wrap_stream::TextStream;
@@ -31,6 +31,8 @@ pub struct RenderCache {
     last_total: usize,
     /// Rows of the conversation area at the last frame (page size).
     pub page: usize,
+    /// The conversation's area and its first row shown, at the last frame.
+    last_window: Option<(Rect, usize)>,
 }
 
 /// One item's rows, with the item's change counter and the view they were
@@ -156,6 +158,18 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     st.scroll = st.scroll.min(max_scroll);
     let end = total - st.scroll;
     let start = end.saturating_sub(height);
+    // The rows on screen moved by as many rows as the first one shown (rows
+    // are kept per item, so a row's index stays its own while the answer
+    // grows below): the terminal moves them, and only the rest is written.
+    if let Some((last_area, last_start)) = st.cache.last_window
+        && last_area == area
+        && start != last_start
+    {
+        // A move past the area's height is no scroll (the screen ignores it).
+        let by = i32::try_from(start as i64 - last_start as i64).unwrap_or(i32::MAX);
+        f.scrolled(area.top()..area.bottom(), by);
+    }
+    st.cache.last_window = Some((area, start));
     rows::draw(f.buffer_mut(), area, all[start..end].iter().copied());
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);
@@ -209,11 +223,11 @@ pub fn draw(f: &mut Frame<'_>, st: &mut UiState) {
 
 #[cfg(test)]
 mod tests {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
+    use ratatui::layout::Size;
 
     use super::*;
     use crate::tui::input::complete::{Completion, CompletionItem, CompletionKind};
+    use crate::tui::screen::Screen;
     use crate::tui::selectors::{SelectItem, Selector, SelectorKind};
     use crate::tui::transcript::{ItemKind, Level, ToolCallView, ToolState};
 
@@ -243,8 +257,28 @@ mod tests {
         st
     }
 
-    fn screen(term: &Terminal<TestBackend>) -> String {
-        let buf = term.backend().buffer();
+    /// A screen of `width` x `height` writing into memory, and a frame of
+    /// it drawn from `st`.
+    struct Term {
+        screen: Screen<Vec<u8>>,
+        size: Size,
+    }
+
+    impl Term {
+        fn new(width: u16, height: u16) -> Term {
+            Term {
+                screen: Screen::new(Vec::new()),
+                size: Size { width, height },
+            }
+        }
+
+        fn draw(&mut self, st: &mut UiState) {
+            self.screen.draw(self.size, |f| draw(f, st)).unwrap();
+        }
+    }
+
+    fn screen(term: &Term) -> String {
+        let buf = term.screen.shown();
         let mut out = String::new();
         for y in 0..buf.area.height {
             for x in 0..buf.area.width {
@@ -286,8 +320,7 @@ mod tests {
             }
             for w in 0..30u16 {
                 for h in 0..14u16 {
-                    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-                    term.draw(|f| draw(f, &mut st)).unwrap();
+                    Term::new(w, h).draw(&mut st);
                 }
             }
         }
@@ -297,8 +330,8 @@ mod tests {
     fn a_frame_shows_conversation_queue_editor_and_footer() {
         let mut st = busy_state();
         st.footer.model = "mock-model".into();
-        let mut term = Terminal::new(TestBackend::new(60, 40)).unwrap();
-        term.draw(|f| draw(f, &mut st)).unwrap();
+        let mut term = Term::new(60, 40);
+        term.draw(&mut st);
         let text = screen(&term);
         for expected in [
             "a question",
@@ -318,12 +351,77 @@ mod tests {
         }
         // Scrolling up keeps the view still and says how much is below.
         st.scroll = 3;
-        let mut small = Terminal::new(TestBackend::new(60, 16)).unwrap();
-        small.draw(|f| draw(f, &mut st)).unwrap();
+        let mut small = Term::new(60, 16);
+        small.draw(&mut st);
         assert!(
             screen(&small).contains("↓ 3 more lines"),
             "{}",
             screen(&small)
+        );
+    }
+
+    /// An answer streaming in, drawn at each step into a terminal emulator;
+    /// returns the bytes written. With `claims` false the conversation's
+    /// scroll is never claimed (ratatui's `Terminal` could not).
+    fn stream_an_answer(claims: bool) -> usize {
+        use std::sync::Arc;
+
+        use makai_agent::{AgentEvent, AgentMessage};
+        use makai_ai::{AssistantMessage, AssistantMessageEvent as E};
+
+        use crate::tui::screen::emulated::Emulated;
+
+        let update = |ev: E| AgentEvent::MessageUpdate {
+            message: None,
+            assistant_message_event: ev,
+        };
+        let mut st = UiState::default();
+        st.transcript.apply(&AgentEvent::MessageStart {
+            message: Arc::new(AgentMessage::user("hello")),
+        });
+        st.transcript.apply(&AgentEvent::MessageStart {
+            message: Arc::new(AssistantMessage::default().into()),
+        });
+        st.transcript
+            .apply(&update(E::TextStart { content_index: 0 }));
+        let size = Size::new(60, 20);
+        let mut term = Emulated::new(size);
+        let mut bytes = 0;
+        let mut rng = crate::tui::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let words = [
+            "the ",
+            "model ",
+            "writes ",
+            "**prose** ",
+            "`code` ",
+            "and ",
+            "more: ",
+        ];
+        for i in 0..150 {
+            let delta = format!("{i}. {}\n\n", rng.text(&words, 12)).into();
+            st.transcript.apply(&update(E::TextDelta {
+                content_index: 0,
+                delta,
+            }));
+            if !claims {
+                st.cache.last_window = None;
+            }
+            term.draw(size, |f| draw(f, &mut st));
+            term.assert_shows_the_frame(&format!("line {i}"));
+            bytes += term.last_bytes;
+        }
+        bytes
+    }
+
+    /// While an answer streams, the conversation moves up at each frame: the
+    /// terminal moves its rows, and only the new ones are written.
+    #[test]
+    fn a_streaming_answer_scrolls_the_terminal_instead_of_writing_the_conversation_again() {
+        let with = stream_an_answer(true);
+        let without = stream_an_answer(false);
+        assert!(
+            with * 3 < without,
+            "{with} bytes with the scroll claimed, {without} without"
         );
     }
 
@@ -361,8 +459,8 @@ mod tests {
             })
             .collect();
         // Tall enough to show every row: the whole conversation is compared.
-        let mut term = Terminal::new(TestBackend::new(30, 400)).unwrap();
-        let mut fresh = Terminal::new(TestBackend::new(30, 400)).unwrap();
+        let mut term = Term::new(30, 400);
+        let mut fresh = Term::new(30, 400);
         for (index, text) in [(0, &thinking), (1, &answer)] {
             st.transcript.apply(&update(if index == 0 {
                 E::ThinkingStart { content_index: 0 }
@@ -382,9 +480,9 @@ mod tests {
                         delta,
                     }
                 }));
-                term.draw(|f| draw(f, &mut st)).unwrap();
+                term.draw(&mut st);
                 let kept = std::mem::take(&mut st.cache);
-                fresh.draw(|f| draw(f, &mut st)).unwrap();
+                fresh.draw(&mut st);
                 st.cache = kept;
                 assert_eq!(screen(&term), screen(&fresh));
             }

@@ -1,13 +1,13 @@
 //! Popups drawn over the conversation, just above the editor: list
 //! selectors and completion lists.
 
-use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use crate::tui::input::complete::Completion;
+use crate::tui::screen::Frame;
 use crate::tui::selectors::Selector;
 use crate::tui::theme;
 use crate::tui::wrap::{str_width, truncate};

@@ -1,0 +1,370 @@
+//! [`Screen`]: the full-screen UI's frames on the terminal, written as the
+//! changes from the frame before, with the conversation's scrolling done by
+//! the terminal.
+//!
+//! ratatui's `Terminal` keeps the last frame's buffer and writes the cells
+//! that differ from it. While an answer streams, the conversation moves up a
+//! row or more at each frame, so nearly every cell of it differs from the
+//! cell above it a frame earlier and is written again: thousands of cells a
+//! frame, for the terminal to parse and paint. A [`Frame`] can say that a
+//! band of rows shows what the last frame showed there, moved up or down
+//! ([`Frame::scrolled`]); the screen then has the terminal move those rows
+//! (a scroll region and one scroll command, which every VT100 descendant
+//! knows), moves the kept buffer's rows alike, and writes only what still
+//! differs: the new rows and whatever else changed. A wrong claim costs only
+//! the cells it fails to save, never a wrong screen: the difference is taken
+//! against what the terminal shows after the move.
+//!
+//! Everything else is what ratatui's `Terminal` does, which ratatui's
+//! `Terminal` cannot do because it hands out neither its kept buffer nor
+//! control over the write between two frames: the buffers are resized and
+//! the screen cleared when the terminal's size changes, the cursor is shown
+//! where the frame puts it or hidden, and a frame leaves in one write, inside
+//! a synchronized update (`CSI ? 2026 h` … `l`), so terminals that know it
+//! never show half a frame; the others ignore it.
+
+use std::io::{self, Write};
+use std::ops::Range;
+
+use ratatui::backend::{Backend, ClearType};
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::{Position, Rect, Size};
+use ratatui::widgets::Widget;
+
+use super::backend::FrameBackend;
+
+/// A frame being drawn: its buffer, where the cursor goes, and which rows
+/// moved since the last frame.
+pub struct Frame<'a> {
+    buffer: &'a mut Buffer,
+    cursor: Option<Position>,
+    scroll: Option<Scroll>,
+}
+
+/// Rows `rows` show what they showed at the last frame, moved up by `by`
+/// rows (down when negative).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Scroll {
+    rows: Range<u16>,
+    by: i32,
+}
+
+impl Frame<'_> {
+    /// The whole frame.
+    pub fn area(&self) -> Rect {
+        self.buffer.area
+    }
+
+    /// The frame's cells.
+    pub fn buffer_mut(&mut self) -> &mut Buffer {
+        self.buffer
+    }
+
+    /// Renders `widget` into `area`.
+    pub fn render_widget<W: Widget>(&mut self, widget: W, area: Rect) {
+        widget.render(area, self.buffer);
+    }
+
+    /// Shows the cursor at `position` after the frame (it is hidden when no
+    /// position is set).
+    pub fn set_cursor_position<P: Into<Position>>(&mut self, position: P) {
+        self.cursor = Some(position.into());
+    }
+
+    /// Says that rows `rows` (of the whole screen's width) show what they
+    /// showed at the last frame, moved up by `by` rows (down when negative).
+    /// Only the last claim of a frame counts; one that does not fit the
+    /// screen, or moves the rows by their whole height or more, is ignored.
+    pub fn scrolled(&mut self, rows: Range<u16>, by: i32) {
+        self.scroll = Some(Scroll { rows, by });
+    }
+}
+
+/// The terminal in full-screen mode, drawn a frame at a time. See the module
+/// documentation.
+pub struct Screen<W: Write> {
+    backend: FrameBackend<W>,
+    /// What the terminal shows: the last frame, moved as a scroll moved it.
+    shown: Buffer,
+    /// The frame being drawn (blank between frames).
+    next: Buffer,
+    /// Frames drawn.
+    frames: u64,
+}
+
+impl<W: Write> Screen<W> {
+    /// A screen writing to `writer` (buffer it: a frame is flushed at its
+    /// end). The first frame draws every cell.
+    pub fn new(writer: W) -> Self {
+        Screen {
+            backend: FrameBackend::new(writer),
+            shown: Buffer::empty(Rect::default()),
+            next: Buffer::empty(Rect::default()),
+            frames: 0,
+        }
+    }
+
+    /// Clears the terminal; the next frame draws every cell.
+    pub fn clear(&mut self) -> io::Result<()> {
+        self.backend.clear_region(ClearType::All)?;
+        self.shown.reset();
+        Backend::flush(&mut self.backend)
+    }
+
+    /// Shows the cursor (when leaving full-screen mode).
+    pub fn show_cursor(&mut self) -> io::Result<()> {
+        self.backend.show_cursor()
+    }
+
+    /// What the terminal shows after the last frame.
+    pub fn shown(&self) -> &Buffer {
+        &self.shown
+    }
+
+    /// Frames drawn so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Draws a frame of `size` with `draw`, and writes it in one flush. A new
+    /// size clears the terminal first.
+    pub fn draw(&mut self, size: Size, draw: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
+        let area = Rect::new(0, 0, size.width, size.height);
+        if area != self.shown.area {
+            self.shown.resize(area);
+            self.next.resize(area);
+            self.next.reset();
+            self.backend.clear_region(ClearType::All)?;
+            self.shown.reset();
+        }
+        let mut frame = Frame {
+            buffer: &mut self.next,
+            cursor: None,
+            scroll: None,
+        };
+        draw(&mut frame);
+        let Frame { cursor, scroll, .. } = frame;
+        self.backend.write_all(b"\x1b[?2026h")?;
+        if let Some(scroll) = scroll {
+            self.scroll(scroll)?;
+        }
+        self.backend.draw(self.shown.diff(&self.next).into_iter())?;
+        match cursor {
+            None => self.backend.write_all(b"\x1b[?25l")?,
+            Some(Position { x, y }) => {
+                self.backend.write_all(b"\x1b[?25h")?;
+                super::backend::move_to(&mut self.backend, x, y)?;
+            }
+        }
+        self.backend.write_all(b"\x1b[?2026l")?;
+        std::mem::swap(&mut self.shown, &mut self.next);
+        self.next.reset();
+        self.frames += 1;
+        Backend::flush(&mut self.backend)
+    }
+
+    /// Has the terminal move `scroll.rows` by `scroll.by`, and moves the
+    /// shown buffer's rows alike: the rows that come in are blank, as the
+    /// terminal erases them (each frame ends with colours and attributes
+    /// reset, so they are erased to the default ones).
+    fn scroll(&mut self, Scroll { rows, by }: Scroll) -> io::Result<()> {
+        let area = self.shown.area;
+        let height = i32::from(rows.end.saturating_sub(rows.start));
+        if by == 0 || rows.end > area.height || by.abs() >= height || area.width == 0 {
+            return Ok(());
+        }
+        let moved = by.unsigned_abs() as usize;
+        let direction = if by > 0 { 'S' } else { 'T' };
+        write!(
+            self.backend,
+            "\x1b[{};{}r\x1b[{moved}{direction}\x1b[r",
+            rows.start + 1,
+            rows.end
+        )?;
+        let width = usize::from(area.width);
+        let band =
+            &mut self.shown.content[usize::from(rows.start) * width..usize::from(rows.end) * width];
+        let blank = if by > 0 {
+            band.rotate_left(moved * width);
+            band.len() - moved * width..band.len()
+        } else {
+            band.rotate_right(moved * width);
+            0..moved * width
+        };
+        band[blank].iter_mut().for_each(Cell::reset);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod emulated;
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::{Color, Modifier, Style};
+    use ratatui::text::{Line, Span};
+    use ratatui::widgets::Paragraph;
+
+    use super::emulated::Emulated;
+    use super::*;
+    use crate::tui::test_rng::Rng;
+
+    fn random_color(rng: &mut Rng) -> Color {
+        match rng.below(4) {
+            0 | 1 => Color::Reset,
+            2 => Color::Indexed(rng.below(256) as u8),
+            _ => Color::Rgb(rng.below(256) as u8, 40, rng.below(256) as u8),
+        }
+    }
+
+    /// A line of narrow words (some of several code points) in every style.
+    fn styled_line(rng: &mut Rng, width: u16) -> Line<'static> {
+        let words = ["word", "a", "e\u{301}", "──", "x", "code()", "│ ", "  "];
+        let mut spans = Vec::new();
+        for _ in 0..rng.below(u64::from(width) / 3 + 1) {
+            let mut style = Style::default().fg(random_color(rng));
+            if rng.below(4) == 0 {
+                style = style.bg(random_color(rng));
+            }
+            // One of bold and dim at most: the emulator keeps one intensity.
+            style = style.add_modifier(match rng.below(8) {
+                0 => Modifier::BOLD,
+                1 => Modifier::DIM,
+                _ => Modifier::empty(),
+            });
+            for m in [Modifier::ITALIC, Modifier::UNDERLINED, Modifier::REVERSED] {
+                if rng.below(6) == 0 {
+                    style = style.add_modifier(m);
+                }
+            }
+            let word = words[rng.index(words.len())];
+            spans.push(Span::styled(format!("{word} "), style));
+        }
+        Line::from(spans)
+    }
+
+    /// A line of wide and narrow characters, unstyled, starting at an odd or
+    /// an even column. (How a terminal erases the half of a wide character
+    /// that a narrow one overwrote differs between terminals and is ratatui's
+    /// business: unstyled, every way looks the same.)
+    fn wide_line(rng: &mut Rng, width: u16) -> Line<'static> {
+        let words = ["漢字", "🎉", "x", "ab", " "];
+        let mut text = " ".repeat(rng.index(2));
+        for _ in 0..rng.below(u64::from(width) / 2 + 1) {
+            text.push_str(words[rng.index(words.len())]);
+        }
+        Line::from(text)
+    }
+
+    /// Scrolls a conversation through `document` under a status line, as the
+    /// UI draws it: its rows moved by one to a few rows a frame, now and then
+    /// back up or by a page, with the move claimed rightly, wrongly or not at
+    /// all, a popup over it now and then, in three sizes (the terminal
+    /// resized twice). After every frame the emulated terminal must show the
+    /// frame.
+    fn scroll_through(rng: &mut Rng, document: &[Line<'static>]) {
+        let sizes = [Size::new(50, 16), Size::new(31, 9), Size::new(80, 24)];
+        let mut term = Emulated::new(sizes[0]);
+        let mut top = 0usize;
+        for frame in 0..450 {
+            let size = sizes[frame / 150];
+            let conversation = size.height - 2;
+            let step: i64 = match rng.below(10) {
+                0 => -(rng.below(4) as i64),
+                1 => i64::from(conversation) + rng.below(3) as i64,
+                2 => 0,
+                _ => 1 + rng.below(3) as i64,
+            };
+            let last_top = top;
+            top = (top as i64 + step).clamp(0, (document.len() - usize::from(conversation)) as i64)
+                as usize;
+            let moved = top as i64 - last_top as i64;
+            let claim = match rng.below(8) {
+                0 => None,
+                1 => Some(moved + 1 + rng.below(3) as i64),
+                _ => Some(moved),
+            };
+            let popup = rng.below(7) == 0;
+            term.draw(size, |f| {
+                let area = f.area();
+                let buf = f.buffer_mut();
+                for (y, line) in (0..conversation).zip(&document[top..]) {
+                    buf.set_line(0, y, line, area.width);
+                }
+                buf.set_string(
+                    0,
+                    conversation,
+                    format!("frame {frame}, row {top}"),
+                    Style::default().add_modifier(Modifier::BOLD),
+                );
+                if popup {
+                    let over = Rect::new(0, 1, area.width, 3);
+                    f.render_widget(ratatui::widgets::Clear, over);
+                    f.render_widget(Paragraph::new("a popup ──"), over);
+                }
+                if let Some(by) = claim {
+                    f.scrolled(0..conversation, by as i32);
+                }
+                f.set_cursor_position((1, size.height - 1));
+            });
+            term.assert_shows_the_frame(&format!(
+                "frame {frame}, moved {moved}, claimed {claim:?}"
+            ));
+        }
+    }
+
+    #[test]
+    fn styled_rows_show_on_the_terminal_whether_the_scroll_claim_is_right_wrong_or_absent() {
+        let mut rng = Rng(0x51ab_1e5c_2011_0001);
+        let document: Vec<_> = (0..600).map(|_| styled_line(&mut rng, 50)).collect();
+        scroll_through(&mut rng, &document);
+    }
+
+    #[test]
+    fn wide_characters_show_on_the_terminal_whether_the_scroll_claim_is_right_wrong_or_absent() {
+        let mut rng = Rng(0x3c6e_f372_fe94_f82b);
+        let document: Vec<_> = (0..600)
+            .map(|_| {
+                if rng.below(2) == 0 {
+                    wide_line(&mut rng, 50)
+                } else {
+                    Line::from(rng.text(&["word ", "a ", "e\u{301} ", "── "], 20))
+                }
+            })
+            .collect();
+        scroll_through(&mut rng, &document);
+    }
+
+    /// The bytes of the second of two frames whose conversation moved up a
+    /// row, with and without the claim.
+    fn second_frame_bytes(claim: bool) -> usize {
+        let size = Size::new(120, 40);
+        let mut rng = Rng(99);
+        let document: Vec<Line<'static>> = (0..60).map(|_| styled_line(&mut rng, 120)).collect();
+        let mut term = Emulated::new(size);
+        for top in 0..2 {
+            term.draw(size, |f| {
+                for (y, line) in (0..38).zip(&document[top..]) {
+                    f.buffer_mut().set_line(0, y, line, 120);
+                }
+                if claim && top > 0 {
+                    f.scrolled(0..38, 1);
+                }
+            });
+            term.assert_shows_the_frame(&format!("top {top}"));
+        }
+        term.last_bytes
+    }
+
+    /// The point of the claim: the terminal moves the rows, and only the row
+    /// that came in is written.
+    #[test]
+    fn a_claimed_scroll_writes_the_new_row_instead_of_the_whole_conversation() {
+        let with = second_frame_bytes(true);
+        let without = second_frame_bytes(false);
+        assert!(
+            with * 10 < without,
+            "{with} bytes with the claim, {without} without"
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! A terminal emulator (the `vt100` crate) fed with everything a [`Screen`]
+//! writes, for the tests: after each frame the emulated terminal must show
+//! what the frame drew.
+
+use std::num::NonZeroU16;
+
+use ratatui::buffer::CellWidth;
+use ratatui::layout::Size;
+use ratatui::style::{Color, Modifier};
+
+use super::{Frame, Screen};
+use crate::tui::test_rng::Shared;
+
+fn nonzero(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n).unwrap()
+}
+
+/// A terminal emulator fed with everything a screen writes.
+pub(crate) struct Emulated {
+    screen: Screen<Shared>,
+    output: Shared,
+    terminal: vt100::Parser,
+    /// Bytes written by the last frame.
+    pub(crate) last_bytes: usize,
+}
+
+impl Emulated {
+    pub(crate) fn new(size: Size) -> Emulated {
+        let output = Shared::default();
+        Emulated {
+            screen: Screen::new(output.clone()),
+            output,
+            terminal: vt100::Parser::new(nonzero(size.height), nonzero(size.width), 0),
+            last_bytes: 0,
+        }
+    }
+
+    /// Draws a frame and plays its bytes through the emulator.
+    pub(crate) fn draw(&mut self, size: Size, draw: impl FnOnce(&mut Frame<'_>)) {
+        let (rows, cols) = self.terminal.screen().size();
+        if (cols.get(), rows.get()) != (size.width, size.height) {
+            self.terminal
+                .set_size(nonzero(size.height), nonzero(size.width));
+        }
+        self.screen.draw(size, draw).unwrap();
+        let bytes = self.output.0.take();
+        self.last_bytes = bytes.len();
+        self.terminal.process(&bytes);
+    }
+
+    /// Fails unless the emulator shows what the last frame drew, cell
+    /// for cell: text, colours and attributes.
+    pub(crate) fn assert_shows_the_frame(&self, context: &str) {
+        let frame = self.screen.shown();
+        let terminal = self.terminal.screen();
+        for y in 0..frame.area.height {
+            let mut hidden = 0;
+            for x in 0..frame.area.width {
+                if hidden > 0 {
+                    hidden -= 1;
+                    continue;
+                }
+                let drawn = &frame[(x, y)];
+                let Some(shown) = terminal.cell(y, x) else {
+                    panic!("{context}: the emulator has no cell ({x}, {y})");
+                };
+                let text = if shown.has_contents() {
+                    shown.contents()
+                } else {
+                    " "
+                };
+                assert_eq!(text, drawn.symbol(), "{context}: the text of ({x}, {y})");
+                let style = |c: &vt100::Cell| {
+                    (
+                        c.fgcolor(),
+                        c.bgcolor(),
+                        c.bold(),
+                        c.dim(),
+                        c.italic(),
+                        c.underline(),
+                        c.inverse(),
+                    )
+                };
+                let wanted = (
+                    vt_color(drawn.fg),
+                    vt_color(drawn.bg),
+                    drawn.modifier.contains(Modifier::BOLD),
+                    drawn.modifier.contains(Modifier::DIM),
+                    drawn.modifier.contains(Modifier::ITALIC),
+                    drawn.modifier.contains(Modifier::UNDERLINED),
+                    drawn.modifier.contains(Modifier::REVERSED),
+                );
+                assert_eq!(
+                    wanted,
+                    style(shown),
+                    "{context}: the style of ({x}, {y}), {:?}",
+                    drawn.symbol()
+                );
+                hidden = drawn.symbol().cell_width().saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// The colour the emulator reports for a cell drawn in `color`: crossterm
+/// writes the sixteen named colours as indexed ones.
+fn vt_color(color: Color) -> vt100::Color {
+    let named = [
+        Color::Black,
+        Color::Red,
+        Color::Green,
+        Color::Yellow,
+        Color::Blue,
+        Color::Magenta,
+        Color::Cyan,
+        Color::Gray,
+        Color::DarkGray,
+        Color::LightRed,
+        Color::LightGreen,
+        Color::LightYellow,
+        Color::LightBlue,
+        Color::LightMagenta,
+        Color::LightCyan,
+        Color::White,
+    ];
+    match color {
+        Color::Reset => vt100::Color::Default,
+        Color::Indexed(i) => vt100::Color::Idx(i),
+        Color::Rgb(r, g, b) => vt100::Color::Rgb(r, g, b),
+        named_color => match named.iter().position(|c| *c == named_color) {
+            Some(i) => vt100::Color::Idx(i as u8),
+            None => panic!("no emulator colour for {named_color:?}"),
+        },
+    }
+}
