@@ -66,7 +66,7 @@ server_ticks() {
   awk '{print $14 + $15}' "/proc/$pid/stat"
 }
 
-# run_once FILE BIN URL: one run; appends "cpu_s peak_kib terminal_ticks" to FILE.
+# run_once FILE BIN URL: one run; appends "cpu_s peak_kib terminal_ticks user_s" to FILE.
 run_once() {
   local file=$1 bin=$2 url=$3
   rm -f "$out/t"
@@ -82,7 +82,7 @@ run_once() {
   tmux -L "$sock" send-keys -t bench C-d
   for _ in $(seq 200); do [ -s "$out/t" ] && break; sleep 0.05; done
   [ -s "$out/t" ] || { echo "bench-tui.sh: makai did not exit" >&2; cat "$out/stderr" >&2; exit 1; }
-  awk -v t=$((ticks_after - ticks_before)) '{printf "%.6f %d %d\n", $1, $2, t}' "$out/t" >> "$file"
+  awk -v t=$((ticks_after - ticks_before)) '{printf "%.6f %d %d %.6f\n", $1, $2, t, $3}' "$out/t" >> "$file"
 }
 
 
@@ -95,8 +95,8 @@ done
 
 echo "### The full-screen UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
 echo
-echo "| binary | CPU per token event | CPU of the answer | peak memory | the terminal's (tmux) CPU per token event |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| binary | CPU per token event | of which user | CPU of the answer | peak memory | the terminal's (tmux) CPU per token event |"
+echo "| --- | --- | --- | --- | --- | --- |"
 tick=$(getconf CLK_TCK)
 for i in "${!bins[@]}"; do
   long=$(median "$out/long-$i" 1)
@@ -104,7 +104,9 @@ for i in "${!bins[@]}"; do
   rss=$(median "$out/long-$i" 2)
   tlong=$(median "$out/long-$i" 3)
   tshort=$(median "$out/short-$i" 3)
+  ulong=$(median "$out/long-$i" 4)
+  ushort=$(median "$out/short-$i" 4)
   awk -v b="${bins[$i]}" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
-    -v tl="$tlong" -v ts="$tshort" -v hz="$tick" \
-    'BEGIN{printf "| %s | %.2f µs | %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, l - s, r / 1024, (tl - ts) / hz * 1e6 / t}'
+    -v tl="$tlong" -v ts="$tshort" -v hz="$tick" -v ul="$ulong" -v us="$ushort" \
+    'BEGIN{printf "| %s | %.2f µs | %.2f µs | %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, (ul - us) * 1e6 / t, l - s, r / 1024, (tl - ts) / hz * 1e6 / t}'
 done

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use makai_cli::tui::backend::FrameBackend;
 use makai_cli::tui::markdown;
-use makai_cli::tui::screen::Screen;
+use makai_cli::tui::screen::{Screen, changed_cells};
 use makai_cli::tui::wrap::wrap_text;
 use makai_cli::tui::wrap_stream::TextStream;
 use ratatui::backend::{Backend, CrosstermBackend};
@@ -113,12 +113,10 @@ fn scrolling_frames(rows: &[Line<'static>], width: u16, claim: bool) -> (f64, us
     let frames = rows.len().saturating_sub(38).clamp(1, OUTPUT_FRAMES);
     let started = Instant::now();
     for top in 0..frames {
+        let status = Line::from(format!("Working… {top}"));
         let drawn = screen.draw(size, |f| {
-            let buf = f.buffer_mut();
-            for (y, line) in (0..38).zip(&rows[top..]) {
-                buf.set_line(0, y, line, width);
-            }
-            buf.set_string(0, 38, format!("Working… {top}"), Style::default());
+            f.draw_lines(Rect::new(0, 0, width, 38), &rows[top..]);
+            f.draw_lines(Rect::new(0, 38, width, 1), [&status]);
             if claim && top > 0 {
                 f.scrolled(0..38, 1);
             }
@@ -131,6 +129,51 @@ fn scrolling_frames(rows: &[Line<'static>], width: u16, claim: bool) -> (f64, us
     let us = started.elapsed().as_secs_f64() * 1e6 / frames as f64;
     let bytes = written.get() / frames;
     (us, bytes)
+}
+
+/// The frames of [`scrolling_frames`] as buffers, each paired with the one
+/// before it moved up a row (what the terminal shows once it scrolled):
+/// the time ratatui's difference and makai's take per pair, and the cells of
+/// a frame.
+fn differences(rows: &[Line<'static>], width: u16) -> (f64, f64, usize) {
+    let area = Rect::new(0, 0, width, 40);
+    let frames: Vec<Buffer> = (0..rows.len().saturating_sub(38).clamp(1, OUTPUT_FRAMES))
+        .map(|top| {
+            let mut buf = Buffer::empty(area);
+            for (y, line) in (0..38).zip(&rows[top..]) {
+                buf.set_line(0, y, line, width);
+            }
+            buf.set_string(0, 38, format!("Working… {top}"), Style::default());
+            buf
+        })
+        .collect();
+    let pairs: Vec<(Buffer, &Buffer)> = frames
+        .windows(2)
+        .map(|w| {
+            let mut shown = w[0].clone();
+            let band = &mut shown.content[..38 * usize::from(width)];
+            band.rotate_left(usize::from(width));
+            let end = band.len();
+            band[end - usize::from(width)..]
+                .iter_mut()
+                .for_each(|c| c.reset());
+            (shown, &w[1])
+        })
+        .collect();
+    let time = |diff: &dyn Fn(&Buffer, &Buffer) -> usize| {
+        let started = Instant::now();
+        let mut changed = 0;
+        for _ in 0..10 {
+            for (shown, next) in &pairs {
+                changed += diff(shown, next);
+            }
+        }
+        std::hint::black_box(changed);
+        started.elapsed().as_secs_f64() * 1e6 / (10 * pairs.len().max(1)) as f64
+    };
+    let ratatuis = time(&|a, b| a.diff(b).len());
+    let ours = time(&|a, b| changed_cells(a, b, &[]).len());
+    (ratatuis, ours, area.area() as usize)
 }
 
 fn main() {
@@ -203,6 +246,10 @@ fn main() {
             if claim { "claimed" } else { "not claimed" }
         );
     }
+    let (ratatuis_us, ours_us, cells) = differences(&whole, width as u16 + 2);
+    println!(
+        "the difference of two streaming frames ({cells} cells): ratatui's Buffer::diff {ratatuis_us:.1} µs, changed_cells {ours_us:.1} µs"
+    );
     if d_whole != d_inc {
         eprintln!("the incremental render differs: digest {d_inc:016x}");
         std::process::exit(1);

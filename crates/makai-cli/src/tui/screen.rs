@@ -23,22 +23,31 @@
 //! a synchronized update (`CSI ? 2026 h` … `l`), so terminals that know it
 //! never show half a frame; the others ignore it.
 
+use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Write};
 use std::ops::Range;
 
 use ratatui::backend::{Backend, ClearType};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect, Size};
+use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
 use super::backend::FrameBackend;
 
-/// A frame being drawn: its buffer, where the cursor goes, and which rows
-/// moved since the last frame.
+mod difference;
+mod rows;
+
+pub use difference::changed_cells;
+
+/// A frame being drawn: its buffer, where the cursor goes, which rows moved
+/// since the last frame and what each row was drawn from.
 pub struct Frame<'a> {
     buffer: &'a mut Buffer,
     cursor: Option<Position>,
     scroll: Option<Scroll>,
+    rows: &'a mut [RowKey],
+    hasher: &'a RandomState,
 }
 
 /// Rows `rows` show what they showed at the last frame, moved up by `by`
@@ -49,20 +58,64 @@ struct Scroll {
     by: i32,
 }
 
+/// What a row of a frame was drawn from: two rows with the same key, other
+/// than `Mixed`, hold the same cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowKey {
+    /// Nothing: the row is blank.
+    Blank,
+    /// One line across the whole width ([`Frame::draw_lines`]), by its hash.
+    Line(u64),
+    /// Anything else: compared cell by cell.
+    Mixed,
+}
+
 impl Frame<'_> {
     /// The whole frame.
     pub fn area(&self) -> Rect {
         self.buffer.area
     }
 
-    /// The frame's cells.
+    /// The frame's cells. Every row of the frame is compared cell by cell
+    /// with the terminal's after this: draw rows with [`Frame::draw_lines`]
+    /// and widgets with [`Frame::render_widget`] where you can.
     pub fn buffer_mut(&mut self) -> &mut Buffer {
+        self.rows.fill(RowKey::Mixed);
         self.buffer
     }
 
     /// Renders `widget` into `area`.
     pub fn render_widget<W: Widget>(&mut self, widget: W, area: Rect) {
+        self.mix(area);
         widget.render(area, self.buffer);
+    }
+
+    /// Writes `lines` into `area`, a line a row from the top, each cut at
+    /// the area's width (the cells `Paragraph::new(lines)` writes into a
+    /// blank area). A row that a line across the whole screen's width is
+    /// drawn into, and nothing else, is known by that line: where the
+    /// terminal shows a row drawn from an equal line, it is not compared
+    /// again.
+    pub fn draw_lines<'l>(&mut self, area: Rect, lines: impl IntoIterator<Item = &'l Line<'l>>) {
+        let whole = self.buffer.area;
+        let area = area.intersection(whole);
+        let across = area.x == whole.x && area.width == whole.width;
+        for (y, line) in (area.top()..area.bottom()).zip(lines) {
+            rows::draw(
+                self.buffer,
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                [line],
+            );
+            let key = &mut self.rows[usize::from(y - whole.y)];
+            *key = match *key {
+                RowKey::Blank if across => RowKey::Line(self.hasher.hash_one((area.width, line))),
+                _ => RowKey::Mixed,
+            };
+        }
     }
 
     /// Shows the cursor at `position` after the frame (it is hidden when no
@@ -78,6 +131,15 @@ impl Frame<'_> {
     pub fn scrolled(&mut self, rows: Range<u16>, by: i32) {
         self.scroll = Some(Scroll { rows, by });
     }
+
+    /// Rows of `area` hold more than one line now.
+    fn mix(&mut self, area: Rect) {
+        let whole = self.buffer.area;
+        let area = area.intersection(whole);
+        for y in area.top()..area.bottom() {
+            self.rows[usize::from(y - whole.y)] = RowKey::Mixed;
+        }
+    }
 }
 
 /// The terminal in full-screen mode, drawn a frame at a time. See the module
@@ -86,8 +148,18 @@ pub struct Screen<W: Write> {
     backend: FrameBackend<W>,
     /// What the terminal shows: the last frame, moved as a scroll moved it.
     shown: Buffer,
+    /// What each of `shown`'s rows was drawn from.
+    shown_rows: Vec<RowKey>,
     /// The frame being drawn (blank between frames).
     next: Buffer,
+    /// What each of `next`'s rows was drawn from.
+    next_rows: Vec<RowKey>,
+    /// Rows of `next` known to equal the ones shown (one flag a row; kept to
+    /// reuse its memory).
+    unchanged: Vec<bool>,
+    /// Hashes lines with keys of this process, so that no text can be made
+    /// to collide with another.
+    hasher: RandomState,
     /// Frames drawn.
     frames: u64,
 }
@@ -99,7 +171,11 @@ impl<W: Write> Screen<W> {
         Screen {
             backend: FrameBackend::new(writer),
             shown: Buffer::empty(Rect::default()),
+            shown_rows: Vec::new(),
             next: Buffer::empty(Rect::default()),
+            next_rows: Vec::new(),
+            unchanged: Vec::new(),
+            hasher: RandomState::new(),
             frames: 0,
         }
     }
@@ -108,6 +184,7 @@ impl<W: Write> Screen<W> {
     pub fn clear(&mut self) -> io::Result<()> {
         self.backend.clear_region(ClearType::All)?;
         self.shown.reset();
+        self.shown_rows.fill(RowKey::Mixed);
         Backend::flush(&mut self.backend)
     }
 
@@ -136,11 +213,15 @@ impl<W: Write> Screen<W> {
             self.next.reset();
             self.backend.clear_region(ClearType::All)?;
             self.shown.reset();
+            self.shown_rows = vec![RowKey::Mixed; usize::from(size.height)];
+            self.next_rows = vec![RowKey::Blank; usize::from(size.height)];
         }
         let mut frame = Frame {
             buffer: &mut self.next,
             cursor: None,
             scroll: None,
+            rows: &mut self.next_rows,
+            hasher: &self.hasher,
         };
         draw(&mut frame);
         let Frame { cursor, scroll, .. } = frame;
@@ -148,7 +229,16 @@ impl<W: Write> Screen<W> {
         if let Some(scroll) = scroll {
             self.scroll(scroll)?;
         }
-        self.backend.draw(self.shown.diff(&self.next).into_iter())?;
+        self.unchanged.clear();
+        self.unchanged.extend(
+            self.shown_rows
+                .iter()
+                .zip(&self.next_rows)
+                .map(|(shown, next)| shown == next && *next != RowKey::Mixed),
+        );
+        self.backend.draw(
+            difference::changed_cells(&self.shown, &self.next, &self.unchanged).into_iter(),
+        )?;
         match cursor {
             None => self.backend.write_all(b"\x1b[?25l")?,
             Some(Position { x, y }) => {
@@ -158,7 +248,9 @@ impl<W: Write> Screen<W> {
         }
         self.backend.write_all(b"\x1b[?2026l")?;
         std::mem::swap(&mut self.shown, &mut self.next);
+        std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         self.next.reset();
+        self.next_rows.fill(RowKey::Blank);
         self.frames += 1;
         Backend::flush(&mut self.backend)
     }
@@ -192,6 +284,15 @@ impl<W: Write> Screen<W> {
             0..moved * width
         };
         band[blank].iter_mut().for_each(Cell::reset);
+        let keys = &mut self.shown_rows[usize::from(rows.start)..usize::from(rows.end)];
+        if by > 0 {
+            keys.rotate_left(moved);
+            let end = keys.len();
+            keys[end - moved..].fill(RowKey::Blank);
+        } else {
+            keys.rotate_right(moved);
+            keys[..moved].fill(RowKey::Blank);
+        }
         Ok(())
     }
 }
@@ -259,9 +360,11 @@ mod tests {
     /// Scrolls a conversation through `document` under a status line, as the
     /// UI draws it: its rows moved by one to a few rows a frame, now and then
     /// back up or by a page, with the move claimed rightly, wrongly or not at
-    /// all, a popup over it now and then, in three sizes (the terminal
+    /// all, a popup over it now and then, a word under a row's line or
+    /// straight into the buffer over it, in three sizes (the terminal
     /// resized twice). After every frame the emulated terminal must show the
-    /// frame.
+    /// frame: rows known by their line are skipped only when nothing else
+    /// was drawn into them.
     fn scroll_through(rng: &mut Rng, document: &[Line<'static>]) {
         let sizes = [Size::new(50, 16), Size::new(31, 9), Size::new(80, 24)];
         let mut term = Emulated::new(sizes[0]);
@@ -285,18 +388,22 @@ mod tests {
                 _ => Some(moved),
             };
             let popup = rng.below(7) == 0;
+            // Something drawn into a conversation row before its line, and
+            // now and then straight into the buffer.
+            let under = (rng.below(5) == 0).then(|| rng.below(u64::from(conversation)) as u16);
+            let raw = rng.below(15) == 0;
+            let status = Line::from(format!("frame {frame}, row {top}"))
+                .style(Style::default().add_modifier(Modifier::BOLD));
             term.draw(size, |f| {
                 let area = f.area();
-                let buf = f.buffer_mut();
-                for (y, line) in (0..conversation).zip(&document[top..]) {
-                    buf.set_line(0, y, line, area.width);
+                if let Some(y) = under {
+                    f.render_widget(Paragraph::new("under"), Rect::new(3, y, 5, 1));
                 }
-                buf.set_string(
-                    0,
-                    conversation,
-                    format!("frame {frame}, row {top}"),
-                    Style::default().add_modifier(Modifier::BOLD),
-                );
+                f.draw_lines(Rect::new(0, 0, area.width, conversation), &document[top..]);
+                f.draw_lines(Rect::new(0, conversation, area.width, 1), [&status]);
+                if raw {
+                    f.buffer_mut().set_string(1, 0, "raw", Style::default());
+                }
                 if popup {
                     let over = Rect::new(0, 1, area.width, 3);
                     f.render_widget(ratatui::widgets::Clear, over);
@@ -344,9 +451,7 @@ mod tests {
         let mut term = Emulated::new(size);
         for top in 0..2 {
             term.draw(size, |f| {
-                for (y, line) in (0..38).zip(&document[top..]) {
-                    f.buffer_mut().set_line(0, y, line, 120);
-                }
+                f.draw_lines(Rect::new(0, 0, 120, 38), &document[top..]);
                 if claim && top > 0 {
                     f.scrolled(0..38, 1);
                 }

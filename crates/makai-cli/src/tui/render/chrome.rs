@@ -8,7 +8,6 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::rows;
 use crate::tui::app_state::UiState;
 use crate::tui::screen::Frame;
 use crate::tui::theme;
@@ -59,7 +58,7 @@ pub fn draw_status(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     } else {
         Line::default()
     };
-    rows::draw(f.buffer_mut(), area, [&line]);
+    f.draw_lines(area, [&line]);
 }
 
 /// One line per queued message (cut to fit), most recent last.
@@ -108,7 +107,7 @@ pub fn draw_queue(f: &mut Frame<'_>, st: &UiState, area: Rect) {
                 }
             })
             .collect();
-        rows::draw(f.buffer_mut(), area, lines.iter());
+        f.draw_lines(area, lines.iter());
     }
 }
 
@@ -132,7 +131,7 @@ pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
             "Ask anything · / for commands · @ to attach a file path"
         };
         let hint = Line::from(Span::styled(hint, theme::dim()));
-        rows::draw(f.buffer_mut(), text_area, [&hint]);
+        f.draw_lines(text_area, [&hint]);
         if st.selector.is_none() {
             f.set_cursor_position((text_area.x, text_area.y));
         }
@@ -150,7 +149,7 @@ pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         .take(height)
         .map(Line::from)
         .collect();
-    rows::draw(f.buffer_mut(), text_area, lines.iter());
+    f.draw_lines(text_area, lines.iter());
     if st.selector.is_none() {
         f.set_cursor_position((
             text_area.x + ccol as u16,
@@ -224,7 +223,7 @@ pub fn draw_footer(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         Line::from(Span::styled(truncate(&top, w), theme::dim())),
         bottom,
     ];
-    rows::draw(f.buffer_mut(), area, lines.iter());
+    f.draw_lines(area, lines.iter());
 }
 
 /// The caps in force with what the session tree spent against them

@@ -4,7 +4,6 @@
 mod chrome;
 mod items;
 mod popup;
-mod rows;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
@@ -170,7 +169,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         f.scrolled(area.top()..area.bottom(), by);
     }
     st.cache.last_window = Some((area, start));
-    rows::draw(f.buffer_mut(), area, all[start..end].iter().copied());
+    f.draw_lines(area, all[start..end].iter().copied());
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);
         let w = note.chars().count() as u16;
