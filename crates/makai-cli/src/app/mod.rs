@@ -115,6 +115,8 @@ pub(crate) struct Shared {
     overview: Mutex<overview::OverviewCache>,
     /// This process's project trust decision.
     trust: makai_coding::trust::ProjectTrust,
+    /// Told of each warning kept for a UI ([`AppSession::warned`]).
+    warned: tokio::sync::Notify,
 }
 
 /// Where events go: a channel, or a callback run in order on the emitting
@@ -234,6 +236,7 @@ impl AppSession {
             limits: Mutex::new(parts.limits),
             overview: Mutex::default(),
             trust: parts.trust,
+            warned: tokio::sync::Notify::new(),
         });
         shared.restore_ledger();
         shared.report_refusals();

@@ -21,6 +21,8 @@ impl Shared {
             state.warnings.remove(0);
         }
         state.warnings.push(text);
+        drop(state);
+        self.warned.notify_one();
     }
 }
 
@@ -33,6 +35,14 @@ impl AppSession {
     /// were also said on stderr, which the UI then hid.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.inner.state).warnings)
+    }
+
+    /// Returns once a warning is kept for a UI (at once if one was since the
+    /// last wait): a UI waits for warnings instead of looking for them now
+    /// and then. Those kept before the session was built are not announced:
+    /// take them at start.
+    pub async fn warned(&self) {
+        self.inner.warned.notified().await;
     }
 
     /// Says whether a full-screen UI owns the terminal; while it does,

@@ -1,7 +1,17 @@
 //! The UI loop: waits on terminal input, the session's events, results of
-//! background work and a tick at once, and redraws at most ~30 times a second.
-//! Nothing here waits for the agent: slow calls run on their own tasks and
-//! report back as [`UiMsg`]s.
+//! background work, warnings and its own next deadline at once, and redraws
+//! at most ~30 times a second. Nothing here waits for the agent: slow calls
+//! run on their own tasks and report back as [`UiMsg`]s.
+//!
+//! There is no fixed tick. Each wake-up costs the process tens of
+//! microseconds of CPU (the kernel's, to put it to sleep and wake it), so the
+//! loop sleeps until the next thing that is due: a frame held back by the
+//! frame limit, the spinner's next frame, a status message's end; with
+//! nothing due (idle, no spinner) it sleeps until something happens. What is
+//! due soon is done at a wake-up that comes anyway (a frame up to
+//! [`FRAME_EARLY`] early, the spinner up to [`SPIN_EARLY`]): while an answer
+//! streams, its reads wake the loop often enough that no timer of its own
+//! fires.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -19,10 +29,46 @@ use super::transcript::Level;
 use crate::app::AppSession;
 use crate::modes::print::Prompt;
 
-/// The shortest time between two frames.
+/// The time between two frames, at most ~30 a second.
 const FRAME: Duration = Duration::from_millis(33);
+/// How much earlier than [`FRAME`] after the last one a frame may be drawn
+/// at a wake-up that came anyway (a stream read every 16 ms then draws every
+/// other read, with no timer of the loop's own).
+const FRAME_EARLY: Duration = Duration::from_millis(4);
 /// How long one spinner frame shows.
 const SPIN: Duration = Duration::from_millis(80);
+/// How much earlier the spinner may turn at a wake-up that came anyway (a
+/// stream's read interval: while an answer streams, a read always comes
+/// first).
+const SPIN_EARLY: Duration = Duration::from_millis(16);
+
+/// The spinner frame at `now` for a loop started at `started`, turned up to
+/// [`SPIN_EARLY`] early, and when the next one is due at the latest.
+fn spinner_at(started: Instant, now: Instant) -> (usize, Instant) {
+    let spin = SPIN.as_millis();
+    let frame = ((now + SPIN_EARLY).duration_since(started).as_millis() / spin) as usize;
+    let next = started + SPIN * (frame as u32 + 1);
+    (frame, next)
+}
+
+/// When the loop has something to do next without being woken: a frame held
+/// back, the spinner's next frame, a status message's end. `None`: nothing.
+fn next_deadline(st: &UiState, started: Instant, last_draw: Option<Instant>) -> Option<Instant> {
+    let frame = st
+        .dirty
+        .then(|| last_draw.map_or_else(Instant::now, |t| t + FRAME));
+    let spinner = (st.busy() || st.compacting).then(|| spinner_at(started, Instant::now()).1);
+    let status = st.status.as_ref().map(|s| s.until);
+    [frame, spinner, status].into_iter().flatten().min()
+}
+
+/// Sleeps until `deadline`; with none, forever.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
 
 /// The terminal's input events, read on a task of their own.
 ///
@@ -231,8 +277,6 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
     let mut st = UiState::new(app);
     st.pending_prompts = initial.into();
     let started = Instant::now();
-    let mut tick = tokio::time::interval(FRAME);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_draw: Option<Instant> = None;
     let mut ctx = Ctx {
         app,
@@ -241,15 +285,28 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
     };
     next_initial_prompt(&mut ctx);
     loop {
-        if ctx.st.dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
+        let now = Instant::now();
+        if ctx.st.busy() || ctx.st.compacting {
+            let (frame, _) = spinner_at(started, now);
+            if frame != ctx.st.spinner {
+                ctx.st.spinner = frame;
+                ctx.st.dirty = true;
+            }
+        }
+        if ctx.st.status.as_ref().is_some_and(|s| s.until <= now) {
+            ctx.st.status = None;
+            ctx.st.dirty = true;
+        }
+        if ctx.st.dirty && last_draw.is_none_or(|t| now.duration_since(t) + FRAME_EARLY >= FRAME) {
             if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
                 return crate::error::EXIT_FAILED;
             }
             ctx.st.dirty = false;
-            last_draw = Some(Instant::now());
+            last_draw = Some(now);
         }
+        let deadline = next_deadline(ctx.st, started, last_draw);
         tokio::select! {
             ev = term.next() => match ev {
                 Some(Ok(Event::Key(key))) => input::on_key(&mut ctx, key),
@@ -274,23 +331,15 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
                 handle_msg(&mut ctx, msg);
                 next_initial_prompt(&mut ctx);
             }
-            _ = tick.tick() => {
-                let frame = (started.elapsed().as_millis() / SPIN.as_millis()) as usize;
-                if (ctx.st.busy() || ctx.st.compacting) && frame != ctx.st.spinner {
-                    ctx.st.spinner = frame;
-                    ctx.st.dirty = true;
-                }
-                if ctx.st.status.as_ref().is_some_and(|s| s.until <= Instant::now()) {
-                    ctx.st.status = None;
-                    ctx.st.dirty = true;
-                }
-                // What the session could only say on stderr (a session file
-                // that cannot be written, a sub-agent's spending a session
-                // switch cannot count), which this screen hides.
+            // What the session could only say on stderr (a session file
+            // that cannot be written, a sub-agent's spending a session
+            // switch cannot count), which this screen hides.
+            () = app.warned() => {
                 for w in app.take_warnings() {
                     ctx.st.notice(Level::Warning, w);
                 }
             }
+            () = sleep_until(deadline) => {}
         }
         if let Some(request) = ctx.st.terminal_request.take() {
             // The terminal's reader must stop while someone else reads the
@@ -308,4 +357,60 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
         let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;
     }
     crate::error::EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle UI with nothing to show sleeps until something happens: no
+    /// tick wakes it (each wake-up costs the process CPU).
+    #[test]
+    fn an_idle_ui_has_no_deadline() {
+        let st = UiState::default();
+        let started = Instant::now();
+        assert_eq!(next_deadline(&st, started, Some(started)), None);
+    }
+
+    #[test]
+    fn a_held_back_frame_a_status_and_the_spinner_each_set_the_deadline() {
+        let started = Instant::now();
+        let drawn = started + Duration::from_millis(5);
+        let mut st = UiState {
+            dirty: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            next_deadline(&st, started, Some(drawn)),
+            Some(drawn + FRAME)
+        );
+        st.set_status(Level::Info, "saved");
+        st.dirty = false;
+        let until = st.status.as_ref().map(|s| s.until);
+        assert_eq!(next_deadline(&st, started, Some(drawn)), until);
+        st.status = None;
+        st.running = true;
+        let spinner = next_deadline(&st, started, Some(drawn));
+        let next_turn = spinner_at(started, Instant::now()).1;
+        assert!(
+            spinner.is_some_and(|at| at > Instant::now() && at <= next_turn),
+            "{spinner:?}"
+        );
+    }
+
+    /// The spinner turns up to `SPIN_EARLY` before its time, and its next
+    /// turn is due one `SPIN` after the one shown, never in the past.
+    #[test]
+    fn the_spinner_turns_a_little_early_and_its_next_turn_is_ahead() {
+        let started = Instant::now();
+        let at = |ms: u64| started + Duration::from_millis(ms);
+        assert_eq!(spinner_at(started, at(0)), (0, at(80)));
+        assert_eq!(spinner_at(started, at(63)), (0, at(80)));
+        assert_eq!(spinner_at(started, at(64)), (1, at(160)));
+        assert_eq!(spinner_at(started, at(80)), (1, at(160)));
+        for ms in 0..1000 {
+            let (_, next) = spinner_at(started, at(ms));
+            assert!(next > at(ms), "at {ms} ms the next turn is {next:?}");
+        }
+    }
 }
