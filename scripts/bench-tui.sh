@@ -95,8 +95,8 @@ done
 
 echo "### The full-screen UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
 echo
-echo "| binary | CPU per token event | of which user | CPU of the answer | peak memory | the terminal's (tmux) CPU per token event |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| binary | CPU per token event | of which user | CPU of the answer | the long run, the short one | peak memory | the terminal's (tmux) CPU per token event |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 tick=$(getconf CLK_TCK)
 for i in "${!bins[@]}"; do
   long=$(median "$out/long-$i" 1)
@@ -108,5 +108,5 @@ for i in "${!bins[@]}"; do
   ushort=$(median "$out/short-$i" 4)
   awk -v b="${bins[$i]}" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
     -v tl="$tlong" -v ts="$tshort" -v hz="$tick" -v ul="$ulong" -v us="$ushort" \
-    'BEGIN{printf "| %s | %.2f µs | %.2f µs | %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, (ul - us) * 1e6 / t, l - s, r / 1024, (tl - ts) / hz * 1e6 / t}'
+    'BEGIN{printf "| %s | %.2f µs | %.2f µs | %.3f s | %.3f s, %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, (ul - us) * 1e6 / t, l - s, l, s, r / 1024, (tl - ts) / hz * 1e6 / t}'
 done

@@ -8,10 +8,10 @@
 //! loop sleeps until the next thing that is due: a frame held back by the
 //! frame limit, the spinner's next frame, a status message's end; with
 //! nothing due (idle, no spinner) it sleeps until something happens. What is
-//! due soon is done at a wake-up that comes anyway (a frame up to
-//! [`FRAME_EARLY`] early, the spinner up to [`SPIN_EARLY`]): while an answer
-//! streams, its reads wake the loop often enough that no timer of its own
-//! fires.
+//! due soon is done at a wake-up that comes anyway: while the agent works, a
+//! frame waits up to [`FRAME_LATE`] for one, and the spinner turns up to
+//! [`SPIN_EARLY`] early at one. While an answer streams, its reads (every
+//! 16 ms) wake the loop often enough that no timer of its own fires.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -31,10 +31,12 @@ use crate::modes::print::Prompt;
 
 /// The time between two frames, at most ~30 a second.
 const FRAME: Duration = Duration::from_millis(33);
-/// How much earlier than [`FRAME`] after the last one a frame may be drawn
-/// at a wake-up that came anyway (a stream read every 16 ms then draws every
-/// other read, with no timer of the loop's own).
-const FRAME_EARLY: Duration = Duration::from_millis(4);
+/// While the agent works, how much longer than [`FRAME`] a frame may wait
+/// for a wake-up that comes anyway before the loop wakes for it (a stream
+/// read every 16 ms then draws every third read: ~21 frames a second, with
+/// no timer of the loop's own). Keys typed while the agent is idle draw
+/// after [`FRAME`] at the latest.
+const FRAME_LATE: Duration = Duration::from_millis(16);
 /// How long one spinner frame shows.
 const SPIN: Duration = Duration::from_millis(80);
 /// How much earlier the spinner may turn at a wake-up that came anyway (a
@@ -54,12 +56,22 @@ fn spinner_at(started: Instant, now: Instant) -> (usize, Instant) {
 /// When the loop has something to do next without being woken: a frame held
 /// back, the spinner's next frame, a status message's end. `None`: nothing.
 fn next_deadline(st: &UiState, started: Instant, last_draw: Option<Instant>) -> Option<Instant> {
-    let frame = st
-        .dirty
-        .then(|| last_draw.map_or_else(Instant::now, |t| t + FRAME));
+    let frame = frame_deadline(st, last_draw);
     let spinner = (st.busy() || st.compacting).then(|| spinner_at(started, Instant::now()).1);
     let status = st.status.as_ref().map(|s| s.until);
     [frame, spinner, status].into_iter().flatten().min()
+}
+
+/// When a frame held back by the frame limit is drawn at the latest (none
+/// when nothing changed).
+fn frame_deadline(st: &UiState, last_draw: Option<Instant>) -> Option<Instant> {
+    let wait = if st.busy() || st.compacting {
+        FRAME + FRAME_LATE
+    } else {
+        FRAME
+    };
+    st.dirty
+        .then(|| last_draw.map_or_else(Instant::now, |t| t + wait))
 }
 
 /// Sleeps until `deadline`; with none, forever.
@@ -297,7 +309,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
             ctx.st.status = None;
             ctx.st.dirty = true;
         }
-        if ctx.st.dirty && last_draw.is_none_or(|t| now.duration_since(t) + FRAME_EARLY >= FRAME) {
+        if ctx.st.dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
             if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
@@ -391,6 +403,13 @@ mod tests {
         st.status = None;
         st.running = true;
         let spinner = next_deadline(&st, started, Some(drawn));
+        st.dirty = true;
+        assert_eq!(
+            frame_deadline(&st, Some(drawn)),
+            Some(drawn + FRAME + FRAME_LATE),
+            "while the agent works a frame waits a little longer for a wake-up"
+        );
+        st.dirty = false;
         let next_turn = spinner_at(started, Instant::now()).1;
         assert!(
             spinner.is_some_and(|at| at > Instant::now() && at <= next_turn),
