@@ -66,6 +66,12 @@ impl TextStream {
         self.settled.iter().chain(self.tail.iter())
     }
 
+    /// The rows of [`lines`](Self::lines) as two runs: the settled ones and
+    /// the rest.
+    pub fn runs(&self) -> [&[Line<'static>]; 2] {
+        [&self.settled, &self.tail]
+    }
+
     /// How many of the rows are settled (kept, not wrapped again).
     pub fn settled_rows(&self) -> usize {
         self.settled.len()

@@ -93,6 +93,12 @@ impl Incremental {
         self.settled.iter().chain(self.tail.iter())
     }
 
+    /// The rows of [`lines`](Self::lines) as two runs: the settled ones and
+    /// the rest.
+    pub fn runs(&self) -> [&[Line<'static>]; 2] {
+        [&self.settled, &self.tail]
+    }
+
     /// How many rows [`lines`](Self::lines) yields.
     pub fn len(&self) -> usize {
         self.settled.len() + self.tail.len()

@@ -51,11 +51,12 @@ enum Rows {
 }
 
 impl Rows {
-    fn iter(&self) -> Box<dyn Iterator<Item = &Line<'static>> + '_> {
+    /// The rows, top to bottom, in at most two runs.
+    fn runs(&self) -> [&[Line<'static>]; 2] {
         match self {
-            Rows::Plain(lines) => Box::new(lines.iter()),
-            Rows::Markdown(md) => Box::new(md.lines()),
-            Rows::Thinking(text) => Box::new(text.lines()),
+            Rows::Plain(lines) => [lines, &[]],
+            Rows::Markdown(md) => md.runs(),
+            Rows::Thinking(text) => text.runs(),
         }
     }
 }
@@ -131,21 +132,23 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     let header = header_lines(st);
     let items = st.transcript.items();
     st.cache.entries.truncate(items.len());
-    let mut all: Vec<&Line<'static>> = header.iter().collect();
-    // Collect references first; cache entries are filled in a first pass.
     for (i, item) in items.iter().enumerate() {
         st.cache.refresh(i, item, view);
     }
-    let blank = Line::default();
+    // The conversation as runs of rows (the header, then each item's rows
+    // after a blank one): a frame takes the rows it shows from them, so its
+    // cost does not grow with the conversation.
+    let blank = [Line::default()];
+    let mut runs: Vec<&[Line<'static>]> = vec![&header];
     for (i, _) in items.iter().enumerate() {
         if let Some(Some(entry)) = st.cache.entries.get(i) {
             if i > 0 {
-                all.push(&blank);
+                runs.push(&blank);
             }
-            all.extend(entry.rows.iter());
+            runs.extend(entry.rows.runs());
         }
     }
-    let total = all.len();
+    let total: usize = runs.iter().map(|run| run.len()).sum();
     let height = area.height as usize;
     // Keep a scrolled-up view still while content is added below.
     if st.scroll > 0 && total > st.cache.last_total {
@@ -169,7 +172,20 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         f.scrolled(area.top()..area.bottom(), by);
     }
     st.cache.last_window = Some((area, start));
-    f.draw_lines(area, all[start..end].iter().copied());
+    let mut shown: Vec<&Line<'static>> = Vec::with_capacity(end - start);
+    let mut at = 0;
+    for run in &runs {
+        let (from, to) = (at, at + run.len());
+        at = to;
+        if to <= start {
+            continue;
+        }
+        if from >= end {
+            break;
+        }
+        shown.extend(&run[start.saturating_sub(from)..end.min(to) - from]);
+    }
+    f.draw_lines(area, shown);
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);
         let w = note.chars().count() as u16;
@@ -357,6 +373,41 @@ mod tests {
             "{}",
             screen(&small)
         );
+    }
+
+    /// A frame takes the rows it shows from the items' runs of rows: at
+    /// every scroll offset, a small screen shows the rows a screen tall
+    /// enough for the whole conversation shows at the same place.
+    #[test]
+    fn every_scroll_offset_shows_its_window_of_the_whole_conversation() {
+        let mut st = busy_state();
+        for i in 0..12 {
+            st.transcript.push(ItemKind::User(format!("question {i}")));
+            st.transcript.push(ItemKind::Text(format!(
+                "Answer {i}, **bold**:\n\n- one {i}\n- two {i}\n\n```\ncode {i}\n```"
+            )));
+        }
+        let mut tall = Term::new(40, 1000);
+        tall.draw(&mut st);
+        let all: Vec<String> = screen(&tall).lines().map(str::to_string).collect();
+        let total = st.cache.last_total;
+        assert!(total > 100, "{total} rows");
+        let mut small = Term::new(40, 20);
+        small.draw(&mut st);
+        let page = st.cache.page;
+        for scroll in 0..=total - page {
+            st.scroll = scroll;
+            small.draw(&mut st);
+            let shown: Vec<String> = screen(&small).lines().map(str::to_string).collect();
+            let end = total - scroll;
+            // The last row may carry the "more lines" note.
+            let rows = if scroll > 0 { page - 1 } else { page };
+            assert_eq!(
+                shown[..rows],
+                all[end - page..end - page + rows],
+                "scrolled up {scroll} of {total} rows"
+            );
+        }
     }
 
     /// An answer streaming in, drawn at each step into a terminal emulator;
