@@ -47,6 +47,12 @@ pub struct Frame<'a> {
     cursor: Option<Position>,
     scroll: Option<Scroll>,
     rows: &'a mut [RowKey],
+    /// What the terminal shows, and what its rows were drawn from.
+    shown: &'a Buffer,
+    shown_rows: &'a [RowKey],
+    /// Rows left undrawn because the terminal shows them already (after the
+    /// claimed scroll): the screen takes their cells from `shown`.
+    borrowed: &'a mut [bool],
     hasher: &'a RandomState,
 }
 
@@ -56,6 +62,27 @@ pub struct Frame<'a> {
 struct Scroll {
     rows: Range<u16>,
     by: i32,
+}
+
+impl Scroll {
+    /// Whether the terminal can make this move on a screen of `area`: a
+    /// band inside the screen, moved by less than its height.
+    fn fits(&self, area: Rect) -> bool {
+        let height = i32::from(self.rows.end.saturating_sub(self.rows.start));
+        self.by != 0 && self.rows.end <= area.height && self.by.abs() < height && area.width > 0
+    }
+
+    /// The row that shows at row `y` after the move: the one it came from, or
+    /// `None` for a row that came in blank.
+    fn origin(&self, y: u16) -> Option<u16> {
+        if !self.rows.contains(&y) {
+            return Some(y);
+        }
+        let from = i32::from(y) + self.by;
+        (i32::from(self.rows.start)..i32::from(self.rows.end))
+            .contains(&from)
+            .then(|| from as u16)
+    }
 }
 
 /// What a row of a frame was drawn from: two rows with the same key, other
@@ -80,7 +107,8 @@ impl Frame<'_> {
     /// with the terminal's after this: draw rows with [`Frame::draw_lines`]
     /// and widgets with [`Frame::render_widget`] where you can.
     pub fn buffer_mut(&mut self) -> &mut Buffer {
-        self.rows.fill(RowKey::Mixed);
+        let whole = self.buffer.area;
+        self.mix(whole);
         self.buffer
     }
 
@@ -94,13 +122,25 @@ impl Frame<'_> {
     /// the area's width (the cells `Paragraph::new(lines)` writes into a
     /// blank area). A row that a line across the whole screen's width is
     /// drawn into, and nothing else, is known by that line: where the
-    /// terminal shows a row drawn from an equal line, it is not compared
-    /// again.
+    /// terminal shows a row drawn from an equal line (after the claimed
+    /// scroll), the row is neither drawn nor compared again.
     pub fn draw_lines<'l>(&mut self, area: Rect, lines: impl IntoIterator<Item = &'l Line<'l>>) {
         let whole = self.buffer.area;
         let area = area.intersection(whole);
         let across = area.x == whole.x && area.width == whole.width;
         for (y, line) in (area.top()..area.bottom()).zip(lines) {
+            let row = usize::from(y - whole.y);
+            if across && self.rows[row] == RowKey::Blank {
+                let key = RowKey::Line(self.hasher.hash_one((area.width, line)));
+                self.rows[row] = key;
+                if self.shown_key(y) == key {
+                    self.borrowed[row] = true;
+                    continue;
+                }
+            } else {
+                self.materialize(y);
+                self.rows[row] = RowKey::Mixed;
+            }
             rows::draw(
                 self.buffer,
                 Rect {
@@ -110,11 +150,6 @@ impl Frame<'_> {
                 },
                 [line],
             );
-            let key = &mut self.rows[usize::from(y - whole.y)];
-            *key = match *key {
-                RowKey::Blank if across => RowKey::Line(self.hasher.hash_one((area.width, line))),
-                _ => RowKey::Mixed,
-            };
         }
     }
 
@@ -128,16 +163,60 @@ impl Frame<'_> {
     /// showed at the last frame, moved up by `by` rows (down when negative).
     /// Only the last claim of a frame counts; one that does not fit the
     /// screen, or moves the rows by their whole height or more, is ignored.
+    /// Claim before drawing the rows: rows drawn before a claim are drawn
+    /// in full.
     pub fn scrolled(&mut self, rows: Range<u16>, by: i32) {
-        self.scroll = Some(Scroll { rows, by });
+        let whole = self.buffer.area;
+        self.materialize_rows(whole.top()..whole.bottom());
+        self.scroll = Some(Scroll { rows, by }).filter(|s| s.fits(whole));
+    }
+
+    /// The key of the row the terminal will show at row `y` once the
+    /// claimed scroll is made.
+    fn shown_key(&self, y: u16) -> RowKey {
+        let origin = match &self.scroll {
+            Some(scroll) => scroll.origin(y),
+            None => Some(y),
+        };
+        origin.map_or(RowKey::Blank, |from| {
+            self.shown_rows[usize::from(from - self.buffer.area.y)]
+        })
     }
 
     /// Rows of `area` hold more than one line now.
     fn mix(&mut self, area: Rect) {
         let whole = self.buffer.area;
         let area = area.intersection(whole);
+        self.materialize_rows(area.top()..area.bottom());
         for y in area.top()..area.bottom() {
             self.rows[usize::from(y - whole.y)] = RowKey::Mixed;
+        }
+    }
+
+    /// Draws the borrowed rows among `rows` after all.
+    fn materialize_rows(&mut self, rows: Range<u16>) {
+        for y in rows {
+            self.materialize(y);
+        }
+    }
+
+    /// Draws row `y` if it was borrowed: its cells are the shown row's it
+    /// was borrowed from.
+    fn materialize(&mut self, y: u16) {
+        let whole = self.buffer.area;
+        let row = usize::from(y - whole.y);
+        if !std::mem::take(&mut self.borrowed[row]) {
+            return;
+        }
+        let origin = match &self.scroll {
+            Some(scroll) => scroll.origin(y),
+            None => Some(y),
+        };
+        if let Some(from) = origin {
+            let width = usize::from(whole.width);
+            let from = usize::from(from - whole.y) * width;
+            self.buffer.content[row * width..(row + 1) * width]
+                .clone_from_slice(&self.shown.content[from..from + width]);
         }
     }
 }
@@ -157,6 +236,8 @@ pub struct Screen<W: Write> {
     /// Rows of `next` known to equal the ones shown (one flag a row; kept to
     /// reuse its memory).
     unchanged: Vec<bool>,
+    /// Rows of `next` left undrawn: the terminal shows them already.
+    borrowed: Vec<bool>,
     /// Hashes lines with keys of this process, so that no text can be made
     /// to collide with another.
     hasher: RandomState,
@@ -175,6 +256,7 @@ impl<W: Write> Screen<W> {
             next: Buffer::empty(Rect::default()),
             next_rows: Vec::new(),
             unchanged: Vec::new(),
+            borrowed: Vec::new(),
             hasher: RandomState::new(),
             frames: 0,
         }
@@ -215,12 +297,16 @@ impl<W: Write> Screen<W> {
             self.shown.reset();
             self.shown_rows = vec![RowKey::Mixed; usize::from(size.height)];
             self.next_rows = vec![RowKey::Blank; usize::from(size.height)];
+            self.borrowed = vec![false; usize::from(size.height)];
         }
         let mut frame = Frame {
             buffer: &mut self.next,
             cursor: None,
             scroll: None,
             rows: &mut self.next_rows,
+            shown: &self.shown,
+            shown_rows: &self.shown_rows,
+            borrowed: &mut self.borrowed,
             hasher: &self.hasher,
         };
         draw(&mut frame);
@@ -247,6 +333,14 @@ impl<W: Write> Screen<W> {
             }
         }
         self.backend.write_all(b"\x1b[?2026l")?;
+        // The borrowed rows' cells are the shown ones: they stay.
+        let width = usize::from(area.width);
+        for (row, borrowed) in self.borrowed.iter_mut().enumerate() {
+            if std::mem::take(borrowed) {
+                let cells = row * width..(row + 1) * width;
+                self.next.content[cells.clone()].swap_with_slice(&mut self.shown.content[cells]);
+            }
+        }
         std::mem::swap(&mut self.shown, &mut self.next);
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         self.next.reset();
@@ -259,12 +353,12 @@ impl<W: Write> Screen<W> {
     /// shown buffer's rows alike: the rows that come in are blank, as the
     /// terminal erases them (each frame ends with colours and attributes
     /// reset, so they are erased to the default ones).
-    fn scroll(&mut self, Scroll { rows, by }: Scroll) -> io::Result<()> {
+    fn scroll(&mut self, scroll: Scroll) -> io::Result<()> {
         let area = self.shown.area;
-        let height = i32::from(rows.end.saturating_sub(rows.start));
-        if by == 0 || rows.end > area.height || by.abs() >= height || area.width == 0 {
+        if !scroll.fits(area) {
             return Ok(());
         }
+        let Scroll { rows, by } = scroll;
         let moved = by.unsigned_abs() as usize;
         let direction = if by > 0 { 'S' } else { 'T' };
         write!(
@@ -394,8 +488,14 @@ mod tests {
             let raw = rng.below(15) == 0;
             let status = Line::from(format!("frame {frame}, row {top}"))
                 .style(Style::default().add_modifier(Modifier::BOLD));
+            // The UI claims before it draws the rows; claims after them
+            // must work as well.
+            let claim_first = rng.below(3) > 0;
             term.draw(size, |f| {
                 let area = f.area();
+                if claim_first && let Some(by) = claim {
+                    f.scrolled(0..conversation, by as i32);
+                }
                 if let Some(y) = under {
                     f.render_widget(Paragraph::new("under"), Rect::new(3, y, 5, 1));
                 }
@@ -409,7 +509,7 @@ mod tests {
                     f.render_widget(ratatui::widgets::Clear, over);
                     f.render_widget(Paragraph::new("a popup ──"), over);
                 }
-                if let Some(by) = claim {
+                if !claim_first && let Some(by) = claim {
                     f.scrolled(0..conversation, by as i32);
                 }
                 f.set_cursor_position((1, size.height - 1));
