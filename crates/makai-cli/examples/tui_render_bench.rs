@@ -115,11 +115,12 @@ fn scrolling_frames(rows: &[Line<'static>], width: u16, claim: bool) -> (f64, us
     for top in 0..frames {
         let status = Line::from(format!("Working… {top}"));
         let drawn = screen.draw(size, |f| {
-            f.draw_lines(Rect::new(0, 0, width, 38), &rows[top..]);
-            f.draw_lines(Rect::new(0, 38, width, 1), [&status]);
+            // Claimed before the rows are drawn, as the UI does.
             if claim && top > 0 {
                 f.scrolled(0..38, 1);
             }
+            f.draw_lines(Rect::new(0, 0, width, 38), &rows[top..]);
+            f.draw_lines(Rect::new(0, 38, width, 1), [&status]);
         });
         if let Err(e) = drawn {
             eprintln!("drawing failed: {e}");
