@@ -81,7 +81,7 @@ impl Scroll {
         let from = i32::from(y) + self.by;
         (i32::from(self.rows.start)..i32::from(self.rows.end))
             .contains(&from)
-            .then(|| from as u16)
+            .then_some(from as u16)
     }
 }
 
