@@ -105,6 +105,10 @@ pub struct UiState {
     pub footer: FooterInfo,
     /// Prompts from the command line still to send, one run each.
     pub pending_prompts: VecDeque<Prompt>,
+    /// The session's warnings shown since the conversation was last rebuilt
+    /// from the session: a rebuild shows them again (see
+    /// [`UiState::show_warnings`]).
+    pub warnings_shown: Vec<String>,
     /// Rendered lines of the conversation, per item.
     pub cache: RenderCache,
     /// Approval questions waiting for an answer (the first one is open).
@@ -153,10 +157,28 @@ impl UiState {
             }
             Ok(_) => {}
         }
-        for w in app.take_warnings() {
-            st.notice(Level::Warning, w);
-        }
+        st.show_warnings(app);
         st
+    }
+
+    /// Shows the warnings the session kept for a UI as notices. A rebuild of
+    /// the conversation (a session switch) drops notices, and a switch warns
+    /// about the session it loads before the UI hears that it is done: those
+    /// warnings are shown again after the rebuild ([`UiState::rebuilt`]).
+    pub fn show_warnings(&mut self, app: &AppSession) {
+        for w in app.take_warnings() {
+            self.notice(Level::Warning, w.clone());
+            self.warnings_shown.push(w);
+        }
+    }
+
+    /// After the conversation was rebuilt from the session: shows again the
+    /// warnings shown since the last rebuild, then any new ones.
+    pub fn rebuilt(&mut self, app: &AppSession) {
+        for w in std::mem::take(&mut self.warnings_shown) {
+            self.notice(Level::Warning, w);
+        }
+        self.show_warnings(app);
     }
 
     /// Reads the keys of the actions again: the defaults, then

@@ -218,6 +218,7 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
         UiMsg::Reload { editor, notice } => {
             st.reload(ctx.app);
             st.cache = Default::default();
+            st.rebuilt(ctx.app);
             if let Some(text) = editor {
                 st.editor.set_text(&text);
             }
@@ -346,11 +347,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
             // What the session could only say on stderr (a session file
             // that cannot be written, a sub-agent's spending a session
             // switch cannot count), which this screen hides.
-            () = app.warned() => {
-                for w in app.take_warnings() {
-                    ctx.st.notice(Level::Warning, w);
-                }
-            }
+            () = app.warned() => ctx.st.show_warnings(app),
             () = sleep_until(deadline) => {}
         }
         if let Some(request) = ctx.st.terminal_request.take() {
