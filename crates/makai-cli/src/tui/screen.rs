@@ -241,8 +241,6 @@ pub struct Screen<W: Write> {
     /// Hashes lines with keys of this process, so that no text can be made
     /// to collide with another.
     hasher: RandomState,
-    /// Frames drawn.
-    frames: u64,
 }
 
 impl<W: Write> Screen<W> {
@@ -258,7 +256,6 @@ impl<W: Write> Screen<W> {
             unchanged: Vec::new(),
             borrowed: Vec::new(),
             hasher: RandomState::new(),
-            frames: 0,
         }
     }
 
@@ -278,11 +275,6 @@ impl<W: Write> Screen<W> {
     /// What the terminal shows after the last frame.
     pub fn shown(&self) -> &Buffer {
         &self.shown
-    }
-
-    /// Frames drawn so far.
-    pub fn frames(&self) -> u64 {
-        self.frames
     }
 
     /// Draws a frame of `size` with `draw`, and writes it in one flush. A new
@@ -345,7 +337,6 @@ impl<W: Write> Screen<W> {
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         self.next.reset();
         self.next_rows.fill(RowKey::Blank);
-        self.frames += 1;
         Backend::flush(&mut self.backend)
     }
 
