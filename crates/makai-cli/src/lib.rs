@@ -12,6 +12,7 @@
 //! - [`signals`]: the stop signals (Ctrl-C, SIGTERM, SIGHUP).
 //! - [`sessions_cmd`]: `makai sessions check|repair FILE`.
 //! - [`sandboxing`]: the sandbox of a run (`--sandbox`, settings).
+//! - [`logging`]: where the libraries' `tracing` records go (`MAKAI_LOG`).
 
 pub mod app;
 pub mod attachments;
@@ -20,6 +21,7 @@ pub mod cli;
 pub mod error;
 pub mod export_html;
 pub mod local;
+pub mod logging;
 pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
@@ -50,6 +52,14 @@ where
             return e.exit_code();
         }
     };
+    let log_to = match &invocation {
+        Invocation::Version | Invocation::Help(_) => None,
+        Invocation::Serve(_) => Some(logging::LogDestination::Stderr),
+        _ => Some(logging::LogDestination::default_file()),
+    };
+    if let Some(warning) = log_to.and_then(logging::init) {
+        eprintln!("makai: {warning}");
+    }
     match invocation {
         Invocation::Version => {
             println!("makai {}", env!("CARGO_PKG_VERSION"));

@@ -135,6 +135,9 @@ impl Env {
             // Without a key makai would install and start its local model.
             .env("MAKAI_AUTO_LOCAL", "0")
             .env("MAKAI_AUTO_TITLE", "0")
+            // Logging as the defaults have it, whatever the shell running the tests says.
+            .env_remove("MAKAI_LOG")
+            .env_remove("MAKAI_LOG_FILE")
             // pi's folders (skills, prompts, models.json) of this test only.
             .env("PI_CODING_AGENT_DIR", self.pi_dir());
         for k in KEY_VARS {
