@@ -27,6 +27,8 @@
 #   MAKAI_PYTHON            python used to create the virtualenv (default python3)
 #   MAKAI_LOCAL_MODEL_START_TIMEOUT  seconds to wait for the server (default 120)
 #   MAKAI_LOCAL_MODEL_THREADS        CPU threads for the server (default 2)
+#   MAKAI_OFFLINE, PI_OFFLINE        when set (not 0/false/no/off): download
+#            nothing; `start` and `install` fail, saying so, when something is missing
 set -euo pipefail
 
 # The runtimes, pinned. xllamacpp: llama.cpp b8672's server in a manylinux
@@ -69,6 +71,16 @@ RUNTIME=""
 SERVER_PKG=""
 
 say() { printf 'real-model: %s\n' "$*" >&2; }
+# True when nothing may be downloaded: MAKAI_OFFLINE or PI_OFFLINE (`makai --offline`
+# sets MAKAI_OFFLINE for this script).
+offline() {
+    local v
+    for v in "${MAKAI_OFFLINE:-}" "${PI_OFFLINE:-}"; do
+        case "${v,,}" in "" | 0 | false | no | off) ;; *) return 0 ;; esac
+    done
+    return 1
+}
+OFFLINE_HINT="offline (--offline, MAKAI_OFFLINE or PI_OFFLINE), so nothing is downloaded; run makai once without it to install the local model"
 die() {
     printf 'real-model: error: %s\n' "$*" >&2
     exit 1
@@ -202,6 +214,7 @@ install_server() {
         say "server: $SERVER_PKG already installed in $VENV"
         return
     fi
+    offline && die "the server package $SERVER_PKG is not installed in $VENV: $OFFLINE_HINT"
     local t0
     t0=$(now)
     make_venv
@@ -259,6 +272,7 @@ download_model() {
         say "model: removing the bad file"
         rm -f "$MODEL" "$MODEL.verified"
     fi
+    offline && die "the model is not in $MODEL: $OFFLINE_HINT"
     [[ -x "$PY" ]] || die "no virtualenv at $VENV; run '$0 install'"
     tmp=$(mktemp -d "$DIR/download.XXXXXX")
     # shellcheck disable=SC2064

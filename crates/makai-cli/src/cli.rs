@@ -209,6 +209,11 @@ pub struct Args {
     /// Leave the local model server running when makai exits (it is reused next time).
     #[arg(long = "keep-local")]
     pub keep_local: bool,
+    /// Start no network activity of makai's own: no connection opened ahead
+    /// of the first request, the local model not installed (pi's `--offline`;
+    /// also `MAKAI_OFFLINE=1` or `PI_OFFLINE=1`).
+    #[arg(long)]
+    pub offline: bool,
     /// The server program of the local model this run talks to (set when
     /// makai started or found it, never from the command line).
     #[arg(skip)]

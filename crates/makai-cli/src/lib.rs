@@ -13,6 +13,7 @@
 //! - [`sessions_cmd`]: `makai sessions check|repair FILE`.
 //! - [`sandboxing`]: the sandbox of a run (`--sandbox`, settings).
 //! - [`logging`]: where the libraries' `tracing` records go (`MAKAI_LOG`).
+//! - [`offline`]: `--offline`, `MAKAI_OFFLINE`, `PI_OFFLINE`.
 
 pub mod app;
 pub mod attachments;
@@ -25,6 +26,7 @@ pub mod logging;
 pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
+pub mod offline;
 pub mod sandboxing;
 pub mod serve;
 pub mod sessions_cmd;
@@ -72,8 +74,14 @@ where
         Invocation::Auth(command) => block_on(SESSION_WORKERS, async move {
             auth::run_command(command, makai_coding::makai_home()).await
         }),
-        Invocation::Run(args) => block_on(SESSION_WORKERS, run(*args)),
-        Invocation::Serve(args) => block_on(server_workers(), serve::run(*args)),
+        Invocation::Run(args) => {
+            offline::set_flag(args.offline);
+            block_on(SESSION_WORKERS, run(*args))
+        }
+        Invocation::Serve(args) => {
+            offline::set_flag(args.run.offline);
+            block_on(server_workers(), serve::run(*args))
+        }
         Invocation::Mcp(command) => block_on(SESSION_WORKERS, mcp_cmd::run(command)),
         Invocation::Sessions(command) => match sessions_cmd::run(command) {
             Ok(code) => code,

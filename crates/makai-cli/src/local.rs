@@ -58,7 +58,7 @@ pub async fn build_app(
     args: &mut Args,
 ) -> Result<(crate::app::AppSession, Option<LocalModel>), CliError> {
     if args.local {
-        let local = LocalModel::start(args.keep_local)
+        let local = LocalModel::start(args.keep_local, crate::offline::is_offline())
             .await
             .map_err(|e| CliError::failed(format!("--local: {e}")))?;
         apply(&local, args);
@@ -73,14 +73,25 @@ pub async fn build_app(
             if let Err(e) = check_tools(&dir) {
                 return Err(CliError::NoKey(format!("{message}\n\n({e}.)")));
             }
+            let offline = crate::offline::is_offline();
+            let install = if offline {
+                format!(
+                    "makai: offline: it is used if it is installed in {}; nothing is downloaded.",
+                    dir.display()
+                )
+            } else {
+                format!(
+                    "makai: the first run installs it into {} (about 530 MB, typically under a minute; progress follows).",
+                    dir.display()
+                )
+            };
             eprintln!(
                 "makai: no API key or login found, so makai uses its built-in local model \
                  (Qwen2.5-Coder-0.5B-Instruct, run on this machine by llama.cpp; no key needed).\n\
-                 makai: the first run installs it into {} (about 530 MB, typically under a minute; progress follows). \
-                 Set {AUTO_ENV}=0 to turn this off; `makai --help` shows how to use a provider key.",
-                dir.display()
+                 {install} \
+                 Set {AUTO_ENV}=0 to turn this off; `makai --help` shows how to use a provider key."
             );
-            let local = LocalModel::start(args.keep_local)
+            let local = LocalModel::start(args.keep_local, offline)
                 .await
                 .map_err(|e| CliError::NoKey(format!("{e}\n\n{message}")))?;
             apply(&local, args);

@@ -297,6 +297,38 @@ fn without_a_key_the_local_model_is_chosen_and_says_so() {
 }
 
 #[test]
+fn offline_an_installed_local_model_still_answers_and_a_missing_one_is_not_installed() {
+    let env = Env::new();
+    let Some(dir) = fake_cache(env.home.path(), XLLAMACPP_PKG) else {
+        return;
+    };
+    let out = run_local(&env, &dir, &["--offline", "-p", "hello"]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{se}");
+    assert!(
+        se.contains("offline: it is used if it is installed"),
+        "{se}"
+    );
+    assert!(stdout(&out).contains("local answer"), "{}", stdout(&out));
+    assert!(server_pid(&dir).is_none(), "not stopped at exit");
+
+    // The server package no longer counts as installed: offline, the script
+    // stops before installing anything, and says why.
+    std::fs::remove_file(dir.join("venv").join(".makai-installed")).unwrap();
+    let out = run_local(&env, &dir, &["--local", "--offline", "-p", "hello"]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{se}");
+    assert!(
+        se.contains("is not installed in") && se.contains("nothing is downloaded"),
+        "{se}"
+    );
+    assert!(!se.contains("installing"), "{se}");
+    assert!(!dir.join("venv").join(".makai-installed").exists());
+    assert!(!dir.join("pip-install.log").exists());
+    stop_script(&dir);
+}
+
+#[test]
 fn without_bash_or_python_the_old_no_key_message_stays() {
     let env = Env::new();
     let empty = tempfile::tempdir().unwrap();

@@ -23,6 +23,10 @@ pub const DIR_ENV: &str = "MAKAI_LOCAL_MODEL_DIR";
 /// Environment variable turning the automatic fallback off (`0`, `false`, `no`, `off`).
 pub const AUTO_ENV: &str = "MAKAI_AUTO_LOCAL";
 
+/// The variable telling the script to download nothing (set for it by
+/// [`LocalModel::start`] when offline; the script also reads `PI_OFFLINE`).
+pub const OFFLINE_ENV: &str = "MAKAI_OFFLINE";
+
 /// The provider name of the local model.
 pub const PROVIDER: &str = "local";
 
@@ -267,8 +271,13 @@ async fn run_script(
     dir: &Path,
     command: &str,
     progress: bool,
+    offline: bool,
 ) -> Result<(bool, String), LocalError> {
-    let out = tokio::process::Command::new("bash")
+    let mut cmd = tokio::process::Command::new("bash");
+    if offline {
+        cmd.env(OFFLINE_ENV, "1");
+    }
+    let out = cmd
         .arg(script)
         .arg(command)
         .env(DIR_ENV, dir)
@@ -302,8 +311,11 @@ async fn run_script(
 
 impl LocalModel {
     /// Installs (first time) and starts the server, or reuses a running one.
-    /// Progress goes to stderr.
-    pub async fn start(keep: bool) -> Result<LocalModel, LocalError> {
+    /// Progress goes to stderr. `keep` leaves the server running when the
+    /// returned model is stopped. `offline` installs nothing: a missing server
+    /// package or model is an error that says so (the script gets
+    /// [`OFFLINE_ENV`]); an installed model starts as usual.
+    pub async fn start(keep: bool, offline: bool) -> Result<LocalModel, LocalError> {
         let dir = cache_dir().ok_or(LocalError::NoDir)?;
         check_tools(&dir)?;
         let script = write_script(&dir)?;
@@ -313,8 +325,8 @@ impl LocalModel {
             outcome,
         };
         // Already running (say, started by CI or another makai): reuse it, never stop it.
-        let (running, _) = run_script(&script, &dir, "url", false).await?;
-        let (ok, stdout) = run_script(&script, &dir, "start", true).await?;
+        let (running, _) = run_script(&script, &dir, "url", false, offline).await?;
+        let (ok, stdout) = run_script(&script, &dir, "start", true, offline).await?;
         if !ok {
             return Err(fail("start", "failed".into()));
         }
@@ -337,13 +349,13 @@ impl LocalModel {
             dir: dir.clone(),
             done: !started_here || keep,
         }));
-        let (ok, model) = run_script(&script, &dir, "model", true).await?;
+        let (ok, model) = run_script(&script, &dir, "model", true, offline).await?;
         let model = model.lines().last().unwrap_or_default().trim().to_string();
         if !ok || model.is_empty() {
             lock(&stop).stop();
             return Err(fail("model", "did not print the model name".into()));
         }
-        let (ok, name) = run_script(&script, &dir, "runtime", true).await?;
+        let (ok, name) = run_script(&script, &dir, "runtime", true, offline).await?;
         let Some(runtime) = Runtime::from_script_name(name.lines().last().unwrap_or_default())
         else {
             lock(&stop).stop();

@@ -91,8 +91,11 @@ impl AppSession {
 
     /// Opens the current model's connection in the background, for the next
     /// prompt not to wait for its TLS handshake (see `Agent::preconnect`).
-    /// Does nothing outside a Tokio runtime.
+    /// Does nothing outside a Tokio runtime, or offline ([`crate::offline`]).
     pub fn preconnect(&self) {
+        if crate::offline::is_offline() {
+            return;
+        }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let agent = self.inner.agent.clone();
             runtime.spawn(async move { agent.preconnect().await });
