@@ -3,7 +3,8 @@
 //! 570 KB of JSON (it was two thirds of a short run's instructions).
 //!
 //! Each model becomes an `Entry` (see `src/catalog/builtin.rs`): its plain
-//! fields and price tiers as literals, its `compat` and `headers` as small
+//! fields and price tiers as literals, its `compat`, `headers` and
+//! `thinkingLevelMap` as small
 //! JSON texts parsed at run time. A model the literals cannot say exactly (a
 //! field or an input list this script does not know) stops the build with
 //! its id, rather than turning into a model that differs from the JSON.
@@ -31,6 +32,7 @@ const PLAIN: &[&str] = &[
     "maxTokens",
     "compat",
     "headers",
+    "thinkingLevelMap",
 ];
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -117,7 +119,7 @@ fn literals(m: &Map<String, Value>) -> Option<String> {
         None => Some("None".to_string()),
     };
     Some(format!(
-        "Entry {{ id: {}, name: {}, api: {}, provider: {}, base_url: {}, reasoning: {}, image: {image}, prices: [{prices}], tiers: &[{tiers}], context_window: {}, max_tokens: {}, compat: {}, headers: {} }},\n",
+        "Entry {{ id: {}, name: {}, api: {}, provider: {}, base_url: {}, reasoning: {}, image: {image}, prices: [{prices}], tiers: &[{tiers}], context_window: {}, max_tokens: {}, compat: {}, headers: {}, thinking_level_map: {} }},\n",
         text("id")?,
         text("name")?,
         text("api")?,
@@ -131,6 +133,7 @@ fn literals(m: &Map<String, Value>) -> Option<String> {
         m.get("maxTokens")?.as_u64()?,
         json("compat")?,
         json("headers")?,
+        json("thinkingLevelMap")?,
     ))
 }
 

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::options::ThinkingLevel;
+
 /// The wire APIs makai speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -263,6 +265,13 @@ pub struct Model {
     /// Compatibility switches for OpenAI-compatible servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<CompatFlags>,
+    /// pi's `thinkingLevelMap`: the value sent to the provider for a thinking
+    /// level (`"high"`), or `None` (JSON `null`) where the model does not offer
+    /// it. Levels up to `high` that are missing use the provider's defaults;
+    /// `xhigh` and `max` are offered only with a value here. See
+    /// [`Model::thinking_levels`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
 }
 
 fn text_only() -> Vec<Modality> {
@@ -297,11 +306,68 @@ impl Model {
             max_tokens: default_max_tokens(),
             headers: BTreeMap::new(),
             compat: None,
+            thinking_level_map: None,
         }
     }
 
     /// True when the model accepts image input.
     pub fn accepts_images(&self) -> bool {
         self.input.contains(&Modality::Image)
+    }
+}
+
+impl Model {
+    /// The thinking levels the model offers, in increasing order (`off`
+    /// alone when it does not reason). With a [`Model::thinking_level_map`],
+    /// as pi 1.5 reads it: a level up to `high` unless the map says `null`,
+    /// `xhigh` and `max` only with a value. Without one: `off` to `high`, and
+    /// `xhigh` for GPT-5 and Codex models.
+    pub fn thinking_levels(&self) -> Vec<ThinkingLevel> {
+        if !self.reasoning {
+            return vec![ThinkingLevel::Off];
+        }
+        match &self.thinking_level_map {
+            Some(map) => ThinkingLevel::ALL
+                .into_iter()
+                .filter(|l| match map.get(l.as_str()) {
+                    Some(value) => value.is_some(),
+                    None => *l <= ThinkingLevel::High,
+                })
+                .collect(),
+            None => {
+                let id = self.id.to_ascii_lowercase();
+                let top = if id.contains("gpt-5") || id.contains("codex") {
+                    ThinkingLevel::Xhigh
+                } else {
+                    ThinkingLevel::High
+                };
+                ThinkingLevel::ALL
+                    .into_iter()
+                    .filter(|l| *l <= top)
+                    .collect()
+            }
+        }
+    }
+
+    /// `level` if the model offers it, else the highest level below it that
+    /// it offers, else its lowest (a model that always reasons has no `off`).
+    pub fn clamp_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let levels = self.thinking_levels();
+        levels
+            .iter()
+            .copied()
+            .filter(|l| *l <= level)
+            .max()
+            .or_else(|| levels.first().copied())
+            .unwrap_or(ThinkingLevel::Off)
+    }
+
+    /// What the model's [`Model::thinking_level_map`] sends to the provider
+    /// for `level` (`None`: the provider's own mapping applies).
+    pub fn thinking_value(&self, level: ThinkingLevel) -> Option<&str> {
+        self.thinking_level_map
+            .as_ref()?
+            .get(level.as_str())?
+            .as_deref()
     }
 }

@@ -26,8 +26,9 @@
 //! interpolation (`$$` and `$!` give `$` and `!`), a leading `!command` whose
 //! output is the value, or (as pi 0.x read it) the name of a set environment
 //! variable. API keys are resolved for each request ([`ConfigValue::resolve`]);
-//! header values when the file is loaded. Fields makai does not use
-//! (`thinkingLevelMap`, `inputLimits`, `promptCache`, `samplingParams`,
+//! header values when the file is loaded. `thinkingLevelMap` replaces a
+//! model's map (an override's keys change those levels only). Fields makai
+//! does not use (`inputLimits`, `promptCache`, `samplingParams`,
 //! `authHeader`, `oauth`, ...) are accepted and ignored.
 
 use std::collections::BTreeMap;
@@ -239,6 +240,8 @@ pub struct ModelConfig {
     pub headers: BTreeMap<String, ConfigValue>,
     /// Compatibility overrides (over the provider's, field by field).
     pub compat: Option<CompatConfig>,
+    /// The thinking levels offered and what each is sent as ([`Model::thinking_level_map`]).
+    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
 }
 
 /// A `modelOverrides` entry: every field optional.
@@ -262,6 +265,8 @@ pub struct ModelOverride {
     pub headers: BTreeMap<String, ConfigValue>,
     /// Compatibility overrides.
     pub compat: Option<CompatConfig>,
+    /// Thinking levels changed, key by key (`null` turns a level off).
+    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
 }
 
 /// Prices in a `models.json` entry (any field may be left out in an override).
@@ -428,6 +433,7 @@ pub fn apply(file: ModelsJson, models: &mut Vec<Model>) -> Result<Applied, Strin
             model.headers = headers.clone();
             model.headers.extend(resolve_headers(&mc.headers, &what)?);
             model.compat = merge_compat(compat.clone(), mc.compat.map(CompatConfig::into_flags));
+            model.thinking_level_map = mc.thinking_level_map;
             models.retain(|m| !(m.provider == model.provider && m.id == model.id));
             models.push(model);
             applied.added += 1;
@@ -466,6 +472,10 @@ fn apply_override(m: &mut Model, o: &ModelOverride, what: &str) -> Result<(), St
         m.compat.take(),
         o.compat.clone().map(CompatConfig::into_flags),
     );
+    if let Some(levels) = &o.thinking_level_map {
+        let map = m.thinking_level_map.get_or_insert_with(BTreeMap::new);
+        map.extend(levels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
     Ok(())
 }
 

@@ -24,19 +24,24 @@ pub enum ThinkingLevel {
     Medium,
     /// High.
     High,
-    /// The most the model offers.
+    /// Extra high.
     Xhigh,
+    /// pi 1.5's opt-in level above `xhigh` (GPT-5.6, adaptive Claude models):
+    /// offered only by the models whose catalog entry lists it; elsewhere it
+    /// is clamped to the highest level the model has.
+    Max,
 }
 
 impl ThinkingLevel {
     /// Every level in increasing order.
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// The wire name (`off`, `minimal`, ...).
@@ -48,6 +53,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 }
@@ -58,7 +64,7 @@ impl std::str::FromStr for ThinkingLevel {
         ThinkingLevel::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| format!("unknown thinking level '{s}' (expected off, minimal, low, medium, high or xhigh)"))
+            .ok_or_else(|| format!("unknown thinking level '{s}' (expected off, minimal, low, medium, high, xhigh or max)"))
     }
 }
 
@@ -72,7 +78,7 @@ pub struct ThinkingBudgets {
     pub low: u32,
     /// Budget for `medium`.
     pub medium: u32,
-    /// Budget for `high` (and `xhigh`).
+    /// Budget for `high` (`xhigh` gets twice as much, `max` four times).
     pub high: u32,
 }
 
@@ -97,6 +103,7 @@ impl ThinkingBudgets {
             ThinkingLevel::Medium => Some(self.medium),
             ThinkingLevel::High => Some(self.high),
             ThinkingLevel::Xhigh => Some(self.high.saturating_mul(2)),
+            ThinkingLevel::Max => Some(self.high.saturating_mul(4)),
         }
     }
 }

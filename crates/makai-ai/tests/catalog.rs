@@ -79,6 +79,53 @@ fn every_builtin_entry_is_on_a_wire_api_makai_speaks() {
     );
 }
 
+#[test]
+fn the_catalog_says_which_thinking_levels_each_model_offers_as_pi_does() {
+    use makai_ai::ThinkingLevel as L;
+    let reg = ModelRegistry::builtin();
+    let levels = |name: &str| reg.find(name).expect(name).thinking_levels();
+    // Adaptive Claude: `xhigh` and `max` are opt-in, and listed.
+    assert_eq!(
+        levels("anthropic/claude-opus-4-7"),
+        [
+            L::Off,
+            L::Minimal,
+            L::Low,
+            L::Medium,
+            L::High,
+            L::Xhigh,
+            L::Max
+        ]
+    );
+    // No map: up to `high`.
+    assert_eq!(
+        levels("anthropic/claude-sonnet-4-5"),
+        [L::Off, L::Minimal, L::Low, L::Medium, L::High]
+    );
+    // Kimi K3 always reasons: no `off`; `max` is its top.
+    let k3 = reg.find("moonshotai/kimi-k3").expect("kimi-k3");
+    assert_eq!(k3.thinking_levels(), [L::Low, L::High, L::Max]);
+    assert_eq!(k3.clamp_thinking(L::Off), L::Low);
+    assert_eq!(k3.clamp_thinking(L::Medium), L::Low);
+    assert_eq!(k3.clamp_thinking(L::Xhigh), L::High);
+    // GPT-6 Luna turns reasoning off with `none`.
+    let luna = reg.find("openai/gpt-6-luna").expect("gpt-6-luna");
+    assert_eq!(luna.thinking_value(L::Off), Some("none"));
+    assert_eq!(luna.thinking_value(L::Max), Some("max"));
+    assert_eq!(luna.clamp_thinking(L::Minimal), L::Off);
+    // Every map in the catalog names only pi's levels.
+    for m in reg.models() {
+        for key in m.thinking_level_map.iter().flat_map(|map| map.keys()) {
+            assert!(
+                key.parse::<L>().is_ok(),
+                "{}/{}: unknown level {key}",
+                m.provider,
+                m.id
+            );
+        }
+    }
+}
+
 /// `model` pointed at the scripted server, prices kept.
 fn at_server(mut m: Model, server: &MockServer) -> Model {
     m.base_url = match m.api {

@@ -49,7 +49,8 @@ pub struct Args {
     /// API key for the selected provider (overrides auth.json and the environment).
     #[arg(long = "api-key", value_name = "KEY", value_parser = parse_api_key)]
     pub api_key: Option<ApiKey>,
-    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    /// Thinking level: off, minimal, low, medium, high, xhigh, max (clamped to the
+    /// levels the model offers: its `thinkingLevelMap`).
     #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
     pub thinking: Option<ThinkingLevel>,
     /// Comma-separated built-in tools to enable (read,write,edit,bash,grep,find,ls);

@@ -208,6 +208,13 @@ fn model(entry: &Value, api: &str) -> Result<Value, String> {
     if let Some(c) = compat(entry.get("compat")) {
         m.insert("compat".into(), c);
     }
+    // Which thinking levels the model offers and what each is sent as.
+    if let Some(map) = entry
+        .get("thinkingLevelMap")
+        .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        m.insert("thinkingLevelMap".into(), map.clone());
+    }
     Ok(Value::Object(m))
 }
 

@@ -4,8 +4,8 @@
 
 use crate::model::{CostTier, Modality, Model, ModelCost};
 
-/// One built-in model: its fields as literals, `compat` and `headers` as
-/// their JSON.
+/// One built-in model: its fields as literals, `compat`, `headers` and
+/// `thinkingLevelMap` as their JSON.
 pub(super) struct Entry {
     pub(super) id: &'static str,
     pub(super) name: &'static str,
@@ -23,6 +23,7 @@ pub(super) struct Entry {
     pub(super) max_tokens: u64,
     pub(super) compat: Option<&'static str>,
     pub(super) headers: Option<&'static str>,
+    pub(super) thinking_level_map: Option<&'static str>,
 }
 
 /// The entries, in `builtin.json`'s order.
@@ -59,6 +60,10 @@ impl Entry {
                 None => Default::default(),
             },
             compat: match p.compat {
+                Some(json) => Some(serde_json::from_str(json).map_err(|e| e.to_string())?),
+                None => None,
+            },
+            thinking_level_map: match p.thinking_level_map {
                 Some(json) => Some(serde_json::from_str(json).map_err(|e| e.to_string())?),
                 None => None,
             },

@@ -41,7 +41,6 @@ use crate::error::CliError;
 pub use bash::BashResult;
 pub use events::OutEvent;
 use makai_auth::{KeyResolver, KeySource};
-pub use model::{clamp_thinking, thinking_levels_for};
 pub use resources::ResourceOptions;
 pub use stats::{ContextUsage, SessionStats};
 

@@ -145,12 +145,12 @@ impl AppSession {
 
     /// The thinking levels the current model offers (`off` only without reasoning).
     pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
-        thinking_levels_for(&self.model())
+        self.model().thinking_levels()
     }
 
     /// Sets the thinking level (clamped to the model); recorded when it changes.
     pub fn set_thinking_level(&self, level: ThinkingLevel) {
-        let effective = clamp_thinking(&self.model(), level);
+        let effective = self.model().clamp_thinking(level);
         if effective != self.thinking_level() {
             self.inner.agent.set_thinking_level(effective);
             self.inner
@@ -179,39 +179,6 @@ impl AppSession {
 
 pub(crate) fn same_model(a: &Model, b: &Model) -> bool {
     a.provider == b.provider && a.id == b.id
-}
-
-/// `level`, or the highest level below it that `model` offers.
-pub fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
-    let levels = thinking_levels_for(model);
-    if levels.contains(&level) {
-        return level;
-    }
-    levels
-        .iter()
-        .copied()
-        .filter(|l| *l <= level)
-        .max()
-        .unwrap_or(ThinkingLevel::Off)
-}
-
-/// The thinking levels a model offers.
-pub fn thinking_levels_for(model: &Model) -> Vec<ThinkingLevel> {
-    if !model.reasoning {
-        return vec![ThinkingLevel::Off];
-    }
-    let mut levels = vec![
-        ThinkingLevel::Off,
-        ThinkingLevel::Minimal,
-        ThinkingLevel::Low,
-        ThinkingLevel::Medium,
-        ThinkingLevel::High,
-    ];
-    let id = model.id.to_ascii_lowercase();
-    if id.contains("gpt-5") || id.contains("codex") {
-        levels.push(ThinkingLevel::Xhigh);
-    }
-    levels
 }
 
 /// True when `pattern` names the model: `provider/id` or `id` exactly, a

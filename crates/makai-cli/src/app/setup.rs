@@ -359,8 +359,15 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
 
     let probe_keys = KeyResolver::new(home.clone(), None, None)
         .with_configured_keys(registry.provider_keys().clone());
-    let scoped_start = match (&args.model, &args.models) {
-        (None, Some(list)) => first_scoped_model(&registry, &probe_keys, list).await,
+    // The scope: `--models`, else the `enabledModels` setting, which chooses
+    // the model of a new session only (pi's order: a session's own model
+    // comes before the setting's scope).
+    let scope = model_scope(args, &settings);
+    let scoped_start = match (&args.model, &args.models, &scope) {
+        (None, Some(list), _) => first_scoped_model(&registry, &probe_keys, list).await,
+        (None, None, Some(list)) if ctx.messages.is_empty() && ctx.model.is_none() => {
+            first_scoped_model(&registry, &probe_keys, list).await
+        }
         _ => None,
     };
     let request = ModelRequest {
@@ -393,9 +400,15 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .or(chosen.thinking)
         .or(session_thinking)
         .or(spec.thinking)
+        .or_else(|| {
+            settings
+                .model_thinking_levels
+                .get(&format!("{}/{}", model.provider, model.id))
+                .copied()
+        })
         .or(settings.default_thinking_level)
         .unwrap_or(ThinkingLevel::Off);
-    let thinking = super::clamp_thinking(&model, thinking);
+    let thinking = model.clamp_thinking(thinking);
 
     let limits = super::budget::limits_for(&settings.limits, &spec.limits, args)?;
     if let Some(note) = super::budget::unpriced_note(&model, &limits) {
@@ -630,7 +643,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     app.set_excluded_tools(excluded_tools(args));
     app.set_tools_named(args.tools.is_some());
-    if let Some(list) = &args.models {
+    if let Some(list) = &scope {
         let patterns = makai_coding::tools::selection::parse_list(list)
             .iter()
             .map(|p| models::split_thinking(p).0)
@@ -638,6 +651,18 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         app.set_scoped_models(patterns);
     }
     Ok(app)
+}
+
+/// The model scope of a run: `--models`, else the `enabledModels` setting
+/// (joined as `--models` would be written), else none.
+fn model_scope(args: &Args, settings: &Settings) -> Option<String> {
+    args.models.clone().or_else(|| {
+        settings
+            .enabled_models
+            .as_ref()
+            .filter(|list| !list.is_empty())
+            .map(|list| list.join(","))
+    })
 }
 
 /// The first model `--models` names that is usable (no key needed, or one

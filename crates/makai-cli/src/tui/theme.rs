@@ -70,5 +70,6 @@ pub fn thinking_color(level: makai_ai::ThinkingLevel) -> Color {
         L::Medium => Color::Green,
         L::High => Color::Yellow,
         L::Xhigh => Color::Magenta,
+        L::Max => Color::Red,
     }
 }

@@ -177,6 +177,18 @@ pub struct Settings {
     /// Token budgets per thinking level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_budgets: Option<ThinkingBudgetSettings>,
+    /// Model patterns scoping the start-up choice and model cycling, in the
+    /// form of `--models` (pi's `enabledModels`); `--models` replaces them.
+    /// The first usable match starts a new session; a session with messages
+    /// keeps its model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_models: Option<Vec<String>>,
+    /// The start-up thinking level of a model, keyed by its exact
+    /// `provider/modelId` (pi's `modelThinkingLevels`): below `--thinking`,
+    /// a `:level` suffix, the session's level and an agent spec's, above
+    /// `defaultThinkingLevel`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub model_thinking_levels: std::collections::BTreeMap<String, ThinkingLevel>,
     /// Delivery of steering messages.
     pub steering_mode: QueueMode,
     /// When steering interrupts tool calls: `interrupt-tools` (the default:

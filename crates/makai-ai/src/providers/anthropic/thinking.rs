@@ -99,7 +99,7 @@ fn effort(level: ThinkingLevel, model_id: &str) -> &'static str {
         ThinkingLevel::Medium => "medium",
         ThinkingLevel::High => "high",
         ThinkingLevel::Xhigh if accepts_xhigh_effort(model_id) => "xhigh",
-        ThinkingLevel::Xhigh => "max",
+        ThinkingLevel::Xhigh | ThinkingLevel::Max => "max",
     }
 }
 
@@ -149,7 +149,11 @@ pub(crate) fn plan(model: &Model, options: &StreamOptions, forces_tool: bool) ->
     if uses_adaptive_thinking(&model.id) {
         return ThinkingPlan {
             thinking: Some(json!({"type": "adaptive", "display": "summarized"})),
-            output_config: Some(json!({"effort": effort(options.thinking, &model.id)})),
+            output_config: Some(json!({
+                "effort": model
+                    .thinking_value(options.thinking)
+                    .unwrap_or_else(|| effort(options.thinking, &model.id))
+            })),
             max_tokens: limit,
         };
     }
@@ -239,6 +243,8 @@ mod tests {
     fn xhigh_maps_to_max_before_4_7() {
         assert_eq!(effort(ThinkingLevel::Xhigh, "claude-opus-4-6"), "max");
         assert_eq!(effort(ThinkingLevel::Xhigh, "claude-opus-4-7"), "xhigh");
+        assert_eq!(effort(ThinkingLevel::Max, "claude-opus-4-7"), "max");
+        assert_eq!(effort(ThinkingLevel::Max, "claude-opus-4-6"), "max");
         assert_eq!(effort(ThinkingLevel::Minimal, "claude-opus-4-7"), "low");
     }
 

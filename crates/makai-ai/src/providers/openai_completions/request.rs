@@ -51,7 +51,7 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning_effort: Option<&'static str>,
+    reasoning_effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     store: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -222,7 +222,11 @@ fn body<'a>(
                 None => tool_choice(c),
             }),
         reasoning_effort: (model.reasoning && compat.reasoning_effort)
-            .then(|| reasoning_effort(options.thinking))
+            .then(|| {
+                model
+                    .thinking_value(options.thinking)
+                    .or_else(|| reasoning_effort(options.thinking))
+            })
             .flatten(),
         store: compat.store.then_some(false),
         prompt_cache_key: (compat.prompt_cache_key
@@ -239,7 +243,7 @@ fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
         ThinkingLevel::Minimal => Some("minimal"),
         ThinkingLevel::Low => Some("low"),
         ThinkingLevel::Medium => Some("medium"),
-        ThinkingLevel::High | ThinkingLevel::Xhigh => Some("high"),
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => Some("high"),
     }
 }
 

@@ -213,7 +213,11 @@ pub(crate) fn body(
             .map(tool_choice),
         reasoning: model
             .reasoning
-            .then(|| reasoning_effort(&model.id, options.thinking))
+            .then(|| {
+                model
+                    .thinking_value(options.thinking)
+                    .or_else(|| reasoning_effort(&model.id, options.thinking))
+            })
             .flatten()
             .map(|effort| json!({"effort": effort, "summary": "auto"})),
         include: model.reasoning.then_some(["reasoning.encrypted_content"]),
@@ -267,7 +271,8 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 pub(super) fn reasoning_effort(model_id: &str, level: ThinkingLevel) -> Option<&'static str> {
     let id = model_id.rsplit('/').next().unwrap_or(model_id);
     let newer = id.starts_with("gpt-5.1") || id.starts_with("gpt-5.2");
-    let has_xhigh = id.contains("codex-max") || id.starts_with("gpt-5.2");
+    let has_max = has_max_effort(id);
+    let has_xhigh = has_max || id.contains("codex-max") || id.starts_with("gpt-5.2");
     Some(match level {
         ThinkingLevel::Off => return None,
         ThinkingLevel::Minimal if newer => "low",
@@ -275,9 +280,28 @@ pub(super) fn reasoning_effort(model_id: &str, level: ThinkingLevel) -> Option<&
         ThinkingLevel::Low => "low",
         ThinkingLevel::Medium => "medium",
         ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh if has_xhigh => "xhigh",
-        ThinkingLevel::Xhigh => "high",
+        ThinkingLevel::Max if has_max => "max",
+        ThinkingLevel::Xhigh | ThinkingLevel::Max if has_xhigh => "xhigh",
+        ThinkingLevel::Xhigh | ThinkingLevel::Max => "high",
     })
+}
+
+/// True for the models that take the `max` effort: GPT-5.6 and later (pi
+/// 1.5's catalog maps its `max` level to `max` for them).
+fn has_max_effort(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix("gpt-") else {
+        return false;
+    };
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let n = digits(rest);
+    let Ok(major) = rest[..n].parse::<u32>() else {
+        return false;
+    };
+    let minor = rest[n..]
+        .strip_prefix('.')
+        .map(|r| r[..digits(r)].parse::<u32>().unwrap_or(0))
+        .unwrap_or(0);
+    major > 5 || (major == 5 && minor >= 6)
 }
 
 /// Maps the ids `prepare_messages` produced back to the original tool-call ids,
