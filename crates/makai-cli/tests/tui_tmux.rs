@@ -339,3 +339,48 @@ fn a_warning_from_opening_the_session_is_shown_when_the_ui_starts() {
     pane.wait_text("skipped a torn last line");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn pi_quiet_startup_and_hide_thinking_block_start_the_ui_quiet_and_folded() {
+    if !tmux_available() {
+        return;
+    }
+    let answer =
+        || ScriptedResponse::text("The answer is 42.").with_thinking("secret chain of thought");
+    let mock = Mock::start(Scenario::new().push(answer()).push(answer()));
+    for (settings, quiet) in [
+        (serde_json::json!({}), false),
+        (
+            serde_json::json!({"quietStartup": true, "hideThinkingBlock": true}),
+            true,
+        ),
+    ] {
+        let env = Env::new();
+        env.settings(settings);
+        let pane = Pane::start(&env, &mock.args());
+        let screen = pane.wait_text("Ask anything");
+        assert_eq!(
+            !screen.contains("ctrl+c twice exit"),
+            quiet,
+            "the greeting:\n{screen}"
+        );
+        pane.type_text("question");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_text("The answer is 42.");
+        assert_eq!(
+            !screen.contains("secret chain of thought"),
+            quiet,
+            "the thinking block:\n{screen}"
+        );
+        if quiet {
+            assert!(
+                screen.contains("Thinking… (ctrl+t to show or hide)"),
+                "{screen}"
+            );
+            // Shown again on request.
+            pane.keys(&["C-t"]);
+            pane.wait_text("secret chain of thought");
+        }
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
+}

@@ -70,8 +70,11 @@ pub struct UiState {
     pub file_index: FileIndex,
     /// An open selector.
     pub selector: Option<Selector>,
-    /// Thinking blocks shown in full (else one dimmed line each).
+    /// Thinking blocks shown in full (else one dimmed line each); starts
+    /// off with pi's `hideThinkingBlock` setting.
     pub show_thinking: bool,
+    /// No greeting at the top of the conversation (pi's `"quietStartup": true`).
+    pub quiet_startup: bool,
     /// Tool results shown in full (else cut to a few lines).
     pub expand_tools: bool,
     /// Rows scrolled up from the bottom of the conversation (0 follows it).
@@ -140,10 +143,16 @@ pub enum TerminalRequest {
 }
 
 impl UiState {
-    /// A state showing the session's transcript, thinking visible.
+    /// A state showing the session's transcript, thinking visible unless the
+    /// settings hide it.
     pub fn new(app: &AppSession) -> Self {
+        let settings = app.settings();
         let mut st = UiState {
-            show_thinking: true,
+            show_thinking: !settings.hide_thinking_block,
+            // pi's `"header"` keeps the greeting: makai shows no resource
+            // listing or model scope line at start-up for it to hide.
+            quiet_startup: settings.extra.get("quietStartup")
+                == Some(&serde_json::Value::Bool(true)),
             dirty: true,
             ..Default::default()
         };

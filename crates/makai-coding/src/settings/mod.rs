@@ -177,6 +177,10 @@ pub struct Settings {
     /// Token budgets per thinking level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_budgets: Option<ThinkingBudgetSettings>,
+    /// Start the full-screen UI with thinking blocks folded to one line each
+    /// (pi's `hideThinkingBlock`; `/settings` and the keys still switch).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hide_thinking_block: bool,
     /// Model patterns scoping the start-up choice and model cycling, in the
     /// form of `--models` (pi's `enabledModels`); `--models` replaces them.
     /// The first usable match starts a new session; a session with messages

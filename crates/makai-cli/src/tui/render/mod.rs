@@ -106,8 +106,11 @@ impl RenderCache {
     }
 }
 
-/// The greeting at the top of the conversation.
+/// The greeting at the top of the conversation (none with `quietStartup`).
 fn header_lines(st: &UiState) -> Vec<Line<'static>> {
+    if st.quiet_startup {
+        return Vec::new();
+    }
     vec![
         Line::from(vec![
             Span::styled("makai", theme::bold().fg(theme::ACCENT)),
