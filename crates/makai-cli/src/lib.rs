@@ -14,6 +14,7 @@
 //! - [`sandboxing`]: the sandbox of a run (`--sandbox`, settings).
 //! - [`logging`]: where the libraries' `tracing` records go (`MAKAI_LOG`).
 //! - [`offline`]: `--offline`, `MAKAI_OFFLINE`, `PI_OFFLINE`.
+//! - [`proxy`]: pi's `httpProxy` setting.
 
 pub mod app;
 pub mod attachments;
@@ -27,6 +28,7 @@ pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
 pub mod offline;
+pub mod proxy;
 pub mod sandboxing;
 pub mod serve;
 pub mod sessions_cmd;

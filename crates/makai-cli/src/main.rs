@@ -13,6 +13,10 @@ fn main() {
             makai_sandbox::hide_own_environment(&filter);
         }
     }
+    // SAFETY: still no other thread.
+    unsafe {
+        makai_cli::proxy::apply_from_user_settings();
+    }
     let code = makai_cli::main_with_args(std::env::args_os());
     std::process::exit(code);
 }

@@ -587,6 +587,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     let mut config = builder.build();
     config.options.read_interval = settings.stream_read_interval();
+    config.options.idle_timeout = settings.http_idle_timeout();
     config.options.merge_deltas = settings.stream_merge_deltas.unwrap_or(true);
     config.limits = limits.execution();
     if model.provider == makai_local::PROVIDER && start_with_tools {

@@ -151,6 +151,15 @@ pub enum DoubleEscapeAction {
 pub const DEFAULT_STREAM_READ_INTERVAL_MS: u64 = 16;
 
 impl Settings {
+    /// The idle timeout of model responses ([`Settings::http_idle_timeout_ms`]):
+    /// `None` when unset (the library's default), zero when disabled.
+    pub fn http_idle_timeout(&self) -> Option<std::time::Duration> {
+        self.http_idle_timeout_ms.map(|t| match t {
+            IdleTimeoutSetting::Millis(ms) => std::time::Duration::from_millis(ms),
+            IdleTimeoutSetting::Word(Disabled::Disabled) => std::time::Duration::ZERO,
+        })
+    }
+
     /// The read interval of model streams ([`Settings::stream_read_interval_ms`]),
     /// `None` to read as data arrives.
     pub fn stream_read_interval(&self) -> Option<std::time::Duration> {
@@ -159,6 +168,24 @@ impl Settings {
             .unwrap_or(DEFAULT_STREAM_READ_INTERVAL_MS);
         (ms > 0).then(|| std::time::Duration::from_millis(ms))
     }
+}
+
+/// pi's `httpIdleTimeoutMs`: milliseconds, or `"disabled"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IdleTimeoutSetting {
+    /// Milliseconds (`0`: no timeout).
+    Millis(u64),
+    /// `"disabled"`.
+    Word(Disabled),
+}
+
+/// The word `"disabled"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Disabled {
+    /// No limit.
+    Disabled,
 }
 
 /// The merged settings. Unknown keys (pi's UI settings and the like) are kept in `extra`.
@@ -177,6 +204,12 @@ pub struct Settings {
     /// Token budgets per thinking level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_budgets: Option<ThinkingBudgetSettings>,
+    /// The longest silence of a model's response (before its head, or
+    /// between two pieces of its body) before the request fails and is
+    /// retried: milliseconds, or `0` / `"disabled"` for none (pi's
+    /// `httpIdleTimeoutMs`; unset: 120 s, makai's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_idle_timeout_ms: Option<IdleTimeoutSetting>,
     /// Start the full-screen UI with thinking blocks folded to one line each
     /// (pi's `hideThinkingBlock`; `/settings` and the keys still switch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
