@@ -13,6 +13,7 @@
 
 pub mod approvals;
 mod bash;
+pub mod block_images;
 mod budget;
 mod compact;
 mod events;

@@ -568,6 +568,9 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(layer) = options.client_layer {
         client = layer(client);
     }
+    if settings.images.block_images {
+        client = Arc::new(super::block_images::BlockImagesClient::new(client));
+    }
     // The budget of the session tree, checked before each request.
     let ledger = Ledger::new(limits.budget());
     let client: Arc<dyn ProtocolClient> = Arc::new(BudgetedClient::new(client, ledger.clone()));

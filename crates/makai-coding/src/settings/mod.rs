@@ -170,6 +170,19 @@ impl Settings {
     }
 }
 
+/// pi's `images` settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImageSettings {
+    /// No image reaches a model: each is replaced by a note in the request
+    /// (the session keeps it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub block_images: bool,
+    /// Keys makai does not use (`autoResize`), kept as read.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// pi's `httpIdleTimeoutMs`: milliseconds, or `"disabled"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -210,6 +223,9 @@ pub struct Settings {
     /// `httpIdleTimeoutMs`; unset: 120 s, makai's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_idle_timeout_ms: Option<IdleTimeoutSetting>,
+    /// pi's `images` settings (makai reads `blockImages`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub images: ImageSettings,
     /// Start the full-screen UI with thinking blocks folded to one line each
     /// (pi's `hideThinkingBlock`; `/settings` and the keys still switch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
