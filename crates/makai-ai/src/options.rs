@@ -240,7 +240,8 @@ pub struct StreamOptions {
     /// Connect timeout (default 10 s).
     pub connect_timeout: Option<Duration>,
     /// Longest silence between two chunks of the body (or before the
-    /// response head) before the stream fails (default 120 s; zero: no limit).
+    /// response head) before the stream fails (default 120 s; zero: none,
+    /// in practice a year).
     pub idle_timeout: Option<Duration>,
     /// Read a fast stream at most once per this interval (default: as data
     /// arrives). Once the response's reads come closer together than the
