@@ -61,7 +61,7 @@ pub use message::{
     ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage,
     assistant_parts, now_ms, user_parts,
 };
-pub use model::{Api, CompatFlags, CostTier, Modality, Model, ModelCost};
+pub use model::{Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode};
 pub use options::{
     ApiKey, CacheRetention, EnvOverrides, RetryPolicy, StreamOptions, ThinkingBudgets,
     ThinkingLevel, ToolChoice,

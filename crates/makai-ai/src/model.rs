@@ -218,6 +218,32 @@ pub struct CompatFlags {
     /// A makai addition to pi's flags, read for every API; unset means true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_tools: Option<bool>,
+    /// pi 1.5.1's `requiresToolsWithToolHistory`: send `"tools": []` when no
+    /// tool is offered but the history has tool calls (older LiteLLM in front
+    /// of Anthropic). Default false: the field is left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_tools_with_tool_history: Option<bool>,
+    /// pi 1.5.1's `requiresNonNullAssistantContent`: an assistant message of
+    /// tool calls alone carries `"content": ""` (default: no `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_non_null_assistant_content: Option<bool>,
+    /// pi 1.5.1's `promptCacheKeyMode`: send the session id as
+    /// `prompt_cache_key` where the host is known to take it (`auto`, the
+    /// default), always, or never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key_mode: Option<PromptCacheKeyMode>,
+}
+
+/// See [`CompatFlags::prompt_cache_key_mode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptCacheKeyMode {
+    /// As the host is known to take it.
+    Auto,
+    /// Always sent.
+    Enabled,
+    /// Never sent.
+    Disabled,
 }
 
 impl Model {

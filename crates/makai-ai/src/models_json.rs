@@ -334,7 +334,10 @@ fn merge_compat(base: Option<CompatFlags>, over: Option<CompatFlags>) -> Option<
         max_tool_call_id_len,
         supports_reasoning_content,
         supports_named_tool_choice,
-        supports_tools
+        supports_tools,
+        requires_tools_with_tool_history,
+        requires_non_null_assistant_content,
+        prompt_cache_key_mode
     );
     Some(merged)
 }

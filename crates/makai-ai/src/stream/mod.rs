@@ -518,7 +518,11 @@ impl IdleTimer {
     /// [`NO_IDLE_TIMEOUT`] (a branch in `read` for "never" cost the hot loop
     /// about 2% of its instructions per event).
     fn new(idle: Duration) -> Self {
-        let idle = if idle.is_zero() { NO_IDLE_TIMEOUT } else { idle };
+        let idle = if idle.is_zero() {
+            NO_IDLE_TIMEOUT
+        } else {
+            idle
+        };
         let tick = (idle / IDLE_TICKS).max(Duration::from_millis(1));
         IdleTimer {
             tick,

@@ -6,7 +6,7 @@
 //! what the host is known to accept and lets every field set explicitly in
 //! `model.compat` win.
 
-use crate::model::{CompatFlags, Model};
+use crate::model::{CompatFlags, Model, PromptCacheKeyMode};
 use crate::transform::ToolCallIdRules;
 
 /// The family of server behind a base URL.
@@ -65,6 +65,10 @@ pub(crate) struct Compat {
     /// Send a named tool choice as such; when false, as `"required"` with
     /// only that tool offered.
     pub named_tool_choice: bool,
+    /// Send `"tools": []` when none is offered but the history has tool calls.
+    pub tools_with_tool_history: bool,
+    /// `"content": ""` beside tool calls instead of no `content`.
+    pub non_null_assistant_content: bool,
 }
 
 /// The host part of `base_url`, lower-cased, without port or credentials.
@@ -142,6 +146,8 @@ fn defaults(host: Host) -> Compat {
         ids: ToolCallIdRules::OPENAI,
         exact_alnum_ids: None,
         named_tool_choice: true,
+        tools_with_tool_history: false,
+        non_null_assistant_content: false,
     };
     match host {
         Host::OpenAi => Compat {
@@ -210,6 +216,9 @@ pub(crate) fn resolve(model: &Model) -> Compat {
         supports_named_tool_choice,
         // Read by the front end, which runs such a model without tools.
         supports_tools: _,
+        requires_tools_with_tool_history,
+        requires_non_null_assistant_content,
+        prompt_cache_key_mode,
     } = f;
     let set = |slot: &mut bool, v: &Option<bool>| {
         if let Some(v) = v {
@@ -229,6 +238,19 @@ pub(crate) fn resolve(model: &Model) -> Compat {
     set(&mut c.thinking_as_text, requires_thinking_as_text);
     set(&mut c.reasoning_content, supports_reasoning_content);
     set(&mut c.named_tool_choice, supports_named_tool_choice);
+    set(
+        &mut c.tools_with_tool_history,
+        requires_tools_with_tool_history,
+    );
+    set(
+        &mut c.non_null_assistant_content,
+        requires_non_null_assistant_content,
+    );
+    match prompt_cache_key_mode {
+        Some(PromptCacheKeyMode::Enabled) => c.prompt_cache_key = true,
+        Some(PromptCacheKeyMode::Disabled) => c.prompt_cache_key = false,
+        Some(PromptCacheKeyMode::Auto) | None => {}
+    }
     if supports_reasoning_content == &Some(false) {
         c.empty_reasoning_content = false;
     }

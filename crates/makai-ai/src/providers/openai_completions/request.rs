@@ -205,14 +205,20 @@ fn body<'a>(
         max_completion_tokens: max_tokens.filter(|_| compat.max_completion_tokens),
         max_tokens: max_tokens.filter(|_| !compat.max_completion_tokens),
         temperature: options.temperature.map(decimal_f32),
-        tools: tools.then(|| {
-            context
-                .tools
-                .iter()
-                .filter(|t| forced.is_none_or(|name| t.name == name))
-                .map(tool)
-                .collect()
-        }),
+        tools: if tools {
+            Some(
+                context
+                    .tools
+                    .iter()
+                    .filter(|t| forced.is_none_or(|name| t.name == name))
+                    .map(tool)
+                    .collect(),
+            )
+        } else if compat.tools_with_tool_history && has_tool_history(messages) {
+            Some(Vec::new())
+        } else {
+            None
+        },
         tool_choice: options
             .tool_choice
             .as_ref()
@@ -235,6 +241,15 @@ fn body<'a>(
             .flatten()
             .map(|session| session.chars().take(MAX_PROMPT_CACHE_KEY).collect()),
     }
+}
+
+/// True when an earlier message called a tool or answered a call.
+fn has_tool_history(messages: &[Cow<'_, Message>]) -> bool {
+    messages.iter().any(|m| match m.as_ref() {
+        Message::Assistant(a) => a.tool_calls().next().is_some(),
+        Message::ToolResult(_) => true,
+        _ => false,
+    })
 }
 
 fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
@@ -456,9 +471,9 @@ fn assistant<'a>(
         role: "assistant",
         ..Default::default()
     };
-    // Never `content: null` (llama.cpp answers 500): omit it beside tool calls,
-    // else send the text.
-    if !text.is_empty() || calls.is_empty() {
+    // Never `content: null` (llama.cpp answers 500): omit it beside tool calls
+    // (or send "" where the server requires the field), else send the text.
+    if !text.is_empty() || calls.is_empty() || compat.non_null_assistant_content {
         m.content = Some(Content::Text(text));
     }
     match reasoning {

@@ -597,3 +597,55 @@ fn long_and_foreign_tool_call_ids_are_normalised() {
     };
     assert_eq!(a.tool_calls().next().unwrap().id, "Ab3dE6gH9");
 }
+
+/// `models.json` compat keys of pi 1.5.1, read as pi writes them.
+fn with_compat(mut m: Model, compat: Value) -> Model {
+    m.compat = Some(serde_json::from_value(compat).unwrap_or_else(|e| panic!("compat: {e}")));
+    m
+}
+
+#[test]
+fn pi_1_5_1_compat_tools_with_tool_history_and_non_null_assistant_content() {
+    let base = model("https://litellm.example.com/v1");
+    let history = Context {
+        messages: tool_round(&base),
+        ..Default::default()
+    };
+    // Defaults: no tools offered, no `tools` field; no `content` beside calls.
+    let b = body(&base, &history, &opts());
+    assert!(b.get("tools").is_none(), "{b}");
+    assert!(b["messages"][1].get("content").is_none(), "{b}");
+    let m = with_compat(
+        base.clone(),
+        json!({"requiresToolsWithToolHistory": true, "requiresNonNullAssistantContent": true}),
+    );
+    let b = body(&m, &history, &opts());
+    assert_eq!(b["tools"], json!([]));
+    assert_eq!(b["messages"][1]["content"], "");
+    assert_eq!(b["messages"][1]["tool_calls"][0]["id"], "call_1");
+    // Without tool history the flag sends nothing.
+    let plain = Context {
+        messages: vec![user("hi")],
+        ..Default::default()
+    };
+    assert!(body(&m, &plain, &opts()).get("tools").is_none());
+}
+
+#[test]
+fn pi_1_5_1_compat_prompt_cache_key_mode() {
+    let c = Context {
+        messages: vec![user("hi")],
+        ..Default::default()
+    };
+    let mut o = opts();
+    o.session_id = Some("session-9".into());
+    let proxy = model("https://proxy.example.com/v1");
+    assert!(body(&proxy, &c, &o).get("prompt_cache_key").is_none());
+    let on = with_compat(proxy, json!({"promptCacheKeyMode": "enabled"}));
+    assert_eq!(body(&on, &c, &o)["prompt_cache_key"], "session-9");
+    assert_eq!(body(&openai(), &c, &o)["prompt_cache_key"], "session-9");
+    let off = with_compat(openai(), json!({"promptCacheKeyMode": "disabled"}));
+    assert!(body(&off, &c, &o).get("prompt_cache_key").is_none());
+    let auto = with_compat(openai(), json!({"promptCacheKeyMode": "auto"}));
+    assert_eq!(body(&auto, &c, &o)["prompt_cache_key"], "session-9");
+}
