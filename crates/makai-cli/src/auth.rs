@@ -22,14 +22,34 @@ pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<
     })?;
     let path = AuthStore::file_in(&home);
     match command {
-        AuthCommand::Login { provider } => {
-            if !has_login(&provider) {
+        AuthCommand::Login {
+            provider,
+            api_key,
+            no_browser,
+        } => {
+            // pi 1.5: a provider without an account sign-in asks for its key.
+            if api_key || !has_login(&provider) {
                 let var = makai_ai::credentials::env_var_for_provider(&provider)
-                    .map(|v| format!(" (set {v})"))
+                    .map(|v| format!(" (or set {v} instead)"))
                     .unwrap_or_default();
-                return Err(CliError::Usage(format!(
-                    "`makai auth login` supports {LOGIN_PROVIDERS}; provider '{provider}' uses an API key{var} or --api-key"
-                )));
+                let key = read_secret(&format!("API key for {provider}{var}: "))
+                    .map_err(|e| CliError::failed(format!("cannot read the API key: {e}")))?;
+                let key = key.trim();
+                if key.is_empty() {
+                    return Err(CliError::Usage(format!(
+                        "no API key was given for {provider}{var}; nothing was saved"
+                    )));
+                }
+                let mut store = AuthStore::load(&path)?;
+                store.set(
+                    &provider,
+                    Credential::ApiKey {
+                        key: key.to_string(),
+                    },
+                );
+                store.save()?;
+                eprintln!("API key for {provider} saved to {}.", path.display());
+                return Ok(0);
             }
             let (line_tx, line_rx) = tokio::sync::mpsc::channel::<String>(1);
             std::thread::spawn(move || {
@@ -43,6 +63,7 @@ pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<
                 say: Box::new(|text| eprintln!("{text}")),
                 sign_in_url: Box::new(|_| {}),
                 pasted: line_rx,
+                open_browser: !no_browser,
             };
             let saved = login(&provider, &path, ui).await?;
             eprintln!("{saved}");
@@ -143,6 +164,39 @@ pub struct LoginUi {
     pub sign_in_url: Box<dyn Fn(&str) + Send + Sync>,
     /// Codes (or final redirect URLs) the user pasted.
     pub pasted: tokio::sync::mpsc::Receiver<String>,
+    /// Open the sign-in URL in a browser where one can be opened (false:
+    /// `--no-browser`, the URL is only shown).
+    pub open_browser: bool,
+}
+
+/// Reads a secret line: from the terminal without echoing it (the prompt on
+/// stderr), or a line of standard input when that is not a terminal
+/// (`echo "$KEY" | makai auth login openai --api-key`).
+fn read_secret(prompt: &str) -> std::io::Result<String> {
+    use std::io::BufRead;
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    if !stdin.is_terminal() {
+        stdin.lock().read_line(&mut line)?;
+        return Ok(line);
+    }
+    eprint!("{prompt}");
+    let saved = nix::sys::termios::tcgetattr(&stdin).map_err(std::io::Error::from)?;
+    let mut quiet = saved.clone();
+    quiet
+        .local_flags
+        .remove(nix::sys::termios::LocalFlags::ECHO);
+    quiet
+        .local_flags
+        .insert(nix::sys::termios::LocalFlags::ECHONL);
+    nix::sys::termios::tcsetattr(&stdin, nix::sys::termios::SetArg::TCSANOW, &quiet)
+        .map_err(std::io::Error::from)?;
+    let read = stdin.lock().read_line(&mut line);
+    // The terminal is given back its echo whatever the read did.
+    let restored = nix::sys::termios::tcsetattr(&stdin, nix::sys::termios::SetArg::TCSANOW, &saved);
+    read?;
+    restored.map_err(std::io::Error::from)?;
+    Ok(line)
 }
 
 /// True for the providers `login` can sign in to.
@@ -206,7 +260,9 @@ async fn wait_for_code(
 fn show_url(ui: &LoginUi, intro: &str, url: &str) {
     (ui.say)(format!("{intro}\n\n  {url}\n"));
     (ui.sign_in_url)(url);
-    open_browser(url);
+    if ui.open_browser {
+        open_browser(url);
+    }
 }
 
 /// The Anthropic login: shows the URL, waits for the callback or a pasted code.

@@ -247,7 +247,8 @@ pub struct Args {
 
 const AFTER_HELP: &str = "\
 Commands:
-  makai auth login [anthropic]   Log in with a Claude Pro/Max subscription (OAuth)
+  makai auth login [PROVIDER]    Sign in (anthropic, openai-codex, github-copilot) or store
+                                 an API key (--api-key; other providers); makai auth --help
   makai auth status              Show which providers have credentials
   makai auth logout [PROVIDER]   Remove stored credentials
   makai serve [--port N] ...     Serve the agent to remote clients (makai serve --help)
@@ -269,11 +270,17 @@ Exit codes: 0 done, 1 the run failed or was aborted, 2 usage error.";
 /// `makai auth ...`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthCommand {
-    /// Run the OAuth login for a provider.
+    /// Log in to a provider: an account sign-in for `anthropic` (Claude
+    /// Pro/Max), `openai-codex` (ChatGPT Plus/Pro) and `github-copilot`; an
+    /// API key, read without echo, for the others or with `--api-key`.
     Login {
-        /// The provider: `anthropic` (Claude Pro/Max), `openai-codex` (ChatGPT
-        /// Plus/Pro) or `github-copilot`.
+        /// The provider.
         provider: String,
+        /// `--api-key`: store an API key instead of signing in.
+        api_key: bool,
+        /// `--no-browser`: print the sign-in URL and take a pasted code
+        /// instead of opening a browser.
+        no_browser: bool,
     },
     /// Show stored credentials (never the secrets).
     Status,
@@ -337,7 +344,13 @@ where
 {
     let argv: Vec<OsString> = pi_short_flags(argv.into_iter().map(Into::into).collect());
     match argv.get(1).and_then(|a| a.to_str()) {
-        Some("auth") => return parse_auth(&argv[2..]).map(Invocation::Auth),
+        Some("auth") => {
+            let rest = &argv[2..];
+            if rest.iter().any(|a| a == "--help" || a == "-h") {
+                return Ok(Invocation::Help(AUTH_USAGE.to_string()));
+            }
+            return parse_auth(rest).map(Invocation::Auth);
+        }
         Some("serve") => return crate::serve::args::parse(&argv[2..]),
         Some("mcp") => return crate::mcp_cmd::parse(&argv[2..]),
         Some("sessions") => return crate::sessions_cmd::parse(&argv[2..]),
@@ -585,20 +598,58 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
+/// What `makai auth --help` prints.
+pub const AUTH_USAGE: &str = "\
+Usage:
+  makai auth login [PROVIDER] [--api-key] [--no-browser]
+      Log in and exit. anthropic (the default), openai-codex and github-copilot
+      sign in with an account; other providers, or --api-key, store an API key
+      (read without echo; from standard input when it is not a terminal).
+      --no-browser prints the sign-in URL instead of opening a browser.
+  makai auth status
+      Show the stored credentials (never the secrets) and the key variables set.
+  makai auth logout [PROVIDER]
+      Remove the stored credentials of PROVIDER, or of every provider.
+";
+
 fn parse_auth(rest: &[OsString]) -> Result<AuthCommand, CliError> {
     let words: Vec<String> = rest
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let usage =
-        "usage: makai auth login [anthropic] | makai auth status | makai auth logout [PROVIDER]";
+    let usage = "usage: makai auth login [PROVIDER] [--api-key] [--no-browser] | makai auth status | makai auth logout [PROVIDER]";
+    if words.first().map(String::as_str) == Some("login") {
+        let mut provider = None;
+        let (mut api_key, mut no_browser) = (false, false);
+        for w in &words[1..] {
+            match w.as_str() {
+                "--api-key" => api_key = true,
+                "--no-browser" => no_browser = true,
+                flag if flag.starts_with('-') => {
+                    return Err(CliError::Usage(format!(
+                        "unknown option '{flag}' for makai auth login; {usage}"
+                    )));
+                }
+                p if provider.is_none() => provider = Some(p.to_string()),
+                extra => {
+                    return Err(CliError::Usage(format!(
+                        "unexpected argument '{extra}' for makai auth login; {usage}"
+                    )));
+                }
+            }
+        }
+        if api_key && no_browser {
+            return Err(CliError::Usage(
+                "--no-browser is not allowed with --api-key (a key needs no browser)".into(),
+            ));
+        }
+        return Ok(AuthCommand::Login {
+            provider: provider.unwrap_or_else(|| "anthropic".into()),
+            api_key,
+            no_browser,
+        });
+    }
     match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["login"] => Ok(AuthCommand::Login {
-            provider: "anthropic".into(),
-        }),
-        ["login", p] => Ok(AuthCommand::Login {
-            provider: p.to_string(),
-        }),
         ["status"] => Ok(AuthCommand::Status),
         ["logout"] => Ok(AuthCommand::Logout { provider: None }),
         ["logout", p] => Ok(AuthCommand::Logout {

@@ -394,3 +394,57 @@ fn login_inside_the_tui_copies_the_url_and_takes_a_pasted_code_or_the_callback()
     assert_eq!(mock.requests().len(), 0, "nothing went to the model");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn auth_login_with_api_key_stores_a_piped_key_and_a_provider_without_sign_in_asks_for_one() {
+    let env = Env::new();
+    let login = |args: &[&str], input: &str| {
+        let mut argv = s(&["auth", "login"]);
+        argv.extend(args.iter().map(|a| a.to_string()));
+        env.run(&argv, input)
+    };
+    let out = login(&["openai", "--api-key"], "sk-piped-0123456789\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("API key for openai saved to"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("sk-piped") && !stdout(&out).contains("sk-piped"));
+    assert_eq!(auth_json(&env)["openai"]["key"], "sk-piped-0123456789");
+    // pi 1.5: a provider without an account sign-in asks for its key.
+    let out = login(&["groq"], "gsk-0123456789\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(auth_json(&env)["groq"]["key"], "gsk-0123456789");
+    // Nothing given: nothing saved.
+    let out = login(&["mistral", "--api-key"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(auth_json(&env).get("mistral").is_none());
+    // --no-browser is for sign-ins.
+    let out = login(&["anthropic", "--api-key", "--no-browser"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--no-browser is not allowed with --api-key"));
+    let out = env.run(&s(&["auth", "--help"]), "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("makai auth login [PROVIDER] [--api-key] [--no-browser]"));
+}
+
+#[test]
+fn auth_login_reads_a_key_typed_on_the_terminal_without_showing_it() {
+    if !common::tmux::tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let pane = common::tmux::Pane::start(&env, &s(&["auth", "login", "openai", "--api-key"]));
+    // The prompt goes to stderr (a file here); wait for the terminal to take input.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    pane.type_text("sk-typed-secret-0123");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.wait_exit_status("makai auth login"), 0);
+    let screen = pane.screen();
+    assert!(
+        !screen.contains("sk-typed-secret"),
+        "the key was echoed:\n{screen}"
+    );
+    assert_eq!(auth_json(&env)["openai"]["key"], "sk-typed-secret-0123");
+}

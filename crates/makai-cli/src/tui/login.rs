@@ -54,6 +54,7 @@ pub fn start(ctx: &mut Ctx<'_>, provider: &str) {
             let _ = url_tx.send(UiMsg::LoginUrl(url.to_string()));
         }),
         pasted: pasted_rx,
+        open_browser: true,
     };
     let done_tx = ctx.tx.clone();
     let name = provider.to_string();
