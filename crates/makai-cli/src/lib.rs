@@ -10,6 +10,7 @@
 //! - [`local`]: the built-in local model (`--local`, and the default without a key).
 //! - [`mcp_cmd`]: `makai mcp list|add|remove|serve`.
 //! - [`signals`]: the stop signals (Ctrl-C, SIGTERM, SIGHUP).
+//! - [`session_cwd`]: a `--session` runs in the session's working directory.
 //! - [`sessions_cmd`]: `makai sessions check|repair FILE`.
 //! - [`sandboxing`]: the sandbox of a run (`--sandbox`, settings).
 //! - [`logging`]: where the libraries' `tracing` records go (`MAKAI_LOG`).
@@ -31,6 +32,7 @@ pub mod offline;
 pub mod proxy;
 pub mod sandboxing;
 pub mod serve;
+pub mod session_cwd;
 pub mod sessions_cmd;
 pub mod signals;
 pub mod store;
@@ -174,6 +176,9 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         return Ok(EXIT_OK);
     }
     let mode = args.effective_mode(std::io::stdout().is_terminal());
+    if let Some(note) = session_cwd::adopt(&mut args, mode.is_none())? {
+        eprintln!("makai: {note}");
+    }
     let cwd = app::setup::working_dir(&args)?;
     let (files, mut messages) = attachments::split_args(&args.messages);
     let attached = attachments::load(&files, &cwd)?;

@@ -1,0 +1,109 @@
+//! A session opened with `--session PATH` runs in the working directory its
+//! header records, as pi runs it; a session whose directory is gone stops a
+//! print-mode run with an error that says what to do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::json;
+
+/// A session file started in `cwd`, with one earlier exchange.
+fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
+    let file = env.home.path().join("elsewhere.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "01a21eef-0a1a-721a-a484-da0c992ad399",
+               "timestamp": "2026-11-27T10:00:00.000Z", "cwd": cwd}),
+        json!({"type": "message", "id": "b1", "parentId": null, "timestamp": "2026-11-27T10:00:01.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "earlier"}], "timestamp": 1}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_session_from_another_directory_runs_there_as_pi_runs_it() {
+    let env = Env::new();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    let file = session_from(&env, project.path().to_str().unwrap());
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed")),
+    );
+    let mut argv = mock.args();
+    argv.extend(s(&[
+        "--session",
+        file.to_str().unwrap(),
+        "-p",
+        "list the files",
+    ]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the session runs in its working directory"),
+        "{}",
+        stderr(&out)
+    );
+    let second = mock.requests()[1].raw_body.clone();
+    assert!(second.contains("only-in-the-project.txt"), "{second}");
+    assert!(!second.contains("only-in-the-current-dir.txt"), "{second}");
+
+    // --cwd chooses for itself.
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed")),
+    );
+    let mut argv = mock.args();
+    argv.extend(s(&[
+        "--session",
+        file.to_str().unwrap(),
+        "--cwd",
+        env.work().to_str().unwrap(),
+        "-p",
+        "list the files",
+    ]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        mock.requests()[1]
+            .raw_body
+            .contains("only-in-the-current-dir.txt")
+    );
+}
+
+#[test]
+fn a_session_whose_directory_is_gone_stops_a_print_run_and_says_what_to_do() {
+    let env = Env::new();
+    let gone = env.home.path().join("renamed-project");
+    let file = session_from(&env, gone.to_str().unwrap());
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("fine")));
+    let mut argv = mock.args();
+    argv.extend(s(&["--session", file.to_str().unwrap(), "-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no longer exists") && err.contains("--cwd DIR") && err.contains("--fork"),
+        "{err}"
+    );
+    assert!(mock.requests().is_empty());
+    // The way out it names works.
+    argv.extend(s(&["--cwd", env.work().to_str().unwrap()]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "fine");
+}
