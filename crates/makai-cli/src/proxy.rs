@@ -4,6 +4,10 @@
 //! settings only (makai's `settings.json` over pi's `~/.pi/agent` one): a
 //! project cannot send the user's traffic through a proxy of its choosing.
 //!
+//! Loopback stays direct: makai's model connections never take a proxy to
+//! it (`makai_ai::http`), and `NO_PROXY`, when the user has not set it, is
+//! set to loopback for the rest (logins, MCP servers over HTTP, the commands
+//! makai runs), so local servers keep working.
 //! `main` applies it before any thread starts, as the environment may only
 //! be changed then.
 
@@ -46,8 +50,20 @@ pub unsafe fn apply_from_user_settings() {
             // SAFETY: the caller guarantees no other thread exists.
             unsafe { std::env::set_var(var, &proxy) };
         }
+        // A local server (the built-in model, Ollama) is not reached through
+        // the proxy, unless the user's own NO_PROXY says otherwise.
+        if ["NO_PROXY", "no_proxy"]
+            .iter()
+            .all(|v| std::env::var_os(v).is_none())
+        {
+            // SAFETY: as above.
+            unsafe { std::env::set_var("NO_PROXY", LOOPBACK) };
+        }
     }
 }
+
+/// What `NO_PROXY` becomes when `httpProxy` applies and it was unset.
+pub const LOOPBACK: &str = "localhost,127.0.0.1,::1";
 
 #[cfg(test)]
 mod tests {

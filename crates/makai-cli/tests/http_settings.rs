@@ -191,4 +191,45 @@ fn http_proxy_in_the_user_settings_carries_the_requests_and_a_projects_is_ignore
             .is_err(),
         "the project's proxy was used"
     );
+
+    // A server on loopback (a local model) is reached directly, and the
+    // commands makai runs get the proxy with loopback left out of it.
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "echo \"proxy=$HTTPS_PROXY no=$NO_PROXY\""}).to_string(),
+            ))
+            .push(ScriptedResponse::text("direct")),
+    );
+    let mut cmd = env.cmd();
+    for var in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ] {
+        cmd.env_remove(var);
+    }
+    let child = cmd
+        .args(mock.args())
+        .args(["--no-session", "-p", "hi"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_output(child, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "direct");
+    let second = mock.requests()[1].raw_body.clone();
+    assert!(
+        second.contains(&format!("proxy={proxy} no=localhost,127.0.0.1,::1")),
+        "{second}"
+    );
 }
