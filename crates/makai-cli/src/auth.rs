@@ -33,6 +33,7 @@ pub async fn run_command(command: AuthCommand, home: Option<PathBuf>) -> Result<
                     .map(|v| format!(" (or set {v} instead)"))
                     .unwrap_or_default();
                 let key = read_secret(&format!("API key for {provider}{var}: "))
+                    .await
                     .map_err(|e| CliError::failed(format!("cannot read the API key: {e}")))?;
                 let key = key.trim();
                 if key.is_empty() {
@@ -171,14 +172,17 @@ pub struct LoginUi {
 
 /// Reads a secret line: from the terminal without echoing it (the prompt on
 /// stderr), or a line of standard input when that is not a terminal
-/// (`echo "$KEY" | makai auth login openai --api-key`).
-fn read_secret(prompt: &str) -> std::io::Result<String> {
+/// (`echo "$KEY" | makai auth login openai --api-key`). Ctrl+C while typing
+/// cancels, and the terminal gets its echo back either way.
+async fn read_secret(prompt: &str) -> std::io::Result<String> {
     use std::io::BufRead;
+    let read_line = || {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    };
     let stdin = std::io::stdin();
-    let mut line = String::new();
     if !stdin.is_terminal() {
-        stdin.lock().read_line(&mut line)?;
-        return Ok(line);
+        return read_line();
     }
     eprint!("{prompt}");
     let saved = nix::sys::termios::tcgetattr(&stdin).map_err(std::io::Error::from)?;
@@ -191,10 +195,16 @@ fn read_secret(prompt: &str) -> std::io::Result<String> {
         .insert(nix::sys::termios::LocalFlags::ECHONL);
     nix::sys::termios::tcsetattr(&stdin, nix::sys::termios::SetArg::TCSANOW, &quiet)
         .map_err(std::io::Error::from)?;
-    let read = stdin.lock().read_line(&mut line);
-    // The terminal is given back its echo whatever the read did.
+    // Ctrl+C is caught (not left to kill makai with the echo off).
+    let read = tokio::select! {
+        line = tokio::task::spawn_blocking(read_line) => line.map_err(std::io::Error::other).and_then(|l| l),
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!();
+            Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "cancelled; nothing was saved"))
+        }
+    };
     let restored = nix::sys::termios::tcsetattr(&stdin, nix::sys::termios::SetArg::TCSANOW, &saved);
-    read?;
+    let line = read?;
     restored.map_err(std::io::Error::from)?;
     Ok(line)
 }

@@ -448,3 +448,35 @@ fn auth_login_reads_a_key_typed_on_the_terminal_without_showing_it() {
     );
     assert_eq!(auth_json(&env)["openai"]["key"], "sk-typed-secret-0123");
 }
+
+#[test]
+fn ctrl_c_while_typing_a_key_saves_nothing_and_gives_the_terminal_its_echo_back() {
+    if !common::tmux::tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let pane =
+        common::tmux::Pane::start_in_shell(&env, &s(&["auth", "login", "openai", "--api-key"]));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    pane.type_text("sk-half-typed");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.wait_exit_status("stop on Ctrl+C"), 1);
+    assert!(!env.home.path().join("auth.json").exists());
+    let stderr = std::fs::read_to_string(env.home.path().join("stderr.txt")).unwrap();
+    assert!(stderr.contains("cancelled; nothing was saved"), "{stderr}");
+    // The terminal has its echo back (what `stty` sees when the shell runs
+    // a command: the state makai left).
+    let out = env.home.path().join("stty.txt");
+    pane.type_text(&format!(
+        "stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo > {}",
+        common::tmux::quote(&out.display().to_string())
+    ));
+    pane.keys(&["Enter"]);
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&out).map_or(true, |t| t.trim().is_empty())
+        && start.elapsed() < std::time::Duration::from_secs(10)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), "echo");
+}
