@@ -352,3 +352,23 @@ fn fork_copies_a_session_into_this_directory_and_leaves_the_source_alone() {
     assert!(stderr(&out).contains("--fork"), "{}", stderr(&out));
     assert_eq!(mock.requests().len(), 3);
 }
+
+#[test]
+fn tui_mode_fullscreen_is_accepted_and_regular_is_refused_with_the_reason() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("full screen")));
+    let mut argv = mock.args();
+    argv.extend(s(&["--tui-mode", "fullscreen", "--no-session", "-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "full screen");
+    for (mode, says) in [
+        ("regular", "full-screen only"),
+        ("inline", "not a terminal mode"),
+    ] {
+        let out = env.run(&s(&["--tui-mode", mode, "-p", "hi"]), "");
+        assert_eq!(out.status.code(), Some(2), "{mode}");
+        assert!(stderr(&out).contains(says), "{mode}: {}", stderr(&out));
+    }
+    assert_eq!(mock.requests().len(), 1);
+}
