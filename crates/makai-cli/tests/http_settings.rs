@@ -125,6 +125,24 @@ fn fake_proxy() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
     (url, rx)
 }
 
+/// `cmd` without the proxy variables of the shell running the tests: the
+/// settings file alone decides.
+fn without_proxy_vars(mut cmd: std::process::Command) -> std::process::Command {
+    for var in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 #[test]
 fn http_proxy_in_the_user_settings_carries_the_requests_and_a_projects_is_ignored() {
     let env = Env::new();
@@ -144,20 +162,7 @@ fn http_proxy_in_the_user_settings_carries_the_requests_and_a_projects_is_ignore
         json!({"httpProxy": project_proxy}).to_string(),
     )
     .unwrap();
-    let mut cmd = env.cmd();
-    for var in [
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-    ] {
-        cmd.env_remove(var);
-    }
-    let child = cmd
+    let child = without_proxy_vars(env.cmd())
         .args([
             "--base-url",
             "http://models.example.invalid/v1",
@@ -203,20 +208,7 @@ fn http_proxy_in_the_user_settings_carries_the_requests_and_a_projects_is_ignore
             ))
             .push(ScriptedResponse::text("direct")),
     );
-    let mut cmd = env.cmd();
-    for var in [
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-    ] {
-        cmd.env_remove(var);
-    }
-    let child = cmd
+    let child = without_proxy_vars(env.cmd())
         .args(mock.args())
         .args(["--no-session", "-p", "hi"])
         .stdin(std::process::Stdio::null())
