@@ -79,6 +79,8 @@ pub struct UiState {
     pub expand_tools: bool,
     /// Rows scrolled up from the bottom of the conversation (0 follows it).
     pub scroll: usize,
+    /// The open transcript search (keys go to its query while it is open).
+    pub search: Option<super::search::Search>,
     /// A run is going.
     pub running: bool,
     /// A prompt was sent and its run has not started yet.

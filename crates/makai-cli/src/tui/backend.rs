@@ -83,7 +83,7 @@ impl Digits {
 /// Writes the attribute changes from `from` to `to`, in the order and form
 /// crossterm's backend writes them: removals first (bold and dim share one
 /// reset, after which those still wanted are set again), then additions.
-fn modifier_change(w: &mut impl Write, from: Modifier, to: Modifier) -> io::Result<()> {
+pub(super) fn modifier_change(w: &mut impl Write, from: Modifier, to: Modifier) -> io::Result<()> {
     let removed = from - to;
     let added = to - from;
     let mut set = |a: Attribute| queue!(w, SetAttribute(a));

@@ -278,8 +278,9 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
     ctx.st.dirty = true;
 }
 
-/// Runs the UI until the user quits; returns the exit code.
-pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
+/// Runs the UI until the user quits; returns the exit code and what the UI
+/// showed last.
+pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> (i32, UiState) {
     let mut events = app.subscribe();
     let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
     app.approvals()
@@ -314,7 +315,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
             if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
-                return crate::error::EXIT_FAILED;
+                return (crate::error::EXIT_FAILED, st);
             }
             ctx.st.dirty = false;
             last_draw = Some(now);
@@ -365,7 +366,7 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> i32 {
         // Quitting: a run that does not stop within 3 s ends with the process.
         let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;
     }
-    crate::error::EXIT_OK
+    (crate::error::EXIT_OK, st)
 }
 
 #[cfg(test)]

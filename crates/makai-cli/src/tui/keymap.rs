@@ -19,6 +19,18 @@ pub const FILE_NAME: &str = "keybindings.json";
 /// Something a key can do on the main screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Action {
+    /// While searching the transcript: select the next match.
+    SearchNext,
+    /// While searching the transcript: select the previous match.
+    SearchPrevious,
+    /// While searching the transcript: close the search.
+    SearchClose,
+    /// Search the conversation as drawn.
+    Search,
+    /// Scroll to the user message before the one at the top.
+    PromptPrevious,
+    /// Scroll to the user message after the one at the top.
+    PromptNext,
     /// Browse to the older prompt whatever the cursor position.
     HistoryPrevious,
     /// Browse to the newer prompt whatever the cursor position.
@@ -127,6 +139,44 @@ pub enum Action {
 /// does, in the order keys are matched (the first action bound to a key gets
 /// it; some give it on to the next, as Ctrl+D does in a non-empty editor).
 const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
+    // Before the editor's actions on the same keys: these give the key on
+    // unless a search is open.
+    (
+        Action::SearchNext,
+        "tui.altScreen.searchNext",
+        &["enter", "ctrl+g"],
+        "Select the next search match while searching",
+    ),
+    (
+        Action::SearchPrevious,
+        "tui.altScreen.searchPrevious",
+        &["shift+enter", "ctrl+shift+g"],
+        "Select the previous search match while searching",
+    ),
+    (
+        Action::SearchClose,
+        "tui.altScreen.searchClose",
+        &["escape"],
+        "Close the transcript search",
+    ),
+    (
+        Action::Search,
+        "tui.altScreen.search",
+        &["ctrl+shift+f"],
+        "Search the conversation",
+    ),
+    (
+        Action::PromptPrevious,
+        "tui.altScreen.previousPrompt",
+        &["ctrl+shift+up"],
+        "Jump to the previous user message",
+    ),
+    (
+        Action::PromptNext,
+        "tui.altScreen.nextPrompt",
+        &["ctrl+shift+down"],
+        "Jump to the next user message",
+    ),
     (
         Action::HistoryPrevious,
         "tui.editor.historyPrevious",
@@ -442,12 +492,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.select.pageDown",
     "tui.select.confirm",
     "tui.select.cancel",
-    "tui.altScreen.previousPrompt",
-    "tui.altScreen.nextPrompt",
-    "tui.altScreen.search",
-    "tui.altScreen.searchNext",
-    "tui.altScreen.searchPrevious",
-    "tui.altScreen.searchClose",
     "app.session.togglePath",
     "app.session.toggleSort",
     "app.session.toggleNamedFilter",

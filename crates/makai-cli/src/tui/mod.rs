@@ -15,8 +15,10 @@
 //!   [`pickers`]: slash commands and their selectors ([`selectors`]).
 //! - [`approval`]: approval questions; [`bang`]: `!command` shell runs;
 //!   [`login`]: `/login` sign-ins.
+//! - [`search`]: finding text in the conversation (Ctrl+Shift+F).
 //! - [`screen`]: frames on the terminal, scrolled by the terminal where the
 //!   conversation moved.
+//! - [`exit_output`]: what the terminal keeps when the UI ends.
 //! - [`terminal`]: entering and restoring the terminal (also on panic),
 //!   suspending (Ctrl+Z) and handing it to an external editor (Ctrl+G).
 
@@ -28,6 +30,7 @@ pub mod clipboard;
 pub mod commands;
 pub mod config_commands;
 pub mod event_loop;
+pub mod exit_output;
 pub mod input;
 pub mod keymap;
 pub mod login;
@@ -35,6 +38,7 @@ pub mod markdown;
 pub mod pickers;
 pub mod render;
 pub mod screen;
+pub mod search;
 pub mod selectors;
 pub mod terminal;
 #[cfg(test)]
@@ -60,8 +64,31 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool) -> i32 {
         }
     };
     app.set_full_screen(true);
-    let code = event_loop::run(&mut tui, &app, initial).await;
+    let (code, mut st) = event_loop::run(&mut tui, &app, initial).await;
     tui.restore();
     app.set_full_screen(false);
+    leave_output(&app, &mut st);
     code
+}
+
+/// Writes what the terminal keeps of the UI (see [`exit_output`]); a write
+/// that fails (a closed terminal) loses nothing but the copy.
+fn leave_output(app: &AppSession, st: &mut app_state::UiState) {
+    let said_something = st
+        .transcript
+        .items()
+        .iter()
+        .any(|i| matches!(i.kind, transcript::ItemKind::User(_)));
+    let hint = (said_something && app.session_location().is_some())
+        .then(|| exit_output::resume_hint(&app.session_id()));
+    let lines = match exit_output::ExitOutput::of(app.settings()) {
+        exit_output::ExitOutput::Transcript => {
+            let width = crossterm::terminal::size().map_or(80, |(w, _)| w.max(20));
+            render::conversation_lines(st, width)
+        }
+        exit_output::ExitOutput::ResumeHint => Vec::new(),
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // Best effort, as above.
+    let _ = exit_output::write(&mut out, &lines, hint.as_deref());
 }

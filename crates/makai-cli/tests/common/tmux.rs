@@ -12,6 +12,9 @@ pub const WAIT: Duration = Duration::from_secs(20);
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
+/// What the pane's shell prints after makai has ended.
+const EXITED: &str = "[makai has ended]";
+
 pub fn tmux_available() -> bool {
     let ok = Command::new("tmux")
         .arg("-V")
@@ -86,8 +89,10 @@ impl Pane {
         let stderr = env.home.path().join("stderr.txt");
         cmd.push_str(&format!(" 2>{}", quote(&stderr.display().to_string())));
         let exit_file = env.home.path().join("exit-code.txt");
+        // The line after makai's last output: once the screen shows it, tmux
+        // has read all of makai's (see `Pane::output_after_exit`).
         cmd.push_str(&format!(
-            "; echo $? > {}",
+            "; echo $? > {}; echo '{EXITED}'",
             quote(&exit_file.display().to_string())
         ));
         (cmd, stderr, exit_file)
@@ -205,6 +210,40 @@ impl Pane {
     /// The visible screen.
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
+    }
+
+    /// The visible screen with its colours and attributes as escape
+    /// sequences (tmux's `capture-pane -e`).
+    pub fn screen_with_styles(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-e", "-p", "-t", "t"]).stdout)
+            .into_owned()
+    }
+
+    /// The scrollback and the visible screen.
+    pub fn screen_and_scrollback(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-S", "-", "-t", "t"])
+                .stdout,
+        )
+        .into_owned()
+    }
+
+    /// Everything makai left in the terminal (scrollback included) once it
+    /// has ended and tmux has read all its output: the exit code is written
+    /// before tmux may have read it.
+    pub fn output_after_exit(&self) -> String {
+        let start = Instant::now();
+        loop {
+            let all = self.screen_and_scrollback();
+            if all.contains(EXITED) {
+                return all;
+            }
+            if start.elapsed() > WAIT {
+                panic!("makai did not end; {}", self.diagnostics());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The exit code once makai has ended.

@@ -16,6 +16,7 @@ use super::commands;
 use super::event_loop::{Ctx, UiMsg};
 use super::keymap::Action;
 use super::pickers;
+use super::search::Search;
 use super::selectors::{SelectOutcome, SelectorKind};
 use super::transcript::Level;
 use crate::modes::print::Prompt;
@@ -48,6 +49,10 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     ctx.st.dirty = true;
     if ctx.st.selector.is_some() {
         selector_key(ctx, key);
+        return;
+    }
+    if ctx.st.search.is_some() {
+        search_key(ctx, key);
         return;
     }
     if ctx.st.completion.is_some() && completion_key(ctx, key) {
@@ -104,6 +109,56 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     }
 }
 
+/// Keys while the transcript search is open: they edit its query, move
+/// between its matches and close it; the conversation still scrolls.
+fn search_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
+    use Action as A;
+    let top = ctx.st.cache.top_row();
+    let Some(search) = &mut ctx.st.search else {
+        return;
+    };
+    let mut query = search.query().to_string();
+    for action in ctx.st.keymap.actions(&key) {
+        match action {
+            A::SearchNext => search.next(),
+            A::SearchPrevious => search.previous(),
+            A::SearchClose | A::Interrupt | A::Clear => ctx.st.search = None,
+            A::Search => {}
+            A::DeleteCharBackward => {
+                query.pop();
+                search.set_query(query, top);
+            }
+            A::DeleteWordBackward => {
+                let kept = query.trim_end().rfind(' ').map_or(0, |at| at + 1);
+                query.truncate(kept);
+                search.set_query(query, top);
+            }
+            A::DeleteToLineStart => search.set_query(String::new(), top),
+            A::ScrollPageUp
+            | A::ScrollPageDown
+            | A::ScrollHalfPageUp
+            | A::ScrollHalfPageDown
+            | A::ScrollLineUp
+            | A::ScrollLineDown
+            | A::ScrollTop
+            | A::ScrollBottom
+            | A::PromptPrevious
+            | A::PromptNext => {
+                run_action(ctx, action);
+            }
+            _ => continue,
+        }
+        return;
+    }
+    let typing = key.modifiers - KeyModifiers::SHIFT;
+    if let KeyCode::Char(c) = key.code
+        && typing.is_empty()
+    {
+        query.push(c);
+        search.set_query(query, top);
+    }
+}
+
 /// Does what `action` asks; false when it does not apply now (Ctrl+D in a
 /// non-empty editor), so the next action bound to the key gets it.
 fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
@@ -152,6 +207,17 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         A::ScrollLineUp => ctx.st.scroll += 1,
         A::ScrollLineDown => ctx.st.scroll = ctx.st.scroll.saturating_sub(1),
         A::ScrollTop => ctx.st.scroll = usize::MAX / 2,
+        A::PromptPrevious | A::PromptNext => {
+            if let Some(scroll) = ctx.st.cache.prompt_scroll(action == A::PromptNext) {
+                ctx.st.scroll = scroll;
+            }
+        }
+        A::Search => {
+            ctx.st.completion = None;
+            ctx.st.search = Some(Search::open(ctx.st.cache.top_row()));
+        }
+        // Only while a search is open (see `search_key`).
+        A::SearchNext | A::SearchPrevious | A::SearchClose => return false,
         A::ScrollBottom => ctx.st.scroll = 0,
         A::Exit => {
             if !ctx.st.editor.is_empty() {
@@ -265,7 +331,12 @@ fn edit(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut editor::Editor)) {
 
 /// Handles pasted text (bracketed paste): inserted as is, newlines included.
 pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
-    if ctx.st.selector.is_none() {
+    let top = ctx.st.cache.top_row();
+    if let Some(search) = &mut ctx.st.search {
+        let query = format!("{}{}", search.query(), text.replace(['\r', '\n'], " "));
+        search.set_query(query, top);
+        ctx.st.dirty = true;
+    } else if ctx.st.selector.is_none() {
         ctx.st.editor.insert_str(text);
         update_completion(ctx);
         ctx.st.dirty = true;

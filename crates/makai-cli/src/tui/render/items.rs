@@ -15,7 +15,7 @@ const COLLAPSED_RESULT_LINES: usize = 6;
 const EXPANDED_RESULT_LINES: usize = 2000;
 
 /// How items are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct View {
     /// Columns available.
     pub width: usize,

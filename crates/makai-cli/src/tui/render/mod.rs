@@ -15,6 +15,7 @@ pub use items::View;
 use super::app_state::UiState;
 use super::markdown;
 use super::screen::Frame;
+use super::search;
 use super::theme;
 use super::transcript::{Item, ItemKind};
 use super::wrap_stream::TextStream;
@@ -32,6 +33,29 @@ pub struct RenderCache {
     pub page: usize,
     /// The conversation's area and its first row shown, at the last frame.
     last_window: Option<(Rect, usize)>,
+    /// The first row of each user message, at the last frame (the marks
+    /// `tui.altScreen.previousPrompt` and `nextPrompt` jump between).
+    prompt_rows: Vec<usize>,
+}
+
+impl RenderCache {
+    /// The conversation row shown first at the last frame.
+    pub fn top_row(&self) -> usize {
+        self.last_window.map_or(0, |(_, start)| start)
+    }
+
+    /// The scroll offset (rows up from the bottom) that shows the user
+    /// message before (`forward` false) or after the one shown first at the
+    /// last frame at the top; `None` when there is none that way.
+    pub fn prompt_scroll(&self, forward: bool) -> Option<usize> {
+        let top = self.top_row();
+        let row = if forward {
+            self.prompt_rows.iter().copied().find(|r| *r > top)?
+        } else {
+            self.prompt_rows.iter().copied().rev().find(|r| *r < top)?
+        };
+        Some(self.last_total.saturating_sub(row + self.page))
+    }
 }
 
 /// One item's rows, with the item's change counter and the view they were
@@ -125,6 +149,39 @@ fn header_lines(st: &UiState) -> Vec<Line<'static>> {
     ]
 }
 
+/// Brings every item's rows up to date for `view`.
+fn refresh_items(st: &mut UiState, view: View) {
+    let items = st.transcript.items();
+    st.cache.entries.truncate(items.len());
+    for (i, item) in items.iter().enumerate() {
+        st.cache.refresh(i, item, view);
+    }
+}
+
+/// The whole conversation as the UI draws it `width` columns wide: the
+/// greeting, then each item's rows after a blank one (what the terminal
+/// keeps when the UI ends, see [`super::exit_output`]).
+pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
+    let view = View {
+        width: usize::from(width),
+        show_thinking: st.show_thinking,
+        expand_tools: st.expand_tools,
+    };
+    refresh_items(st, view);
+    let mut out = header_lines(st);
+    for (i, entry) in st.cache.entries.iter().enumerate() {
+        if let Some(entry) = entry {
+            if i > 0 {
+                out.push(Line::default());
+            }
+            for run in entry.rows.runs() {
+                out.extend(run.iter().cloned());
+            }
+        }
+    }
+    out
+}
+
 /// Draws the conversation into `area`, honouring the scroll offset.
 fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     let view = View {
@@ -133,33 +190,53 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         expand_tools: st.expand_tools,
     };
     let header = header_lines(st);
+    refresh_items(st, view);
     let items = st.transcript.items();
-    st.cache.entries.truncate(items.len());
-    for (i, item) in items.iter().enumerate() {
-        st.cache.refresh(i, item, view);
-    }
     // The conversation as runs of rows (the header, then each item's rows
     // after a blank one): a frame takes the rows it shows from them, so its
     // cost does not grow with the conversation.
     let blank = [Line::default()];
     let mut runs: Vec<&[Line<'static>]> = vec![&header];
-    for (i, _) in items.iter().enumerate() {
+    let mut total = header.len();
+    let mut prompt_rows = std::mem::take(&mut st.cache.prompt_rows);
+    prompt_rows.clear();
+    for (i, item) in items.iter().enumerate() {
         if let Some(Some(entry)) = st.cache.entries.get(i) {
             if i > 0 {
                 runs.push(&blank);
+                total += 1;
             }
-            runs.extend(entry.rows.runs());
+            if matches!(item.kind, ItemKind::User(_)) {
+                prompt_rows.push(total);
+            }
+            for run in entry.rows.runs() {
+                runs.push(run);
+                total += run.len();
+            }
         }
     }
-    let total: usize = runs.iter().map(|run| run.len()).sum();
     let height = area.height as usize;
     // Keep a scrolled-up view still while content is added below.
     if st.scroll > 0 && total > st.cache.last_total {
         st.scroll += total - st.cache.last_total;
     }
+    let max_scroll = total.saturating_sub(height);
+    if let Some(search) = &mut st.search {
+        let stamp = content_stamp(items, view, total);
+        let rows = runs.iter().flat_map(|run| run.iter());
+        // A selected match off screen comes to a third of the way down.
+        if let Some((first, last)) = search.refresh(rows, stamp) {
+            let end = total - st.scroll.min(max_scroll);
+            let start = end.saturating_sub(height);
+            if first < start || last >= end {
+                let top = first.saturating_sub(height / 3);
+                st.scroll = total.saturating_sub(top + height);
+            }
+        }
+    }
     st.cache.last_total = total;
     st.cache.page = height;
-    let max_scroll = total.saturating_sub(height);
+    st.cache.prompt_rows = prompt_rows;
     st.scroll = st.scroll.min(max_scroll);
     let end = total - st.scroll;
     let start = end.saturating_sub(height);
@@ -188,7 +265,25 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         }
         shown.extend(&run[start.saturating_sub(from)..end.min(to) - from]);
     }
-    f.draw_lines(area, shown);
+    match &st.search {
+        Some(search) => {
+            // Rows with a match are drawn restyled.
+            let lit: Vec<Option<Line<'static>>> = shown
+                .iter()
+                .enumerate()
+                .map(|(i, line)| {
+                    let marks = search.highlights(start + i);
+                    (!marks.is_empty()).then(|| search::highlight(line, &marks))
+                })
+                .collect();
+            let rows = shown
+                .iter()
+                .zip(&lit)
+                .map(|(line, lit)| lit.as_ref().unwrap_or(*line));
+            f.draw_lines(area, rows);
+        }
+        None => f.draw_lines(area, shown),
+    }
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);
         let w = note.chars().count() as u16;
@@ -206,6 +301,17 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
             r,
         );
     }
+}
+
+/// A stamp of the conversation's rows: it changes when an item changes, is
+/// added or dropped, or the view or the number of rows changes (item
+/// revisions only grow).
+fn content_stamp(items: &[Item], view: View, total: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    let newest = items.iter().map(|i| i.rev).max();
+    (items.len(), newest, view, total).hash(&mut h);
+    h.finish()
 }
 
 /// Draws one frame.
@@ -236,6 +342,8 @@ pub fn draw(f: &mut Frame<'_>, st: &mut UiState) {
         popup::draw_selector(f, sel, above_editor);
     } else if let Some(c) = &st.completion {
         popup::draw_completion(f, c, above_editor);
+    } else if let Some(search) = &st.search {
+        popup::draw_search(f, search, conv);
     }
 }
 

@@ -1,5 +1,5 @@
-//! Popups drawn over the conversation, just above the editor: list
-//! selectors and completion lists.
+//! Popups drawn over the conversation: list selectors and completion lists
+//! just above the editor, the transcript search at its top right.
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use crate::tui::input::complete::Completion;
 use crate::tui::screen::Frame;
+use crate::tui::search::Search;
 use crate::tui::selectors::Selector;
 use crate::tui::theme;
 use crate::tui::wrap::{str_width, truncate};
@@ -157,4 +158,51 @@ pub fn draw_completion(f: &mut Frame<'_>, c: &Completion, above: Rect) {
         .title_bottom(Span::styled(" tab/enter insert · esc close ", theme::dim()));
     f.render_widget(Clear, area);
     f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The transcript search: a box at the top right of the conversation (two
+/// fifths of its width, at least 24 columns), the query in it with the
+/// cursor, the match count on its border.
+pub fn draw_search(f: &mut Frame<'_>, search: &Search, conversation: Rect) {
+    let width = (conversation.width * 2 / 5)
+        .max(24)
+        .min(conversation.width.saturating_sub(2));
+    if width < 8 || conversation.height < 4 {
+        return;
+    }
+    let area = Rect {
+        x: conversation.right() - width - 1,
+        y: conversation.y + 1,
+        width,
+        height: 3,
+    };
+    let room = usize::from(width - 2).saturating_sub(1);
+    // The end of a long query, where the cursor is.
+    let query = search.query();
+    let mut shown = query;
+    while str_width(shown) > room {
+        let mut chars = shown.chars();
+        chars.next();
+        shown = chars.as_str();
+    }
+    let block = Block::bordered()
+        .border_style(Style::default().fg(theme::ACCENT))
+        .title(Span::styled(" Find transcript ", theme::bold()))
+        .title(
+            Line::from(Span::styled(
+                format!(" {} ", search.status()),
+                theme::bold(),
+            ))
+            .right_aligned(),
+        )
+        .title_bottom(Span::styled(
+            " enter next · shift+enter prev · esc ",
+            theme::dim(),
+        ));
+    f.render_widget(Clear, area);
+    f.render_widget(
+        Paragraph::new(Line::from(shown.to_string())).block(block),
+        area,
+    );
+    f.set_cursor_position((area.x + 1 + str_width(shown) as u16, area.y + 1));
 }

@@ -1,0 +1,500 @@
+//! Finding text in the conversation, as pi's fullscreen transcript search
+//! does (`tui.altScreen.search`, Ctrl+Shift+F): the rows as drawn are
+//! searched, ignoring case, with every run of white space, a row's end
+//! included, read as one space, so a phrase wrapped over two rows is found.
+//! Every match is underlined and the selected one shown reversed and bold;
+//! Enter (Ctrl+G) selects the next, Shift+Enter (Ctrl+Shift+G) the previous,
+//! Esc closes. A selected match off screen is brought to a third of the way
+//! down the conversation.
+//!
+//! The matches are found again only when the query, the conversation's rows
+//! or what is selected changes, and never more than [`MAX_MATCHES`]: one pass
+//! over the rows, keeping no copy of their text.
+
+use ratatui::buffer::CellWidth;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Matches kept at most (pi's limit).
+pub const MAX_MATCHES: usize = 20_000;
+
+/// Part of a match on one row: cells `start..end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// The conversation row.
+    pub row: usize,
+    /// First cell.
+    pub start: usize,
+    /// One past the last cell.
+    pub end: usize,
+}
+
+/// One match: its segments, top to bottom (more than one when the text
+/// runs over a row's end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    /// The segments.
+    pub segments: Vec<Segment>,
+}
+
+impl Match {
+    fn first(&self) -> Segment {
+        self.segments[0]
+    }
+
+    fn last(&self) -> Segment {
+        self.segments[self.segments.len() - 1]
+    }
+}
+
+/// Which match to select when the matches are next found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pick {
+    /// The query changed: the first match at or below the anchor row.
+    Query,
+    /// Keep the selected one.
+    Retain,
+    /// The one after the selected one (wrapping).
+    Next,
+    /// The one before it (wrapping).
+    Previous,
+}
+
+/// An open search.
+#[derive(Debug)]
+pub struct Search {
+    query: String,
+    matches: Vec<Match>,
+    selected: Option<usize>,
+    /// Where the query's first match is looked for from.
+    anchor_row: usize,
+    pick: Pick,
+    /// The query and conversation the matches were found in.
+    found_in: Option<(String, u64)>,
+}
+
+impl Search {
+    /// A search with an empty query, its first match to be looked for from
+    /// row `top` (the first row shown).
+    pub fn open(top: usize) -> Search {
+        Search {
+            query: String::new(),
+            matches: Vec::new(),
+            selected: None,
+            anchor_row: top,
+            pick: Pick::Query,
+            found_in: None,
+        }
+    }
+
+    /// The query as typed.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// Replaces the query; its first match is looked for from the selected
+    /// match, else from row `top`.
+    pub fn set_query(&mut self, query: String, top: usize) {
+        if query == self.query {
+            return;
+        }
+        self.anchor_row = self
+            .selected
+            .and_then(|i| self.matches.get(i))
+            .map_or(top, |m| m.first().row);
+        self.query = query;
+        self.pick = Pick::Query;
+    }
+
+    /// Selects the next match (after the matches are found again).
+    pub fn next(&mut self) {
+        if !self.query.trim().is_empty() {
+            self.pick = Pick::Next;
+        }
+    }
+
+    /// Selects the previous match.
+    pub fn previous(&mut self) {
+        if !self.query.trim().is_empty() {
+            self.pick = Pick::Previous;
+        }
+    }
+
+    /// "3/12", "No matches", or nothing for an empty query.
+    pub fn status(&self) -> String {
+        if self.query.trim().is_empty() {
+            String::new()
+        } else if self.matches.is_empty() {
+            "No matches".into()
+        } else {
+            let at = self.selected.map_or(0, |i| i + 1);
+            let more = if self.matches.len() >= MAX_MATCHES {
+                "+"
+            } else {
+                ""
+            };
+            format!("{at}/{}{more}", self.matches.len())
+        }
+    }
+
+    /// Finds the matches in `rows` (the conversation's rows, in runs) when
+    /// the query or the conversation (`content`, a stamp of it) changed or a
+    /// match is to be selected; returns the selected match's first and last
+    /// row when it is to be brought into view.
+    pub fn refresh<'a>(
+        &mut self,
+        rows: impl Iterator<Item = &'a Line<'a>>,
+        content: u64,
+    ) -> Option<(usize, usize)> {
+        let found_in = (self.query.clone(), content);
+        if self.pick == Pick::Retain && self.found_in.as_ref() == Some(&found_in) {
+            return None;
+        }
+        let selected_key = self
+            .selected
+            .and_then(|i| self.matches.get(i))
+            .map(|m| (m.first(), m.last()));
+        self.matches = find(rows, &normalize(&self.query));
+        self.found_in = Some(found_in);
+        let pick = std::mem::replace(&mut self.pick, Pick::Retain);
+        let n = self.matches.len();
+        if n == 0 {
+            self.selected = None;
+            return None;
+        }
+        let same = selected_key.and_then(|key| {
+            self.matches
+                .iter()
+                .position(|m| (m.first(), m.last()) == key)
+        });
+        let base = same.or(self.selected.map(|i| i.min(n - 1)));
+        self.selected = Some(match pick {
+            Pick::Query => self
+                .matches
+                .iter()
+                .position(|m| m.first().row >= self.anchor_row)
+                .unwrap_or(0),
+            Pick::Next => base.map_or(0, |i| (i + 1) % n),
+            Pick::Previous => base.map_or(n - 1, |i| (i + n - 1) % n),
+            Pick::Retain => base.unwrap_or(0),
+        });
+        let m = &self.matches[self.selected.unwrap_or(0)];
+        (pick != Pick::Retain).then(|| (m.first().row, m.last().row))
+    }
+
+    /// The highlighted cells of row `row`: (first cell, end, selected).
+    pub fn highlights(&self, row: usize) -> Vec<(usize, usize, bool)> {
+        // Matches are in row order: the first that may reach this row.
+        let from = self.matches.partition_point(|m| m.last().row < row);
+        let mut out = Vec::new();
+        for (i, m) in self.matches.iter().enumerate().skip(from) {
+            if m.first().row > row {
+                break;
+            }
+            let current = self.selected == Some(i);
+            out.extend(
+                m.segments
+                    .iter()
+                    .filter(|s| s.row == row)
+                    .map(|s| (s.start, s.end, current)),
+            );
+        }
+        out
+    }
+}
+
+/// The query as matched: white space runs as one space, trimmed, lower case.
+fn normalize(query: &str) -> Vec<char> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    words
+        .join(" ")
+        .chars()
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The graphemes of `line` a row shows, each with its first cell and width:
+/// those [`rows::draw`](super::screen) writes (no control characters, no
+/// zero-width ones).
+fn cells<'a>(line: &'a Line<'a>) -> impl Iterator<Item = (&'a str, usize, usize)> + 'a {
+    let mut x = 0;
+    line.spans
+        .iter()
+        .flat_map(|span| span.content.graphemes(true))
+        .filter_map(move |g| {
+            if g.contains(char::is_control) {
+                return None;
+            }
+            let w = usize::from(g.cell_width());
+            if w == 0 {
+                return None;
+            }
+            let at = x;
+            x += w;
+            Some((g, at, w))
+        })
+}
+
+/// Every match of `pattern` (normalized) in `rows`: the rows read as one
+/// text, lower case, each run of white space (and each row's end) one space.
+/// A Knuth-Morris-Pratt scan that remembers where the last `pattern.len()`
+/// characters came from, so no text is copied.
+fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<Match> {
+    if pattern.is_empty() {
+        return Vec::new();
+    }
+    let table = prefix_table(pattern);
+    let len = pattern.len();
+    // Where each of the last `len` characters came from (none: a space
+    // standing for white space).
+    let mut sources: Vec<Option<Segment>> = vec![None; len];
+    let mut matches = Vec::new();
+    let mut matched = 0usize;
+    let mut position = 0usize;
+    let mut any_text = false;
+    let mut pending_space = false;
+    let mut emit = |c: char, source: Option<Segment>, matches: &mut Vec<Match>| -> bool {
+        sources[position % len] = source;
+        position += 1;
+        while matched > 0 && c != pattern[matched] {
+            matched = table[matched - 1];
+        }
+        if c == pattern[matched] {
+            matched += 1;
+        }
+        if matched < len {
+            return true;
+        }
+        let mut segments: Vec<Segment> = Vec::with_capacity(1);
+        for p in position - len..position {
+            let Some(s) = sources[p % len] else { continue };
+            match segments.last_mut() {
+                // On one row, only white space lies between two parts of
+                // a match: it is highlighted with them.
+                Some(last) if last.row == s.row => last.end = last.end.max(s.end),
+                _ => segments.push(s),
+            }
+        }
+        if !segments.is_empty() {
+            matches.push(Match { segments });
+        }
+        matched = 0;
+        matches.len() < MAX_MATCHES
+    };
+    for (row, line) in rows.enumerate() {
+        for (g, start, width) in cells(line) {
+            if g.chars().all(char::is_whitespace) {
+                pending_space |= any_text;
+                continue;
+            }
+            if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
+                return matches;
+            }
+            let source = Segment {
+                row,
+                start,
+                end: start + width,
+            };
+            for c in g.chars().flat_map(char::to_lowercase) {
+                if !emit(c, Some(source), &mut matches) {
+                    return matches;
+                }
+            }
+            any_text = true;
+        }
+        pending_space |= any_text;
+    }
+    matches
+}
+
+/// The longest proper prefix of `pattern[..=i]` that is also its suffix, for each `i`.
+fn prefix_table(pattern: &[char]) -> Vec<usize> {
+    let mut table = vec![0; pattern.len()];
+    let mut prefix = 0;
+    for i in 1..pattern.len() {
+        while prefix > 0 && pattern[i] != pattern[prefix] {
+            prefix = table[prefix - 1];
+        }
+        if pattern[i] == pattern[prefix] {
+            prefix += 1;
+        }
+        table[i] = prefix;
+    }
+    table
+}
+
+/// The style of a match: underlined, and the selected one reversed and bold.
+fn match_style(style: Style, selected: bool) -> Style {
+    if selected {
+        style.add_modifier(Modifier::REVERSED | Modifier::BOLD)
+    } else {
+        style.add_modifier(Modifier::UNDERLINED)
+    }
+}
+
+/// `line` with the cells of `highlights` (from [`Search::highlights`])
+/// styled as matches.
+pub fn highlight(line: &Line<'_>, highlights: &[(usize, usize, bool)]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut x = 0usize;
+    for span in &line.spans {
+        let mut piece = String::new();
+        let mut piece_style: Option<Style> = None;
+        for g in span.content.graphemes(true) {
+            let width = if g.contains(char::is_control) {
+                0
+            } else {
+                usize::from(g.cell_width())
+            };
+            let hit = (width > 0)
+                .then(|| {
+                    highlights
+                        .iter()
+                        .find(|(start, end, _)| (*start..*end).contains(&x))
+                })
+                .flatten();
+            let style = match hit {
+                Some((_, _, selected)) => match_style(span.style, *selected),
+                None => span.style,
+            };
+            if piece_style.is_some_and(|s| s != style) {
+                spans.push(Span::styled(
+                    std::mem::take(&mut piece),
+                    piece_style.unwrap_or(style),
+                ));
+            }
+            piece_style = Some(style);
+            piece.push_str(g);
+            x += width;
+        }
+        if let Some(style) = piece_style {
+            spans.push(Span::styled(piece, style));
+        }
+    }
+    Line {
+        spans,
+        style: line.style,
+        alignment: line.alignment,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(rows: &[&str]) -> Vec<Line<'static>> {
+        rows.iter().map(|r| Line::from(r.to_string())).collect()
+    }
+
+    fn found(rows: &[&str], query: &str) -> Vec<Vec<(usize, usize, usize)>> {
+        let rows = lines(rows);
+        find(rows.iter(), &normalize(query))
+            .into_iter()
+            .map(|m| m.segments.iter().map(|s| (s.row, s.start, s.end)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn matches_ignore_case_and_read_white_space_and_row_ends_as_one_space() {
+        assert_eq!(
+            found(&["The cat sat", "on the CAT mat"], "cat"),
+            vec![vec![(0, 4, 7)], vec![(1, 7, 10)]]
+        );
+        // A phrase wrapped over two rows, and spaces doubled in the row.
+        assert_eq!(
+            found(&["a wrapped", "phrase  here"], "wrapped   PHRASE here"),
+            vec![vec![(0, 2, 9), (1, 0, 12)]]
+        );
+        assert!(found(&["nothing"], "missing").is_empty());
+        assert!(found(&["anything"], "   ").is_empty());
+    }
+
+    #[test]
+    fn overlapping_text_matches_once_at_each_start_kmp_resets_after_a_match() {
+        assert_eq!(
+            found(&["aaaa"], "aa"),
+            vec![vec![(0, 0, 2)], vec![(0, 2, 4)]]
+        );
+        assert_eq!(found(&["abababc"], "ababc"), vec![vec![(0, 2, 7)]]);
+    }
+
+    #[test]
+    fn wide_characters_count_their_cells_and_styled_spans_join() {
+        let row = Line::from(vec![
+            Span::styled("漢字 ", Style::default().fg(ratatui::style::Color::Red)),
+            Span::raw("te"),
+            Span::raw("xt"),
+        ]);
+        let rows = [row];
+        let matches = find(rows.iter(), &normalize("text"));
+        assert_eq!(matches.len(), 1);
+        assert_eq!(
+            matches[0].segments,
+            vec![Segment {
+                row: 0,
+                start: 5,
+                end: 9
+            }]
+        );
+    }
+
+    #[test]
+    fn no_more_than_the_limit_is_kept() {
+        let row = "x ".repeat(MAX_MATCHES + 10);
+        assert_eq!(found(&[&row], "x").len(), MAX_MATCHES);
+    }
+
+    #[test]
+    fn next_and_previous_wrap_and_a_new_query_starts_at_the_anchor() {
+        let rows = lines(&["one", "two one", "three", "one"]);
+        let mut s = Search::open(1);
+        s.set_query("one".into(), 1);
+        assert_eq!(s.refresh(rows.iter(), 1), Some((1, 1)));
+        assert_eq!(s.status(), "2/3");
+        // Nothing changed: nothing to do.
+        assert_eq!(s.refresh(rows.iter(), 1), None);
+        s.next();
+        assert_eq!(s.refresh(rows.iter(), 1), Some((3, 3)));
+        s.next();
+        assert_eq!(s.refresh(rows.iter(), 1), Some((0, 0)));
+        assert_eq!(s.status(), "1/3");
+        s.previous();
+        assert_eq!(s.refresh(rows.iter(), 1), Some((3, 3)));
+        // New rows below keep the selected match selected.
+        let more = lines(&["one", "two one", "three", "one", "one again"]);
+        assert_eq!(s.refresh(more.iter(), 2), None);
+        assert_eq!(s.status(), "3/4");
+        s.set_query("zzz".into(), 0);
+        assert_eq!(s.refresh(more.iter(), 2), None);
+        assert_eq!(s.status(), "No matches");
+        assert!(s.highlights(0).is_empty());
+    }
+
+    #[test]
+    fn highlighted_rows_keep_their_text_and_restyle_only_the_match() {
+        let rows = lines(&["say hello, hello"]);
+        let mut s = Search::open(0);
+        s.set_query("hello".into(), 0);
+        s.refresh(rows.iter(), 0);
+        let marks = s.highlights(0);
+        assert_eq!(marks, vec![(4, 9, true), (11, 16, false)]);
+        let lit = highlight(&rows[0], &marks);
+        let text: String = lit.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "say hello, hello");
+        let styled: Vec<(&str, Modifier)> = lit
+            .spans
+            .iter()
+            .map(|s| (s.content.as_ref(), s.style.add_modifier))
+            .collect();
+        assert_eq!(
+            styled,
+            vec![
+                ("say ", Modifier::empty()),
+                ("hello", Modifier::REVERSED | Modifier::BOLD),
+                (", ", Modifier::empty()),
+                ("hello", Modifier::UNDERLINED),
+            ]
+        );
+    }
+}
