@@ -4,11 +4,12 @@
 //! files, skills and prompt templates ([`context_files`], [`resources`]),
 //! agent specs, limits and sub-agents ([`agent_spec`], [`limits`],
 //! [`subagent`]), approvals and the sandbox settings ([`approvals`],
-//! [`sandbox_settings`]).
+//! [`sandbox_settings`]), images fitted for a request ([`images`]).
 pub mod agent_spec;
 pub mod approvals;
 pub mod context_files;
 pub mod first_turn;
+pub mod images;
 pub mod limits;
 pub mod overview;
 pub mod prompts;

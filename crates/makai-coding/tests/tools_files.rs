@@ -156,6 +156,53 @@ async fn image_is_returned_as_image_content() {
     assert_eq!(decoded, png);
 }
 
+/// pi's `images.autoResize`: a large image is sent at most 2000 pixels a
+/// side, with a note of its size; with fitting off it is sent as it is.
+#[tokio::test]
+async fn a_large_image_is_read_fitted_with_a_note_of_its_original_size() {
+    let (dir, env) = setup();
+    let big = image::RgbImage::from_pixel(3000, 1000, image::Rgb([1, 2, 3]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    big.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let png = png.into_inner();
+    std::fs::write(dir.path().join("wide.png"), &png).unwrap();
+    let image_of = |out: &makai_coding::tools::ToolOutput| {
+        out.content
+            .iter()
+            .find_map(|c| match c {
+                UserContent::Image(i) => Some(i.clone()),
+                _ => None,
+            })
+            .expect("an image part")
+    };
+    let out = call(&env, "read", json!({"path": "wide.png"}))
+        .await
+        .unwrap();
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(image_of(&out).data)
+        .unwrap();
+    let sent = image::load_from_memory(&sent).unwrap();
+    assert_eq!((sent.width(), sent.height()), (2000, 667));
+    let text = out.text_content();
+    assert!(
+        text.contains("[Image: original 3000x1000, displayed at 2000x667. Multiply coordinates by 1.50 to map to original image.]"),
+        "{text}"
+    );
+    assert_eq!(out.details["bytes"], json!(png.len()));
+    assert!(out.details["sentBytes"].as_u64().unwrap() > 0);
+
+    let mut unfitted = env.clone();
+    unfitted.fit_images = false;
+    let out = call(&unfitted, "read", json!({"path": "wide.png"}))
+        .await
+        .unwrap();
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(image_of(&out).data)
+        .unwrap();
+    assert_eq!(sent, png);
+    assert!(!out.text_content().contains("[Image:"));
+}
+
 #[tokio::test]
 async fn write_creates_parents_reports_bytes_and_keeps_mode() {
     let (dir, env) = setup();

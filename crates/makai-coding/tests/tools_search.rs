@@ -118,6 +118,52 @@ async fn grep_case_glob_literal_and_path() {
     assert!(bad.to_string().contains("literal: true"), "{bad}");
 }
 
+/// pi 1.5.1's fix: a glob is relative to `path`, and a leading `./` is
+/// ignored rather than matching nothing.
+#[tokio::test]
+async fn grep_globs_are_relative_to_the_path_searched_and_a_leading_dot_slash_is_ignored() {
+    let (_d, env) = tree();
+    for glob in ["nested/*.rs", "./nested/*.rs", "nested/**"] {
+        let text = call(
+            &env,
+            "grep",
+            json!({"pattern": "HELLO", "path": "src", "glob": glob}),
+        )
+        .await
+        .text_content();
+        assert_eq!(
+            text, "src/nested/deep.rs:1: const GREETING: &str = \"HELLO\";",
+            "{glob}"
+        );
+    }
+    let text = call(
+        &env,
+        "grep",
+        json!({"pattern": "hello", "ignoreCase": true, "glob": "./src/*.rs"}),
+    )
+    .await
+    .text_content();
+    assert!(text.contains("src/lib.rs:2:"), "{text}");
+    assert!(!text.contains("deep.rs"), "{text}");
+    let text = call(&env, "grep", json!({"pattern": "hello", "glob": "./*.md"}))
+        .await
+        .text_content();
+    assert_eq!(text, "notes.md:3: hello in markdown");
+    // Also when `path` is a link to the folder.
+    std::os::unix::fs::symlink(env.cwd.join("src"), env.cwd.join("link")).unwrap();
+    let text = call(
+        &env,
+        "grep",
+        json!({"pattern": "HELLO", "path": "link", "glob": "./nested/*.rs"}),
+    )
+    .await
+    .text_content();
+    assert!(
+        text.ends_with("deep.rs:1: const GREETING: &str = \"HELLO\";"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn grep_context_lines() {
     let (_d, env) = tree();
@@ -198,6 +244,19 @@ async fn find_globs_sorted_with_gitignore() {
         .await
         .text_content();
     assert_eq!(sub, "lib.rs\nmain.rs\nnested/deep.rs");
+    // A leading `./` is the folder searched: the pattern is anchored there.
+    let anchored = call(&env, "find", json!({"pattern": "./src/*.rs"}))
+        .await
+        .text_content();
+    assert_eq!(anchored, "src/lib.rs\nsrc/main.rs");
+    let anchored = call(
+        &env,
+        "find",
+        json!({"pattern": "./nested/*.rs", "path": "src"}),
+    )
+    .await
+    .text_content();
+    assert_eq!(anchored, "nested/deep.rs");
 }
 
 #[tokio::test]

@@ -416,6 +416,7 @@ impl AppSession {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<RunHandle, CliError> {
+        let images = self.fit_images(images)?;
         let text = self.expand(text);
         self.apply_first_turn_policy(&text);
         let input = if images.is_empty() {
@@ -469,16 +470,32 @@ impl AppSession {
 
     /// Queues a steering message (delivered after the running tool call or
     /// turn); commands are expanded as for a prompt.
-    pub fn steer(&self, text: String, images: Vec<ImageContent>) {
+    /// An image that cannot be sent (see [`AppSession::fit_images`]) is an
+    /// error and nothing is queued.
+    pub fn steer(&self, text: String, images: Vec<ImageContent>) -> Result<(), CliError> {
+        let images = self.fit_images(images)?;
         let text = self.expand(text);
         self.inner.agent.steer(user_message(text, images));
+        Ok(())
     }
 
     /// Queues a follow-up message (delivered when the run would end);
-    /// commands are expanded as for a prompt.
-    pub fn follow_up(&self, text: String, images: Vec<ImageContent>) {
+    /// commands are expanded as for a prompt, images fitted as for one.
+    pub fn follow_up(&self, text: String, images: Vec<ImageContent>) -> Result<(), CliError> {
+        let images = self.fit_images(images)?;
         let text = self.expand(text);
         self.inner.agent.follow_up(user_message(text, images));
+        Ok(())
+    }
+
+    /// The images of a message as they are sent and saved: fitted within
+    /// 2000 by 2000 pixels and 4.5 MiB unless pi's `images.autoResize` is
+    /// off (see [`makai_coding::images`]); one that cannot be is an error.
+    pub fn fit_images(&self, images: Vec<ImageContent>) -> Result<Vec<ImageContent>, CliError> {
+        if images.is_empty() || !self.settings().images.auto_resize {
+            return Ok(images);
+        }
+        makai_coding::images::fit_all(images).map_err(|e| CliError::failed(e.to_string()))
     }
 
     /// Aborts the run (and a manual compaction), then waits until idle.

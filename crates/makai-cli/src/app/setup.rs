@@ -449,13 +449,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         for root in &settings.allowed_paths {
             policy = policy.with_allowed_root(root.clone());
         }
-        let env = ToolEnv::new(cwd.clone())
+        let mut env = ToolEnv::new(cwd.clone())
             .with_policy(policy)
             .with_sandbox(sandbox.clone())
             .with_escalation(makai_coding::approvals::Escalation {
                 approver: approvals.clone(),
                 settings: settings.approvals.clone(),
             });
+        env.fit_images = settings.images.auto_resize;
         let mut names = spec.tools.clone();
         // pi's defaultTools choose the default agent's tools; a spec of its own lists them.
         if args.agent.is_none()

@@ -35,6 +35,10 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
 /// Environment variable overriding the makai home folder (default `~/.makai`).
 pub const HOME_ENV: &str = "MAKAI_HOME";
 
@@ -171,16 +175,32 @@ impl Settings {
 }
 
 /// pi's `images` settings.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ImageSettings {
+    /// Images given in prompts, steering and follow-up messages, and those
+    /// `read` returns, are fitted within 2000 by 2000 pixels and 4.5 MiB
+    /// before they are sent and saved (pi's `autoResize`, on by default;
+    /// see [`crate::images`]).
+    #[serde(skip_serializing_if = "is_true")]
+    pub auto_resize: bool,
     /// No image reaches a model: each is replaced by a note in the request
     /// (the session keeps it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub block_images: bool,
-    /// Keys makai does not use (`autoResize`), kept as read.
+    /// Keys makai does not use, kept as read.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl Default for ImageSettings {
+    fn default() -> Self {
+        ImageSettings {
+            auto_resize: true,
+            block_images: false,
+            extra: Map::new(),
+        }
+    }
 }
 
 /// pi's `httpIdleTimeoutMs`: milliseconds, or `"disabled"`.
@@ -223,7 +243,7 @@ pub struct Settings {
     /// `httpIdleTimeoutMs`; unset: 120 s, makai's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_idle_timeout_ms: Option<IdleTimeoutSetting>,
-    /// pi's `images` settings (makai reads `blockImages`).
+    /// pi's `images` settings (`autoResize`, `blockImages`).
     #[serde(skip_serializing_if = "is_default")]
     pub images: ImageSettings,
     /// Start the full-screen UI with thinking blocks folded to one line each

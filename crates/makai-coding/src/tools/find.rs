@@ -39,12 +39,25 @@ pub fn description() -> String {
     )
 }
 
+/// A glob without its leading `./` (one or more): "the folder searched",
+/// which no path under it matches literally. `None`: it had none.
+pub(crate) fn strip_dot_slash(glob: &str) -> Option<&str> {
+    let mut rest = glob.strip_prefix("./")?;
+    while let Some(more) = rest.strip_prefix("./") {
+        rest = more;
+    }
+    Some(rest.trim_start_matches('/'))
+}
+
 /// Compiles the find pattern: without `/` it matches the file name at any
 /// depth; with `/` it matches the path relative to the search folder, at any
-/// depth unless it starts with `/`.
+/// depth unless it starts with `/` or `./`.
 pub fn compile(pattern: &str) -> Result<(GlobMatcher, bool), ToolError> {
     let (glob, on_path) = if pattern.contains('/') {
-        let p = if let Some(anchored) = pattern.strip_prefix('/') {
+        let p = if let Some(anchored) = pattern
+            .strip_prefix('/')
+            .or_else(|| strip_dot_slash(pattern))
+        {
             anchored.to_string()
         } else if pattern.starts_with("**/") || pattern == "**" {
             pattern.to_string()

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use makai_ai::quote::{bound_echoes, bounded};
 
 use super::args::{opt_bool, opt_count};
-use super::find::invalid_glob;
+use super::find::{invalid_glob, strip_dot_slash};
 use super::truncate::{GREP_MAX_LINE_CHARS, MAX_BYTES, format_size, truncate_head, truncate_line};
 use super::{CallCtx, ToolEnv, ToolError, ToolOutput, relative_display};
 
@@ -261,7 +261,18 @@ fn grep_blocking(
             .filter_entry(|e| e.file_name() != ".git");
         if let Some(glob) = args.glob.as_deref().filter(|g| !g.is_empty()) {
             let mut ob = OverrideBuilder::new(&root.path);
-            ob.add(glob)
+            // Relative to `path`, as ripgrep's `--glob` is; a leading `./`
+            // (after a negating `!`) means that folder and matches nothing
+            // literally (pi 1.5.1's fix).
+            let (negated, bare) = match glob.strip_prefix('!') {
+                Some(rest) => ("!", rest),
+                None => ("", glob),
+            };
+            let relative = match strip_dot_slash(bare) {
+                Some(rest) => format!("{negated}/{rest}"),
+                None => glob.to_string(),
+            };
+            ob.add(&relative)
                 .map_err(|e| ToolError::invalid("grep", invalid_glob(glob, &e)))?;
             let ov = ob
                 .build()

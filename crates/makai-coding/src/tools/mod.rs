@@ -59,6 +59,9 @@ pub struct ToolEnv {
     pub sandbox: Option<SandboxChoice>,
     /// Who may let `bash` leave the sandbox, and when (`None`: never).
     pub escalation: Option<crate::approvals::Escalation>,
+    /// When true (the default), `read` fits the images it returns within
+    /// 2000 by 2000 pixels and 4.5 MiB (pi's `images.autoResize`).
+    pub fit_images: bool,
 }
 
 /// The sandbox commands run under, or why the chosen one cannot be enforced
@@ -76,6 +79,7 @@ impl ToolEnv {
             temp_dir: None,
             sandbox: None,
             escalation: None,
+            fit_images: true,
         }
     }
 

@@ -21,6 +21,48 @@ const SNIFF_BYTES: usize = 8 * 1024;
 /// Largest image `read` returns (bigger ones are refused with a message).
 pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
+/// An image file's result: the image (fitted within pi's limits when `fit`
+/// is set, with a note of its original size when it was scaled), or a note
+/// saying why it is left out.
+fn image_output(bytes: Vec<u8>, mime: &str, shown: &str, fit: bool) -> ToolOutput {
+    let size = format_size(bytes.len());
+    let mut details = json!({ "path": shown, "mimeType": mime, "bytes": bytes.len() });
+    let fitted = if fit {
+        makai_images::fit(&bytes, mime, &makai_images::Limits::default()).map(Some)
+    } else {
+        Ok(None)
+    };
+    let (data, sent_mime, note) = match fitted {
+        Ok(Some(f)) if f.resized => {
+            details["sentMimeType"] = json!(f.mime_type);
+            details["sentBytes"] = json!(f.data.len());
+            let note = f.dimension_note();
+            (f.data, f.mime_type, note)
+        }
+        Ok(_) => (bytes, mime.to_string(), None),
+        Err(e) => {
+            return ToolOutput {
+                content: vec![UserContent::text(format!(
+                    "Read image file [{mime}] {shown} ({size})\n[Image omitted: {e}.]"
+                ))],
+                details,
+                usage: None,
+            };
+        }
+    };
+    let mut text = format!("Read image file [{sent_mime}] {shown} ({size})");
+    if let Some(note) = note {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&data);
+    ToolOutput {
+        content: vec![UserContent::text(text), UserContent::image(data, sent_mime)],
+        details,
+        usage: None,
+    }
+}
+
 /// Arguments of `read`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -113,18 +155,7 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
         reader
             .read_to_end(&mut all)
             .map_err(|e| ToolError::io("read", shown.clone(), e))?;
-        let data = base64::engine::general_purpose::STANDARD.encode(&all);
-        return Ok(ToolOutput {
-            content: vec![
-                UserContent::text(format!(
-                    "Read image file [{mime}] {shown} ({})",
-                    format_size(all.len())
-                )),
-                UserContent::image(data, mime),
-            ],
-            details: json!({ "path": shown, "mimeType": mime, "bytes": all.len() }),
-            usage: None,
-        });
+        return Ok(image_output(all, mime, shown, env.fit_images));
     }
     if let Some(at) = first_nul(&head) {
         return Err(ToolError::Failed(format!(

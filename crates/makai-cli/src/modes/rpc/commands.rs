@@ -153,11 +153,11 @@ impl Handler {
         let app = &self.app;
         Ok(match command {
             RpcCommand::Steer(q) => {
-                app.steer(q.message, images(q.images));
+                app.steer(q.message, images(q.images))?;
                 Some(queued())
             }
             RpcCommand::FollowUp(q) => {
-                app.follow_up(q.message, images(q.images));
+                app.follow_up(q.message, images(q.images))?;
                 Some(queued())
             }
             RpcCommand::Abort => {
@@ -310,12 +310,10 @@ impl Handler {
         if self.app.is_streaming() {
             let outcome = match p.streaming_behavior {
                 Some(StreamingBehavior::Steer) => {
-                    self.app.steer(text, imgs);
-                    Ok(Some(queued()))
+                    self.app.steer(text, imgs).map(|()| Some(queued()))
                 }
                 Some(StreamingBehavior::FollowUp) => {
-                    self.app.follow_up(text, imgs);
-                    Ok(Some(queued()))
+                    self.app.follow_up(text, imgs).map(|()| Some(queued()))
                 }
                 None => Err(CliError::failed(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.",
@@ -326,6 +324,11 @@ impl Handler {
         if let Err(e) = self.app.prepare_prompt().await {
             return reply.respond(response(id, "prompt", Err(e)));
         }
+        // An image that cannot be sent fails the prompt before it is accepted.
+        let imgs = match self.app.fit_images(imgs) {
+            Ok(imgs) => imgs,
+            Err(e) => return reply.respond(response(id, "prompt", Err(e))),
+        };
         // The acceptance goes out before the run's first event.
         let started = Some(ResponseData::Disposition {
             disposition: InputDisposition::Started,
@@ -336,7 +339,9 @@ impl Handler {
             // here (an abort's queued messages continuing): the prompt waits
             // for it as a follow-up rather than being lost.
             tracing::warn!(error = %e, "an accepted prompt is queued behind a run that started meanwhile");
-            self.app.follow_up(text, imgs);
+            if let Err(e) = self.app.follow_up(text, imgs) {
+                tracing::warn!(error = %e, "an accepted prompt could not be queued");
+            }
         }
     }
 }

@@ -461,9 +461,14 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     ctx.st.scroll = 0;
     let images = take_images(ctx, &text);
     if ctx.st.busy() || ctx.app.is_streaming() {
-        match queue {
-            Queue::Steer => ctx.app.steer(text, images),
-            Queue::FollowUp => ctx.app.follow_up(text, images),
+        let queued = match queue {
+            Queue::Steer => ctx.app.steer(text.clone(), images),
+            Queue::FollowUp => ctx.app.follow_up(text.clone(), images),
+        };
+        if let Err(e) = queued {
+            // Nothing was queued: the text goes back to the editor.
+            ctx.st.editor.set_text(&text);
+            ctx.st.notice(Level::Error, e.to_string());
         }
     } else {
         ctx.send_prompt(Prompt { text, images });
