@@ -176,8 +176,15 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         return Ok(EXIT_OK);
     }
     let mode = args.effective_mode(std::io::stdout().is_terminal());
-    if let Some(note) = session_cwd::adopt(&mut args, mode.is_none())? {
-        eprintln!("makai: {note}");
+    match session_cwd::adopt(
+        &mut args,
+        mode.is_none(),
+        home.as_deref(),
+        &mut session_cwd::ask_on_terminal,
+    )? {
+        session_cwd::Start::Cancel => return Ok(EXIT_OK),
+        session_cwd::Start::Run(Some(note)) => eprintln!("makai: {note}"),
+        session_cwd::Start::Run(None) => {}
     }
     let cwd = app::setup::working_dir(&args)?;
     let (files, mut messages) = attachments::split_args(&args.messages);

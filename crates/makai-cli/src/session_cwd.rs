@@ -1,16 +1,26 @@
 //! A session runs in its own working directory, as pi runs it: `--session
-//! PATH` naming a session that another directory started opens it there, so
-//! that the tools, `@path` attachments, project settings and context files
-//! resolve where the conversation happened (pi 1.5.2's sessions.md).
+//! PATH`, or `--session ID` naming a session another directory started,
+//! opens it there, so that the tools, `@path` attachments, project settings
+//! and context files resolve where the conversation happened (pi 1.5.2's
+//! sessions.md).
 //!
-//! When that directory is gone, interactive mode runs the session in the
-//! current directory (pi's "Continue"; pi also offers a fork) and says so;
-//! the other modes stop with an error, as pi's do. `--cwd` and `--fork`
-//! choose the directory themselves and are left alone.
+//! Interactive mode asks first where pi does, on the terminal before the
+//! full-screen UI starts:
+//! - an ID that only another directory's session has: open it there, fork
+//!   it into this directory (pi offers the fork), or cancel;
+//! - a session whose directory is gone: continue it here (not remembered:
+//!   asked again next time), fork it into this directory as a new session
+//!   (like `--fork`, so the next start no longer asks), or cancel.
+//!
+//! Without a terminal to ask on, interactive mode opens the session there
+//! or continues it here; the other modes open it there, and stop with an
+//! error naming `--cwd` and `--fork` when its directory is gone, as pi's do.
+//! `--cwd` and `--fork` choose the directory themselves and are left alone.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use makai_coding::session::SessionHeader;
+use makai_coding::session::{JsonlStore, SessionHeader};
 
 use crate::cli::Args;
 use crate::error::CliError;
@@ -18,7 +28,6 @@ use crate::error::CliError;
 /// The working directory the header of the session file at `path` records,
 /// when the file starts with a readable header naming one.
 pub fn recorded_cwd(path: &Path) -> Option<PathBuf> {
-    use std::io::BufRead;
     let file = std::fs::File::open(path).ok()?;
     let mut first = String::new();
     std::io::BufReader::new(file).read_line(&mut first).ok()?;
@@ -26,52 +35,247 @@ pub fn recorded_cwd(path: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(header.cwd)).filter(|p| !p.as_os_str().is_empty())
 }
 
-/// Sets `args.cwd` to the working directory of the session `--session` names
-/// by path, when that is another existing directory; returns what to tell the
-/// user. `interactive`: a session whose directory is gone runs here instead
-/// of failing.
-pub fn adopt(args: &mut Args, interactive: bool) -> Result<Option<String>, CliError> {
+/// How the run starts after [`adopt`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Go on, with something to tell the user.
+    Run(Option<String>),
+    /// The user cancelled at the question: end without starting.
+    Cancel,
+}
+
+/// An answer to a start-up question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Open the session where it was started.
+    OpenThere,
+    /// Run it in the current directory (its own is gone).
+    ContinueHere,
+    /// Copy it into the current directory as a new session.
+    Fork,
+    /// Do not start.
+    Cancel,
+}
+
+/// Asks a question (its text, its choices with their labels, the first the
+/// default) and gives the answer.
+pub type Ask<'a> = dyn FnMut(&str, &[(Choice, &str)]) -> Result<Choice, CliError> + 'a;
+
+/// A session `--session` names that another directory started.
+struct Elsewhere {
+    /// Its file.
+    path: PathBuf,
+    /// The directory its header records.
+    recorded: PathBuf,
+    /// True when `--session` gave an ID (pi offers a fork for those).
+    by_id: bool,
+}
+
+/// Sets `args.cwd` (or `args.fork`) for the session `--session` names when
+/// another directory started it; asks the user where pi does (see the
+/// module documentation) through `ask`, given the question's text and its
+/// choices, the first the default. `interactive`: the full-screen UI runs.
+pub fn adopt(
+    args: &mut Args,
+    interactive: bool,
+    home: Option<&Path>,
+    ask: &mut Ask<'_>,
+) -> Result<Start, CliError> {
     if args.cwd.is_some() || args.fork.is_some() {
-        return Ok(None);
+        return Ok(Start::Run(None));
     }
-    let Some(path) = args
-        .session
-        .as_deref()
-        .map(Path::new)
-        .filter(|p| p.is_file())
-    else {
-        return Ok(None);
-    };
-    let Some(recorded) = recorded_cwd(path) else {
-        return Ok(None);
-    };
     let here = std::env::current_dir()
         .map_err(|e| CliError::config(format!("cannot read the current directory: {e}")))?;
+    let Some(found) = elsewhere(args, &here, home) else {
+        return Ok(Start::Run(None));
+    };
+    let Elsewhere {
+        path,
+        recorded,
+        by_id,
+    } = found;
+    let shown_path = path.display().to_string();
+    if recorded.is_dir() {
+        let choice = if interactive && by_id {
+            ask(
+                &format!(
+                    "The session {} was started in {}.",
+                    args.session.as_deref().unwrap_or_default(),
+                    recorded.display()
+                ),
+                &[
+                    (Choice::OpenThere, "open it there"),
+                    (Choice::Fork, "fork it into this directory as a new session"),
+                    (Choice::Cancel, "cancel"),
+                ],
+            )?
+        } else {
+            Choice::OpenThere
+        };
+        return Ok(match choice {
+            Choice::Fork => {
+                args.session = None;
+                args.fork = Some(shown_path);
+                Start::Run(None)
+            }
+            Choice::Cancel => Start::Cancel,
+            Choice::OpenThere | Choice::ContinueHere => {
+                let note = format!(
+                    "the session runs in its working directory, {}",
+                    recorded.display()
+                );
+                args.session = Some(shown_path);
+                args.cwd = Some(recorded);
+                Start::Run(Some(note))
+            }
+        });
+    }
+    if !interactive {
+        return Err(CliError::failed(format!(
+            "the session's working directory {} no longer exists; pass --cwd DIR to run it in another directory, or --fork {} to copy it into this one",
+            recorded.display(),
+            shown_path
+        )));
+    }
+    let choice = ask(
+        &format!(
+            "The session's working directory {} no longer exists.",
+            recorded.display()
+        ),
+        &[
+            (
+                Choice::ContinueHere,
+                "continue it in this directory (asked again next time)",
+            ),
+            (
+                Choice::Fork,
+                "fork it into this directory as a new session (the original stays)",
+            ),
+            (Choice::Cancel, "cancel"),
+        ],
+    )?;
+    Ok(match choice {
+        Choice::Fork => {
+            args.session = None;
+            args.fork = Some(shown_path);
+            Start::Run(None)
+        }
+        Choice::Cancel => Start::Cancel,
+        Choice::ContinueHere | Choice::OpenThere => {
+            args.session = Some(shown_path);
+            Start::Run(Some(format!(
+                "the session's working directory {} no longer exists; it runs in {}",
+                recorded.display(),
+                here.display()
+            )))
+        }
+    })
+}
+
+/// The session `--session` names, when another directory than `here`
+/// started it: a file, or an ID found only among another directory's
+/// session files (a database store is left to the session's opening).
+fn elsewhere(args: &Args, here: &Path, home: Option<&Path>) -> Option<Elsewhere> {
+    let query = args.session.as_deref()?;
+    let as_path = Path::new(query);
+    let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
+    let (path, by_id) = if looks_like_path {
+        (as_path.is_file().then(|| as_path.to_path_buf())?, false)
+    } else {
+        (session_file_by_id(args, here, home, query)?, true)
+    };
+    let recorded = recorded_cwd(&path)?;
     let same = |a: &Path, b: &Path| {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         canon(a) == canon(b)
     };
-    if same(&recorded, &here) {
-        return Ok(None);
+    (!same(&recorded, here)).then_some(Elsewhere {
+        path,
+        recorded,
+        by_id,
+    })
+}
+
+/// The file of the session with ID (or unique ID prefix) `id`, looked for
+/// as the run will look for it: this directory's sessions first, then every
+/// other directory's. `None` with a database store, or when none or several
+/// match (the run then says so).
+fn session_file_by_id(args: &Args, here: &Path, home: Option<&Path>, id: &str) -> Option<PathBuf> {
+    let settings = crate::app::trust::settings_for(here, home, false)
+        .ok()?
+        .settings;
+    let database = args
+        .store
+        .as_deref()
+        .or(settings.store.as_deref())
+        .is_some_and(|s| s != "jsonl");
+    if database {
+        return None;
     }
-    if recorded.is_dir() {
-        let note = format!(
-            "the session runs in its working directory, {}",
-            recorded.display()
-        );
-        args.cwd = Some(recorded);
-        return Ok(Some(note));
+    let files = JsonlStore::resolve(
+        args.session_dir.as_deref(),
+        std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
+        settings.session_dir.as_deref(),
+        home,
+    )
+    .ok()?;
+    files.find(&here.display().to_string(), id).ok()
+}
+
+/// Asks on the terminal (the question on stdout, where the UI will draw;
+/// the answer a line of stdin): the choices numbered from 1, Enter the
+/// first. Without a terminal on both, the first choice is taken.
+pub fn ask_on_terminal(question: &str, choices: &[(Choice, &str)]) -> Result<Choice, CliError> {
+    let Some((default, _)) = choices.first() else {
+        return Err(CliError::failed("a question without choices"));
+    };
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Ok(*default);
     }
-    if interactive {
-        return Ok(Some(format!(
-            "the session's working directory {} no longer exists; it runs in {}",
-            recorded.display(),
-            here.display()
-        )));
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "makai: {question}");
+    for (i, (_, label)) in choices.iter().enumerate() {
+        let _ = writeln!(out, "  {}) {label}", i + 1);
     }
-    Err(CliError::failed(format!(
-        "the session's working directory {} no longer exists; pass --cwd DIR to run it in another directory, or --fork {} to copy it into this one",
-        recorded.display(),
-        path.display()
-    )))
+    let _ = write!(out, "Choose [1-{}, Enter for 1]: ", choices.len());
+    let _ = out.flush();
+    drop(out);
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::failed(format!("cannot read the answer: {e}")))?;
+    Ok(pick(line.trim(), choices))
+}
+
+/// The choice an answer names: its number; empty or anything else is the
+/// first (except an answer of end of input, taken as the first too).
+fn pick(answer: &str, choices: &[(Choice, &str)]) -> Choice {
+    answer
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| choices.get(i))
+        .or(choices.first())
+        .map_or(Choice::Cancel, |(c, _)| *c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_a_number_and_anything_else_the_first_choice() {
+        let choices = [
+            (Choice::ContinueHere, "a"),
+            (Choice::Fork, "b"),
+            (Choice::Cancel, "c"),
+        ];
+        assert_eq!(pick("2", &choices), Choice::Fork);
+        assert_eq!(pick("3", &choices), Choice::Cancel);
+        assert_eq!(pick("", &choices), Choice::ContinueHere);
+        assert_eq!(pick("9", &choices), Choice::ContinueHere);
+        assert_eq!(pick("fork", &choices), Choice::ContinueHere);
+        assert_eq!(pick("1", &[]), Choice::Cancel);
+    }
 }

@@ -107,3 +107,60 @@ fn a_session_whose_directory_is_gone_stops_a_print_run_and_says_what_to_do() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "fine");
 }
+
+/// A session made by a print run in `dir` (stored with that directory's
+/// sessions); returns its id.
+fn session_made_in(env: &Env, mock: &Mock, dir: &std::path::Path) -> String {
+    let mut argv = mock.args();
+    argv.extend(s(&["--cwd", dir.to_str().unwrap(), "-p", "first"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let file = env.session_files().into_iter().next().unwrap();
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    header["id"].as_str().unwrap().to_string()
+}
+
+/// The bug this pins: `--session ID` found a session of another directory
+/// and ran it in the current one, its tools on the wrong tree.
+#[test]
+fn a_session_id_from_another_directory_runs_there_too() {
+    let env = Env::new();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("made"))
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed")),
+    );
+    let id = session_made_in(&env, &mock, project.path());
+    let mut argv = mock.args();
+    argv.extend(s(&["--session", &id[..8], "-p", "list the files"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the session runs in its working directory"),
+        "{}",
+        stderr(&out)
+    );
+    let listed = mock.requests()[2].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+    assert!(
+        listed.contains("first"),
+        "the session's history was sent: {listed}"
+    );
+    assert_eq!(env.session_files().len(), 1, "the same session went on");
+}

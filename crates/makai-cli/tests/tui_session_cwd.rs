@@ -1,0 +1,159 @@
+//! pi 1.5.2's start-up questions of the interactive mode, asked on the
+//! terminal before the UI starts, driven under tmux: a session whose working
+//! directory is gone is continued here, forked into this directory, or not
+//! opened; a session ID that only another directory's session has is opened
+//! there or forked here. Skipped (with a message) when tmux is not
+//! installed, outside CI.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::tmux::{Pane, tmux_available};
+use common::{Env, Mock, s};
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::{Value, json};
+
+const ID: &str = "01a21eef-0a1a-721a-a484-da0c992ad399";
+
+/// A session file started in `cwd` with one exchange.
+fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
+    let file = env.home.path().join("elsewhere.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": ID,
+               "timestamp": "2026-11-27T10:00:00.000Z", "cwd": cwd}),
+        json!({"type": "message", "id": "b1", "parentId": null, "timestamp": "2026-11-27T10:00:01.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "the earlier question"}], "timestamp": 1}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+fn header(path: &std::path::Path) -> Value {
+    serde_json::from_str(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_session_whose_directory_is_gone_is_continued_forked_or_not_opened_as_answered() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    let gone = env.home.path().join("renamed-project");
+    let file = session_from(&env, gone.to_str().unwrap());
+    let mut argv = mock.args();
+    argv.extend(s(&["--session", file.to_str().unwrap()]));
+    let original = std::fs::read_to_string(&file).unwrap();
+
+    // Cancel: nothing starts, nothing is written.
+    let pane = Pane::start(&env, &argv);
+    let screen = pane.wait_text("Choose [1-3");
+    assert!(screen.contains("no longer exists"), "{screen}");
+    assert!(
+        screen.contains("1) continue it in this directory"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("2) fork it into this directory"),
+        "{screen}"
+    );
+    pane.type_text("3");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.wait_exit_status("end after cancel"), 0);
+    assert!(env.session_files().is_empty());
+    drop(pane);
+
+    // Continue (Enter): the session opens here, its history shown.
+    let pane = Pane::start(&env, &argv);
+    pane.wait_text("Choose [1-3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("the earlier question");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    drop(pane);
+    assert!(env.session_files().is_empty(), "no copy was made");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+
+    // Fork: a new session of this directory, the original unchanged.
+    let pane = Pane::start(&env, &argv);
+    pane.wait_text("Choose [1-3");
+    pane.type_text("2");
+    pane.keys(&["Enter"]);
+    pane.wait_text("the earlier question");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let forked = env.session_files();
+    assert_eq!(forked.len(), 1, "{forked:?}");
+    let h = header(&forked[0]);
+    assert_ne!(h["id"], ID);
+    assert_eq!(h["cwd"], env.work().display().to_string());
+    assert!(h["parentSession"].as_str().is_some(), "{h}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+#[test]
+fn a_session_id_of_another_directory_is_opened_there_or_forked_here_as_answered() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("made")));
+    let env = Env::new();
+    let project = tempfile::tempdir().unwrap();
+    // A session of the project, made by a print run there.
+    let mut argv = mock.args();
+    argv.extend(s(&[
+        "--cwd",
+        project.path().to_str().unwrap(),
+        "-p",
+        "project question",
+    ]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let theirs = env.session_files();
+    assert_eq!(theirs.len(), 1);
+    let id = header(&theirs[0])["id"].as_str().unwrap().to_string();
+
+    let mut argv = mock.args();
+    argv.extend(s(&["--session", &id[..8]]));
+    // Open there: the footer shows the project's directory.
+    let pane = Pane::start(&env, &argv);
+    let screen = pane.wait_text("Choose [1-3");
+    assert!(screen.contains("was started in"), "{screen}");
+    assert!(screen.contains("1) open it there"), "{screen}");
+    pane.keys(&["Enter"]);
+    let name = project
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    pane.wait_for("the project's directory in the footer", |s| {
+        s.contains("project question") && s.lines().rev().nth(1).is_some_and(|l| l.contains(&name))
+    });
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    drop(pane);
+    assert_eq!(env.session_files().len(), 1);
+
+    // Fork: a new session here, with the project session's history.
+    let pane = Pane::start(&env, &argv);
+    pane.wait_text("Choose [1-3");
+    pane.type_text("2");
+    pane.keys(&["Enter"]);
+    pane.wait_text("project question");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let all = env.session_files();
+    assert_eq!(all.len(), 2, "{all:?}");
+    let here = all
+        .iter()
+        .map(|p| header(p))
+        .find(|h| h["id"] != id.as_str())
+        .unwrap();
+    assert_eq!(here["cwd"], env.work().display().to_string());
+}
