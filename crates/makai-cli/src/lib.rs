@@ -66,7 +66,7 @@ where
     if let Some(warning) = log_to.and_then(logging::init) {
         eprintln!("makai: {warning}");
     }
-    match invocation {
+    let code = match invocation {
         Invocation::Version => {
             println!("makai {}", env!("CARGO_PKG_VERSION"));
             EXIT_OK
@@ -94,7 +94,12 @@ where
                 e.exit_code()
             }
         },
+    };
+    // Log records the UI kept from a log file that could not be written.
+    if let Some(lost) = logging::lost_records() {
+        eprintln!("makai: {lost}");
     }
+    code
 }
 
 /// Worker threads for one session (interactive, print, JSON and RPC modes, and

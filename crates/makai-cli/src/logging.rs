@@ -83,6 +83,7 @@ pub fn init(default: LogDestination) -> Option<String> {
         return warning;
     }
     let sink = LogSink::new(destination, Redactor::from_environment);
+    let _ = SINK.set(sink.clone());
     let layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(sink)
@@ -173,9 +174,34 @@ struct SinkState {
     destination: LogDestination,
     make_redactor: fn() -> Redactor,
     redactor: OnceLock<Redactor>,
-    /// `None` once opening the file failed: records are dropped then (the
-    /// terminal belongs to the mode; there is nowhere else to say it).
-    file: OnceLock<Option<Mutex<File>>>,
+    /// `Err` once opening the file failed (why): records go to standard
+    /// error then, except while the full-screen UI holds the terminal, when
+    /// they are counted in `lost` (and said at exit, see [`lost_records`]).
+    file: OnceLock<Result<Mutex<File>, String>>,
+    lost: std::sync::atomic::AtomicUsize,
+}
+
+/// The sink [`init`] installed, for [`lost_records`].
+static SINK: OnceLock<LogSink> = OnceLock::new();
+
+/// What was lost of the log, to say when the run ends: records the log
+/// file could not take while the full-screen UI held the terminal (the
+/// others went to standard error). `None`: nothing was lost.
+pub fn lost_records() -> Option<String> {
+    let state = &SINK.get()?.inner;
+    let lost = state.lost.load(std::sync::atomic::Ordering::Relaxed);
+    let Some(Err(why)) = state.file.get() else {
+        return None;
+    };
+    let LogDestination::File(path) = &state.destination else {
+        return None;
+    };
+    (lost > 0).then(|| {
+        format!(
+            "{lost} log record(s) were lost: the log file {} cannot be written ({why}); set MAKAI_LOG_FILE to another file, or to - for standard error",
+            path.display()
+        )
+    })
 }
 
 impl LogSink {
@@ -188,6 +214,7 @@ impl LogSink {
                 make_redactor,
                 redactor: OnceLock::new(),
                 file: OnceLock::new(),
+                lost: std::sync::atomic::AtomicUsize::new(0),
             }),
         }
     }
@@ -203,13 +230,33 @@ impl LogSink {
                 let _ = io::stderr().lock().write_all(text.as_bytes());
             }
             LogDestination::File(path) => {
-                let file = state
-                    .file
-                    .get_or_init(|| open_log(path).ok().map(Mutex::new));
-                if let Some(file) = file
-                    && let Ok(mut f) = file.lock()
-                {
-                    let _ = f.write_all(text.as_bytes());
+                let file = state.file.get_or_init(|| {
+                    open_log(path).map(Mutex::new).map_err(|e| {
+                        let why = e.to_string();
+                        if !crate::tui::terminal::is_active() {
+                            let _ = writeln!(
+                                io::stderr().lock(),
+                                "makai: the log file {} cannot be written ({why}); log records go to standard error",
+                                path.display()
+                            );
+                        }
+                        why
+                    })
+                });
+                match file {
+                    Ok(file) => {
+                        if let Ok(mut f) = file.lock() {
+                            let _ = f.write_all(text.as_bytes());
+                        }
+                    }
+                    Err(_) if crate::tui::terminal::is_active() => {
+                        state
+                            .lost
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        let _ = io::stderr().lock().write_all(text.as_bytes());
+                    }
                 }
             }
         }

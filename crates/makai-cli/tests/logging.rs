@@ -245,3 +245,42 @@ fn makai_serve_logs_to_standard_error_at_the_level_asked() {
     assert!(!err.contains("INFO"), "{err}");
     assert!(!env.home.path().join("logs").exists());
 }
+
+/// The bug this pins: when the log file could not be opened, every record
+/// was dropped without a word.
+#[test]
+fn a_log_file_that_cannot_be_written_is_said_and_its_records_go_to_standard_error() {
+    let env = Env::new();
+    let mock = answered();
+    let session = newer_session(&env);
+    // A folder cannot be made under a regular file.
+    let blocker = env.work().join("not-a-folder");
+    std::fs::write(&blocker, "x").unwrap();
+    let target = blocker.join("makai.log");
+    let out = run_print(
+        &env,
+        &mock,
+        Some(&session),
+        &[("MAKAI_LOG_FILE", target.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "fine");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "the log file {} cannot be written",
+            target.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("WARN makai_coding::session::scan: session file is newer than this makai"),
+        "the record went to standard error: {err}"
+    );
+    assert!(!err.contains(KEY), "the key reached standard error: {err}");
+    assert_eq!(
+        err.matches("cannot be written").count(),
+        1,
+        "said once: {err}"
+    );
+}

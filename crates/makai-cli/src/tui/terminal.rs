@@ -24,6 +24,12 @@ use super::screen::{Frame, Screen};
 
 /// True while the terminal is in UI mode (the panic hook restores it then).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// True while the full-screen UI holds the terminal (nothing else may
+/// write to it then: a line on standard error would tear the screen).
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
 /// True when keyboard enhancement flags were pushed.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
