@@ -248,7 +248,25 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
             )
             .await
         }
-        None => tui::run(app, prompts, args.verbose).await,
+        None => {
+            let base = args.clone();
+            let reopen: tui::Reopen = Box::new(move |session, cwd| {
+                let mut args = base.clone();
+                Box::pin(async move {
+                    args.session = Some(session.display().to_string());
+                    args.cwd = Some(cwd.clone());
+                    (args.fork, args.session_id) = (None, None);
+                    (args.continue_, args.resume) = (false, false);
+                    app::trust::ask_at_start(
+                        &mut args,
+                        &cwd,
+                        makai_coding::makai_home().as_deref(),
+                    )?;
+                    app::setup::build(&args).await
+                })
+            });
+            tui::run(app, prompts, args.verbose, reopen).await
+        }
     };
     session.shutdown_mcp().await;
     if let Some(local) = local {

@@ -35,6 +35,13 @@ pub fn recorded_cwd(path: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(header.cwd)).filter(|p| !p.as_os_str().is_empty())
 }
 
+/// Whether `a` and `b` are the same directory (compared as written when
+/// one cannot be resolved, a directory that is gone).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
 /// How the run starts after [`adopt`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Start {
@@ -185,11 +192,7 @@ fn elsewhere(args: &Args, here: &Path, home: Option<&Path>) -> Option<Elsewhere>
         (session_file_by_id(args, here, home, query)?, true)
     };
     let recorded = recorded_cwd(&path)?;
-    let same = |a: &Path, b: &Path| {
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        canon(a) == canon(b)
-    };
-    (!same(&recorded, here)).then_some(Elsewhere {
+    (!same_dir(&recorded, here)).then_some(Elsewhere {
         path,
         recorded,
         by_id,

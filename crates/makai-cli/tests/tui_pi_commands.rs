@@ -169,6 +169,10 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
     )
     .unwrap();
     run("/import old.jsonl");
+    // Its directory, /elsewhere, does not exist: pi 1.5.2's question; Enter
+    // continues it here.
+    pane.wait_text("/elsewhere no longer exists");
+    pane.keys(&["Enter"]);
     pane.wait_text("Imported session 0194bbbb-0000-7000-8000-00000000abcd");
     pane.wait_text("an imported question");
 

@@ -157,3 +157,71 @@ fn a_session_id_of_another_directory_is_opened_there_or_forked_here_as_answered(
         .unwrap();
     assert_eq!(here["cwd"], env.work().display().to_string());
 }
+
+#[test]
+fn import_of_another_directorys_session_reopens_it_there_and_of_a_gone_one_asks() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed them")),
+    );
+    let env = Env::new();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    let file = session_from(&env, project.path().to_str().unwrap());
+
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text(&format!("/import {}", file.display()));
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text(&format!("Imported session {ID}"));
+    assert!(screen.contains("the earlier question"), "{screen}");
+    assert!(
+        screen.contains(project.path().to_str().unwrap()),
+        "{screen}"
+    );
+    pane.type_text("list the files");
+    pane.keys(&["Enter"]);
+    pane.wait_text("listed them");
+    let listed = mock.requests()[1].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+    assert!(listed.contains("the earlier question"), "{listed}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    drop(pane);
+
+    // A session whose directory is gone: the question, then a fork here.
+    let gone_env = Env::new();
+    let gone = gone_env.home.path().join("renamed-project");
+    let file = session_from(&gone_env, gone.to_str().unwrap());
+    let pane = Pane::start(&gone_env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text(&format!("/import {}", file.display()));
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("no longer exists");
+    assert!(
+        screen.contains("Continue") && screen.contains("Fork") && screen.contains("Cancel"),
+        "{screen}"
+    );
+    pane.keys(&["Down"]);
+    pane.keys(&["Enter"]);
+    pane.wait_text("into a new session of this directory");
+    pane.wait_text("the earlier question");
+    let files = gone_env.session_files();
+    let forked: Vec<Value> = files
+        .iter()
+        .map(|p| header(p))
+        .filter(|h| h["id"] != ID)
+        .collect();
+    assert_eq!(forked.len(), 1, "{files:?}");
+    assert_eq!(forked[0]["cwd"], gone_env.work().display().to_string());
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

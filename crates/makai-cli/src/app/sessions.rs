@@ -87,6 +87,40 @@ impl AppSession {
         Ok(())
     }
 
+    /// Copies the current branch of the session file at `path` into a new
+    /// session of this directory, stored next to the current one (like
+    /// `/new`; `parentSession` names the file), and makes it current: pi's
+    /// "Fork" for an imported session whose directory is gone.
+    pub async fn fork_file(&self, path: &str) -> Result<(), CliError> {
+        let source = Session::open(path).map_err(session_error)?;
+        let Some(leaf) = source.leaf_id().map(str::to_string) else {
+            return Err(CliError::failed(format!(
+                "session {} has no entries to fork",
+                source.id()
+            )));
+        };
+        let header = SessionHeader::new(
+            makai_coding::session::new_session_id(),
+            self.cwd().display().to_string(),
+        );
+        let forked = match (self.session_dir(), self.shared().store.clone()) {
+            (Some(dir), _) => source.fork_into(
+                &leaf,
+                header,
+                &makai_coding::session::JsonlStore::flat(dir),
+            ),
+            (None, Some(store)) => source.fork_into(&leaf, header, store.as_ref()),
+            (None, None) => {
+                return Err(CliError::failed(
+                    "sessions are not saved in this run (--no-session): there is nowhere to fork into",
+                ));
+            }
+        }
+        .map_err(session_error)?;
+        self.replace_session(forked, true).await;
+        Ok(())
+    }
+
     /// The user messages of the session, for choosing a fork point.
     pub fn fork_messages(&self) -> Vec<(String, String)> {
         let s = self.session().lock();

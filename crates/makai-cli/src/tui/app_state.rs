@@ -104,6 +104,9 @@ pub struct UiState {
     pub last_escape: Option<Instant>,
     /// Leave the UI.
     pub quit: bool,
+    /// Leave this session for another, run in another directory: the
+    /// session file and the directory (see [`super::run`]).
+    pub reopen: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// Something changed since the last frame.
     pub dirty: bool,
     /// The footer figures.

@@ -219,7 +219,10 @@ pub fn copy_text(ctx: &mut Ctx<'_>, text: &str, what: &str) {
 }
 
 /// `/import <path>`: opens a session file written by makai or pi, keeping its
-/// id and working directory.
+/// id, in its working directory as pi does: one of another directory is
+/// reopened there (the UI rebuilds the session for it, see [`super::run`]);
+/// one whose directory is gone asks to continue it here, fork it here, or
+/// cancel (pi 1.5.2).
 pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
     let Some(path) = arg else {
         ctx.st.notice(
@@ -228,7 +231,42 @@ pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
         );
         return;
     };
-    let path = ctx.app.cwd().join(path).display().to_string();
+    let path = ctx.app.cwd().join(path);
+    let here = ctx.app.cwd().to_path_buf();
+    match crate::session_cwd::recorded_cwd(&path) {
+        Some(dir) if !crate::session_cwd::same_dir(&dir, &here) && dir.is_dir() => {
+            ctx.st.reopen = Some((path, dir));
+            ctx.st.quit = true;
+        }
+        Some(dir) if !crate::session_cwd::same_dir(&dir, &here) => {
+            let shown = path.display().to_string();
+            let item = |label: &str, detail: String, action: &str| {
+                SelectItem::new(label, detail, format!("{action}\t{shown}"))
+            };
+            ctx.st.selector = Some(Selector::new(
+                format!("{} no longer exists", dir.display()),
+                SelectorKind::ImportGone,
+                vec![
+                    item(
+                        "Continue",
+                        format!("run it in {} (asked again next time)", here.display()),
+                        "continue",
+                    ),
+                    item(
+                        "Fork",
+                        "copy it into this directory as a new session; the original stays".into(),
+                        "fork",
+                    ),
+                    item("Cancel", "keep the current session".into(), "cancel"),
+                ],
+            ));
+        }
+        _ => switch_to_import(ctx, path.display().to_string()),
+    }
+}
+
+/// Opens the session file `path` in this directory.
+fn switch_to_import(ctx: &mut Ctx<'_>, path: String) {
     let app = ctx.app.clone();
     ctx.spawn(async move {
         match app.switch_session(&path).await {
@@ -242,6 +280,33 @@ pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
             Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
         }
     });
+}
+
+/// The answer to `/import`'s question about a session whose directory is gone.
+pub fn import_gone_chosen(ctx: &mut Ctx<'_>, value: &str) {
+    let Some((action, path)) = value.split_once('\t') else {
+        return;
+    };
+    let path = path.to_string();
+    match action {
+        "continue" => switch_to_import(ctx, path),
+        "fork" => {
+            let app = ctx.app.clone();
+            ctx.spawn(async move {
+                match app.fork_file(&path).await {
+                    Ok(()) => vec![UiMsg::Reload {
+                        editor: None,
+                        notice: Some(format!(
+                            "Forked {path} into a new session of this directory, {}.",
+                            app.session_id()
+                        )),
+                    }],
+                    Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
+                }
+            });
+        }
+        _ => ctx.st.notice(Level::Info, "Import cancelled."),
+    }
 }
 
 /// `/mcp`: the MCP servers and their state.

@@ -278,9 +278,15 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
     ctx.st.dirty = true;
 }
 
-/// Runs the UI until the user quits; returns the exit code and what the UI
-/// showed last.
-pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> (i32, UiState) {
+/// Runs the UI until the user quits (or asks for another session, see
+/// [`UiState::reopen`]); returns the exit code and what the UI showed last.
+/// `notices` open the conversation.
+pub async fn run(
+    tui: &mut Tui,
+    app: &AppSession,
+    initial: Vec<Prompt>,
+    notices: Vec<String>,
+) -> (i32, UiState) {
     let mut events = app.subscribe();
     let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
     app.approvals()
@@ -289,6 +295,9 @@ pub async fn run(tui: &mut Tui, app: &AppSession, initial: Vec<Prompt>) -> (i32,
         }));
     let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
+    for notice in notices {
+        st.notice(Level::Info, notice);
+    }
     st.pending_prompts = initial.into();
     let started = Instant::now();
     let mut last_draw: Option<Instant> = None;

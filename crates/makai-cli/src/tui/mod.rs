@@ -51,9 +51,27 @@ pub mod wrap_stream;
 use crate::app::AppSession;
 use crate::modes::print::Prompt;
 
+/// Builds the session the UI switches to: the session file, run in the
+/// directory given (`/import` of another directory's session). It runs with
+/// the terminal handed back, so what building says (and pi's project trust
+/// question) reaches the user.
+pub type Reopen = Box<
+    dyn Fn(
+            std::path::PathBuf,
+            std::path::PathBuf,
+        ) -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<AppSession, crate::error::CliError>> + Send,
+            >,
+        > + Send
+        + Sync,
+>;
+
 /// Runs the interactive UI until the user leaves; returns the exit code.
 /// `initial` prompts (from the command line) are sent one run after another.
-pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool) -> i32 {
+/// A session of another directory the user opens is built by `reopen` and
+/// the UI goes on with it (the previous one is stopped).
+pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: Reopen) -> i32 {
     let mut tui = match terminal::Tui::enter() {
         Ok(t) => t,
         Err(e) => {
@@ -63,12 +81,50 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool) -> i32 {
             return crate::error::EXIT_FAILED;
         }
     };
-    app.set_full_screen(true);
-    let (code, mut st) = event_loop::run(&mut tui, &app, initial).await;
-    tui.restore();
-    app.set_full_screen(false);
-    leave_output(&app, &mut st);
-    code
+    let mut app = app;
+    let mut initial = initial;
+    let mut notices = Vec::new();
+    loop {
+        app.set_full_screen(true);
+        let (code, mut st) =
+            event_loop::run(&mut tui, &app, std::mem::take(&mut initial), notices).await;
+        notices = Vec::new();
+        if let Some((session, cwd)) = st.reopen.take() {
+            app.set_full_screen(false);
+            let built = tui
+                .away(async {
+                    println!(
+                        "makai: opening {} in its working directory, {}",
+                        session.display(),
+                        cwd.display()
+                    );
+                    reopen(session.clone(), cwd.clone()).await
+                })
+                .await;
+            match built {
+                Ok(Ok(next)) => {
+                    app.abort().await;
+                    notices.push(format!(
+                        "Imported session {} from {}; it runs in its working directory, {}.",
+                        next.session_id(),
+                        session.display(),
+                        cwd.display()
+                    ));
+                    app = next;
+                }
+                Ok(Err(e)) => notices.push(format!("Cannot open {}: {e}", session.display())),
+                Err(e) => {
+                    eprintln!("makai: cannot start the terminal UI again: {e}");
+                    return crate::error::EXIT_FAILED;
+                }
+            }
+            continue;
+        }
+        tui.restore();
+        app.set_full_screen(false);
+        leave_output(&app, &mut st);
+        return code;
+    }
 }
 
 /// Writes what the terminal keeps of the UI (see [`exit_output`]); a write

@@ -21,6 +21,9 @@ pub enum SelectorKind {
     Settings,
     /// Answer an approval question.
     Approval,
+    /// How to open an imported session whose working directory is gone
+    /// (the value: `continue`, `fork` or `cancel`, then a tab and the file).
+    ImportGone,
 }
 
 /// One row of a selector.

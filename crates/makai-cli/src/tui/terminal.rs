@@ -121,7 +121,7 @@ impl Tui {
 
     /// Hands the terminal back for a while: leaves UI mode, runs `away`, then
     /// enters UI mode again and repaints everything.
-    async fn away<T>(&mut self, away: impl Future<Output = T>) -> std::io::Result<T> {
+    pub async fn away<T>(&mut self, away: impl Future<Output = T>) -> std::io::Result<T> {
         self.restore();
         let out = away.await;
         setup_terminal()?;
