@@ -225,3 +225,55 @@ fn import_of_another_directorys_session_reopens_it_there_and_of_a_gone_one_asks(
     assert_eq!(forked[0]["cwd"], gone_env.work().display().to_string());
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn resume_lists_every_directorys_sessions_with_tab_and_opens_one_in_its_directory() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("made"))
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed them")),
+    );
+    let env = Env::new();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    // A session of the project, made by a print run there.
+    let mut argv = mock.args();
+    argv.extend(s(&[
+        "--cwd",
+        project.path().to_str().unwrap(),
+        "-p",
+        "the project question",
+    ]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+
+    // None here yet: every directory's are listed.
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("/resume");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("all directories (tab: this one)");
+    assert!(screen.contains("the project question"), "{screen}");
+    // Tab: this directory's only (none but the current, empty one).
+    pane.keys(&["Tab"]);
+    let screen = pane.wait_text("this directory (tab: all)");
+    assert!(!screen.contains("the project question"), "{screen}");
+    pane.keys(&["Tab"]);
+    pane.wait_text("all directories (tab: this one)");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Resumed session");
+    pane.type_text("list the files");
+    pane.keys(&["Enter"]);
+    pane.wait_text("listed them");
+    let listed = mock.requests()[2].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -325,9 +325,14 @@ fn a_warning_from_opening_the_session_is_shown_when_the_ui_starts() {
     let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
     let env = Env::new();
     let path = env.work().join("torn.jsonl");
+    // The session's own directory is this one (one that is gone would be
+    // asked about first).
+    let header = serde_json::json!({"type": "session", "version": 3,
+        "id": "0194bbbb-0000-7000-8000-00000000abcd",
+        "timestamp": "2026-11-10T10:00:00.000Z", "cwd": env.work()});
     std::fs::write(
         &path,
-        "{\"type\":\"session\",\"version\":3,\"id\":\"0194bbbb-0000-7000-8000-00000000abcd\",\"timestamp\":\"2026-11-10T10:00:00.000Z\",\"cwd\":\"/x\"}\n\
+        format!("{header}\n") + "\
          {\"type\":\"message\",\"id\":\"aa000001\",\"parentId\":null,\"timestamp\":\"2026-11-10T10:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"an earlier question\",\"timestamp\":1}}\n\
          {\"type\":\"message\",\"id\":\"aa000002\",\"parentId\":\"aa00",
     )

@@ -102,11 +102,14 @@ pub struct UiState {
     /// When Esc was last pressed in an empty, idle editor (twice opens the
     /// `doubleEscapeAction`).
     pub last_escape: Option<Instant>,
+    /// `/resume` lists the sessions of every directory (Tab switches).
+    pub resume_all: bool,
     /// Leave the UI.
     pub quit: bool,
     /// Leave this session for another, run in another directory: the
-    /// session file and the directory (see [`super::run`]).
-    pub reopen: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// session file, the directory, and what the notice calls it
+    /// ("Imported", "Resumed"; see [`super::run`]).
+    pub reopen: Option<(std::path::PathBuf, std::path::PathBuf, &'static str)>,
     /// Something changed since the last frame.
     pub dirty: bool,
     /// The footer figures.

@@ -141,7 +141,7 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
                 }
             });
         }
-        "resume" => pickers::open_resume(ctx),
+        "resume" => pickers::open_resume(ctx, pickers::ResumeScope::Start),
         "tree" => pickers::open_tree(ctx),
         "fork" => pickers::open_fork(ctx),
         "clone" => {

@@ -219,10 +219,7 @@ pub fn copy_text(ctx: &mut Ctx<'_>, text: &str, what: &str) {
 }
 
 /// `/import <path>`: opens a session file written by makai or pi, keeping its
-/// id, in its working directory as pi does: one of another directory is
-/// reopened there (the UI rebuilds the session for it, see [`super::run`]);
-/// one whose directory is gone asks to continue it here, fork it here, or
-/// cancel (pi 1.5.2).
+/// id, in its working directory as pi does (see [`open_session_file`]).
 pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
     let Some(path) = arg else {
         ctx.st.notice(
@@ -231,17 +228,31 @@ pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
         );
         return;
     };
-    let path = ctx.app.cwd().join(path);
+    let path = ctx.app.cwd().join(path).display().to_string();
+    open_session_file(ctx, &path, "Imported");
+}
+
+/// Opens a session (`/import`, `/resume`): a file, or an id in a database
+/// store. One of another directory is reopened there (the UI rebuilds the
+/// session for it, see [`super::run`]); one whose directory is gone asks to
+/// continue it here, fork it here, or cancel (pi 1.5.2). `done` names what
+/// happened in the notice ("Imported", "Resumed").
+pub fn open_session_file(ctx: &mut Ctx<'_>, value: &str, done: &'static str) {
+    let path = std::path::PathBuf::from(value);
     let here = ctx.app.cwd().to_path_buf();
-    match crate::session_cwd::recorded_cwd(&path) {
-        Some(dir) if !crate::session_cwd::same_dir(&dir, &here) && dir.is_dir() => {
-            ctx.st.reopen = Some((path, dir));
+    let recorded = path
+        .is_file()
+        .then(|| crate::session_cwd::recorded_cwd(&path))
+        .flatten()
+        .filter(|dir| !crate::session_cwd::same_dir(dir, &here));
+    match recorded {
+        Some(dir) if dir.is_dir() => {
+            ctx.st.reopen = Some((path, dir, done));
             ctx.st.quit = true;
         }
-        Some(dir) if !crate::session_cwd::same_dir(&dir, &here) => {
-            let shown = path.display().to_string();
+        Some(dir) => {
             let item = |label: &str, detail: String, action: &str| {
-                SelectItem::new(label, detail, format!("{action}\t{shown}"))
+                SelectItem::new(label, detail, format!("{action}\t{value}"))
             };
             ctx.st.selector = Some(Selector::new(
                 format!("{} no longer exists", dir.display()),
@@ -261,35 +272,40 @@ pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
                 ],
             ));
         }
-        _ => switch_to_import(ctx, path.display().to_string()),
+        None => switch_to(ctx, value.to_string(), done),
     }
 }
 
-/// Opens the session file `path` in this directory.
-fn switch_to_import(ctx: &mut Ctx<'_>, path: String) {
+/// Opens the session `query` (a file, or an id in a database store) in this
+/// directory.
+fn switch_to(ctx: &mut Ctx<'_>, query: String, done: &'static str) {
     let app = ctx.app.clone();
     ctx.spawn(async move {
-        match app.switch_session(&path).await {
-            Ok(()) => vec![UiMsg::Reload {
-                editor: None,
-                notice: Some(format!(
-                    "Imported session {} from {path}.",
-                    app.session_id()
-                )),
-            }],
+        match app.switch_session(&query).await {
+            Ok(()) => {
+                let from = if std::path::Path::new(&query).is_file() {
+                    format!(" from {query}")
+                } else {
+                    String::new()
+                };
+                vec![UiMsg::Reload {
+                    editor: None,
+                    notice: Some(format!("{done} session {}{from}.", app.session_id())),
+                }]
+            }
             Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
         }
     });
 }
 
-/// The answer to `/import`'s question about a session whose directory is gone.
+/// The answer to the question about a session whose directory is gone.
 pub fn import_gone_chosen(ctx: &mut Ctx<'_>, value: &str) {
     let Some((action, path)) = value.split_once('\t') else {
         return;
     };
     let path = path.to_string();
     match action {
-        "continue" => switch_to_import(ctx, path),
+        "continue" => switch_to(ctx, path, "Imported"),
         "fork" => {
             let app = ctx.app.clone();
             ctx.spawn(async move {

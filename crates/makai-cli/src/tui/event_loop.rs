@@ -159,6 +159,13 @@ pub enum UiMsg {
     LoginEnded(Level, String),
     /// What Ctrl+V read from the clipboard.
     Pasted(Result<super::clipboard::Pasted, String>),
+    /// The `/resume` picker, of every directory's sessions or this one's.
+    Sessions {
+        /// Every directory's.
+        all: bool,
+        /// The picker.
+        selector: Selector,
+    },
 }
 
 /// Where background tasks send their results.
@@ -214,6 +221,11 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
         UiMsg::Selector(s) => {
             st.completion = None;
             st.selector = Some(s);
+        }
+        UiMsg::Sessions { all, selector } => {
+            st.completion = None;
+            st.resume_all = all;
+            st.selector = Some(selector);
         }
         UiMsg::Reload { editor, notice } => {
             st.reload(ctx.app);

@@ -89,7 +89,7 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
         let (code, mut st) =
             event_loop::run(&mut tui, &app, std::mem::take(&mut initial), notices).await;
         notices = Vec::new();
-        if let Some((session, cwd)) = st.reopen.take() {
+        if let Some((session, cwd, done)) = st.reopen.take() {
             app.set_full_screen(false);
             let built = tui
                 .away(async {
@@ -105,7 +105,7 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
                 Ok(Ok(next)) => {
                     app.abort().await;
                     notices.push(format!(
-                        "Imported session {} from {}; it runs in its working directory, {}.",
+                        "{done} session {} from {}; it runs in its working directory, {}.",
                         next.session_id(),
                         session.display(),
                         cwd.display()

@@ -124,14 +124,29 @@ fn ago(t: SystemTime) -> String {
     }
 }
 
+/// Which sessions `/resume` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResumeScope {
+    /// This directory's; every directory's when it has none.
+    Start,
+    /// This directory's.
+    Here,
+    /// Every directory's.
+    All,
+}
+
 /// `/resume`: the saved sessions of the session folder (or of this
-/// directory in the session store), newest first.
-pub fn open_resume(ctx: &mut Ctx<'_>) {
+/// directory in the session store), newest first; with Tab, pi's way, those
+/// of every directory (see [`UiState::resume_all`]). A session of another
+/// directory opens there (see [`super::config_commands::open_session_file`]).
+pub fn open_resume(ctx: &mut Ctx<'_>, scope: ResumeScope) {
+    let all = scope == ResumeScope::All;
     let folder = ctx
         .app
         .session_file()
         .and_then(|p| p.parent().map(PathBuf::from));
     let store: Arc<dyn SessionStore> = match (folder, ctx.app.store()) {
+        (_, Some(store)) if all => store.clone(),
         (Some(dir), _) => Arc::new(JsonlStore::flat(dir)),
         (None, Some(store)) => store.clone(),
         (None, None) => {
@@ -144,10 +159,27 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
     };
     let current = ctx.app.session_id();
     let cwd = ctx.app.cwd().display().to_string();
+    let every = ctx.app.store().cloned();
     ctx.spawn(async move {
-        let listed = tokio::task::spawn_blocking(move || store.list(&cwd)).await;
-        let list = match listed {
-            Ok(Ok(list)) => list,
+        let here = cwd.clone();
+        let this_id = current.clone();
+        // With none saved here (the current one aside), every directory's.
+        let listed = tokio::task::spawn_blocking(move || {
+            if all {
+                return store.list_all().map(|l| (l, true));
+            }
+            let list = store.list(&cwd)?;
+            let none_here = list.iter().all(|s| s.message_count == 0 && s.id != this_id);
+            match every {
+                Some(every) if none_here && scope == ResumeScope::Start => {
+                    every.list_all().map(|l| (l, true))
+                }
+                _ => Ok((list, false)),
+            }
+        })
+        .await;
+        let (list, all) = match listed {
+            Ok(Ok(listed)) => listed,
             Ok(Err(e)) => {
                 return vec![UiMsg::Notice(
                     Level::Error,
@@ -170,8 +202,13 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
                     .damaged_at
                     .map(|l| format!(" · damaged at line {l}"))
                     .unwrap_or_default();
+                let place = if all && s.cwd != here {
+                    format!(" · {}", s.cwd)
+                } else {
+                    String::new()
+                };
                 let detail = format!(
-                    "{} messages · {} · {short_id}{damaged}",
+                    "{} messages · {} · {short_id}{damaged}{place}",
                     s.message_count,
                     ago(s.modified)
                 );
@@ -182,12 +219,17 @@ pub fn open_resume(ctx: &mut Ctx<'_>) {
                 SelectItem::new(one_line(&s.title), detail, value).current(s.id == current)
             })
             .collect();
-        if items.is_empty() {
+        if items.is_empty() && all {
             return vec![UiMsg::Notice(Level::Info, "No saved sessions yet.".into())];
         }
-        let mut sel = Selector::new("Resume session", SelectorKind::Resume, items);
-        sel.selected = 0;
-        vec![UiMsg::Selector(sel)]
+        let title = if all {
+            "Resume session · all directories (tab: this one)"
+        } else {
+            "Resume session · this directory (tab: all)"
+        };
+        let mut selector = Selector::new(title, SelectorKind::Resume, items);
+        selector.selected = 0;
+        vec![UiMsg::Sessions { all, selector }]
     });
 }
 
@@ -318,15 +360,9 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
             Ok(level) => set_thinking(ctx, level),
             Err(e) => ctx.st.notice(Level::Error, e),
         },
-        SelectorKind::Resume => ctx.spawn(async move {
-            match app.switch_session(&value).await {
-                Ok(()) => vec![UiMsg::Reload {
-                    editor: None,
-                    notice: Some(format!("Resumed session {}.", app.session_id())),
-                }],
-                Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
-            }
-        }),
+        SelectorKind::Resume => {
+            super::config_commands::open_session_file(ctx, &value, "Resumed");
+        }
         SelectorKind::Fork => ctx.spawn(async move {
             match app.fork(&value).await {
                 Ok(text) => vec![UiMsg::Reload {

@@ -92,6 +92,17 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     let Some(sel) = &mut ctx.st.selector else {
         return;
     };
+    // pi's Tab in the session picker: this directory's sessions or all.
+    if sel.kind == SelectorKind::Resume && key.code == KeyCode::Tab {
+        let scope = if ctx.st.resume_all {
+            pickers::ResumeScope::Here
+        } else {
+            pickers::ResumeScope::All
+        };
+        ctx.st.selector = None;
+        pickers::open_resume(ctx, scope);
+        return;
+    }
     match sel.key(key) {
         SelectOutcome::Open => {}
         SelectOutcome::Cancelled => {
