@@ -3,9 +3,9 @@
 //! 570 KB of JSON (it was two thirds of a short run's instructions).
 //!
 //! Each model becomes an `Entry` (see `src/catalog/builtin.rs`): its plain
-//! fields and price tiers as literals, its `compat`, `headers` and
-//! `thinkingLevelMap` as small
-//! JSON texts parsed at run time. A model the literals cannot say exactly (a
+//! fields, price tiers and `thinkingLevelMap` (853 models have one) as
+//! literals, its `compat` and `headers` as small JSON texts parsed at run
+//! time. A model the literals cannot say exactly (a
 //! field or an input list this script does not know) stops the build with
 //! its id, rather than turning into a model that differs from the JSON.
 //! The catalog's tests check that the entries give the models the JSON gives.
@@ -133,8 +133,30 @@ fn literals(m: &Map<String, Value>) -> Option<String> {
         m.get("maxTokens")?.as_u64()?,
         json("compat")?,
         json("headers")?,
-        json("thinkingLevelMap")?,
+        level_map(m.get("thinkingLevelMap"))?,
     ))
+}
+
+/// A `thinkingLevelMap` as a literal list of (level, value or `None`) pairs;
+/// `None` for anything but an object of strings and nulls.
+fn level_map(map: Option<&Value>) -> Option<String> {
+    let Some(map) = map else {
+        return Some("None".to_string());
+    };
+    // In level-name order, as a map read from JSON keeps them.
+    let mut entries: Vec<(&String, &Value)> = map.as_object()?.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out = String::from("Some(ThinkingLevelMap::from_static(&[");
+    for (level, value) in entries {
+        let value = match value {
+            Value::Null => "None".to_string(),
+            Value::String(v) => format!("Some(Cow::Borrowed({}))", rust_str(v)),
+            _ => return None,
+        };
+        write!(out, "(Cow::Borrowed({}), {value}), ", rust_str(level)).ok()?;
+    }
+    out.push_str("]))");
+    Some(out)
 }
 
 /// `s` as a Rust string literal.

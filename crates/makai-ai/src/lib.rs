@@ -61,7 +61,9 @@ pub use message::{
     ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage,
     assistant_parts, now_ms, user_parts,
 };
-pub use model::{Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode};
+pub use model::{
+    Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode, ThinkingLevelMap,
+};
 pub use options::{
     ApiKey, CacheRetention, EnvOverrides, RetryPolicy, StreamOptions, ThinkingBudgets,
     ThinkingLevel, ToolChoice,

@@ -1,5 +1,6 @@
 //! Model descriptions: which API speaks to it, where, what it accepts and what it costs.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -246,6 +247,82 @@ pub enum PromptCacheKeyMode {
     Disabled,
 }
 
+/// One level's entry of a [`ThinkingLevelMap`]: the level's name and the
+/// value sent for it (`None`: not offered).
+type LevelEntry = (Cow<'static, str>, Option<Cow<'static, str>>);
+
+/// pi's `thinkingLevelMap` of a model: for each thinking level it names, the
+/// value sent to the provider, or `None` (JSON `null`) where the model does
+/// not offer the level. In JSON an object (`{"off": "none", "xhigh": null}`).
+///
+/// The built-in catalog's maps are static (853 models have one: making them
+/// at start-up cost a short run a third more instructions); one read from
+/// JSON or changed by `models.json` owns its entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThinkingLevelMap(Cow<'static, [LevelEntry]>);
+
+impl ThinkingLevelMap {
+    /// A map of static entries (the built-in catalog), in level-name order.
+    pub const fn from_static(entries: &'static [LevelEntry]) -> Self {
+        ThinkingLevelMap(Cow::Borrowed(entries))
+    }
+
+    /// The entry of `level`: `None` when the map does not name it,
+    /// `Some(None)` when it names it as not offered.
+    pub fn get(&self, level: &str) -> Option<Option<&str>> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == level)
+            .map(|(_, value)| value.as_deref())
+    }
+
+    /// The levels the map names.
+    pub fn levels(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(name, _)| name.as_ref())
+    }
+
+    /// Sets `level`'s entry (a `models.json` override, key by key).
+    pub fn insert(&mut self, level: String, value: Option<String>) {
+        let entries = self.0.to_mut();
+        let value = value.map(Cow::Owned);
+        match entries.iter_mut().find(|(name, _)| *name == level) {
+            Some(entry) => entry.1 = value,
+            None => {
+                entries.push((Cow::Owned(level), value));
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+            }
+        }
+    }
+}
+
+impl FromIterator<(String, Option<String>)> for ThinkingLevelMap {
+    fn from_iter<I: IntoIterator<Item = (String, Option<String>)>>(iter: I) -> Self {
+        let mut map = ThinkingLevelMap::default();
+        for (level, value) in iter {
+            map.insert(level, value);
+        }
+        map
+    }
+}
+
+impl Serialize for ThinkingLevelMap {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (level, value) in self.0.iter() {
+            map.serialize_entry(level, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ThinkingLevelMap {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let entries = BTreeMap::<String, Option<String>>::deserialize(deserializer)?;
+        Ok(entries.into_iter().collect())
+    }
+}
+
 impl Model {
     /// False when the model's description says it cannot call tools
     /// ([`CompatFlags::supports_tools`]).
@@ -297,7 +374,7 @@ pub struct Model {
     /// `xhigh` and `max` are offered only with a value here. See
     /// [`Model::thinking_levels`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
+    pub thinking_level_map: Option<ThinkingLevelMap>,
 }
 
 fn text_only() -> Vec<Modality> {
@@ -391,9 +468,35 @@ impl Model {
     /// What the model's [`Model::thinking_level_map`] sends to the provider
     /// for `level` (`None`: the provider's own mapping applies).
     pub fn thinking_value(&self, level: ThinkingLevel) -> Option<&str> {
-        self.thinking_level_map
-            .as_ref()?
-            .get(level.as_str())?
-            .as_deref()
+        self.thinking_level_map.as_ref()?.get(level.as_str())?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thinking_level_map_reads_and_writes_pi_s_object_and_takes_overrides() {
+        let mut map: ThinkingLevelMap =
+            serde_json::from_str(r#"{"xhigh": "max", "off": null, "high": "high"}"#).unwrap();
+        assert_eq!(map.get("off"), Some(None));
+        assert_eq!(map.get("xhigh"), Some(Some("max")));
+        assert_eq!(map.get("low"), None);
+        assert_eq!(map.levels().collect::<Vec<_>>(), ["high", "off", "xhigh"]);
+        map.insert("off".into(), Some("none".into()));
+        map.insert("low".into(), None);
+        assert_eq!(
+            serde_json::to_string(&map).unwrap(),
+            r#"{"high":"high","low":null,"off":"none","xhigh":"max"}"#
+        );
+        // A static map (the built-in catalog's) equals the same map read.
+        static ENTRIES: &[LevelEntry] = &[
+            (Cow::Borrowed("high"), Some(Cow::Borrowed("high"))),
+            (Cow::Borrowed("low"), None),
+            (Cow::Borrowed("off"), Some(Cow::Borrowed("none"))),
+            (Cow::Borrowed("xhigh"), Some(Cow::Borrowed("max"))),
+        ];
+        assert_eq!(ThinkingLevelMap::from_static(ENTRIES), map);
     }
 }

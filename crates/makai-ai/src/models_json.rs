@@ -241,7 +241,7 @@ pub struct ModelConfig {
     /// Compatibility overrides (over the provider's, field by field).
     pub compat: Option<CompatConfig>,
     /// The thinking levels offered and what each is sent as ([`Model::thinking_level_map`]).
-    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
+    pub thinking_level_map: Option<crate::model::ThinkingLevelMap>,
 }
 
 /// A `modelOverrides` entry: every field optional.
@@ -476,8 +476,10 @@ fn apply_override(m: &mut Model, o: &ModelOverride, what: &str) -> Result<(), St
         o.compat.clone().map(CompatConfig::into_flags),
     );
     if let Some(levels) = &o.thinking_level_map {
-        let map = m.thinking_level_map.get_or_insert_with(BTreeMap::new);
-        map.extend(levels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let map = m.thinking_level_map.get_or_insert_with(Default::default);
+        for (level, value) in levels {
+            map.insert(level.clone(), value.clone());
+        }
     }
     Ok(())
 }

@@ -115,7 +115,7 @@ fn the_catalog_says_which_thinking_levels_each_model_offers_as_pi_does() {
     assert_eq!(luna.clamp_thinking(L::Minimal), L::Off);
     // Every map in the catalog names only pi's levels.
     for m in reg.models() {
-        for key in m.thinking_level_map.iter().flat_map(|map| map.keys()) {
+        for key in m.thinking_level_map.iter().flat_map(|map| map.levels()) {
             assert!(
                 key.parse::<L>().is_ok(),
                 "{}/{}: unknown level {key}",

@@ -10,7 +10,8 @@
 //! screen) as crossterm's backend and as `FrameBackend` do, and prints the
 //! time each takes. Last, whole frames while the answer streams, drawn and
 //! written by `Screen` with the conversation's scroll claimed and not: time
-//! and bytes a frame.
+//! and bytes a frame. And the time a transcript search takes over the
+//! answer's rows 50 times over.
 //!
 //! ```text
 //! cargo run --profile release-lto -p makai-cli --example tui_render_bench -- [TOKENS] [FRAMES] [WIDTH]
@@ -25,6 +26,7 @@ use std::time::Instant;
 use makai_cli::tui::backend::FrameBackend;
 use makai_cli::tui::markdown;
 use makai_cli::tui::screen::{Screen, changed_cells};
+use makai_cli::tui::search::Search;
 use makai_cli::tui::wrap::wrap_text;
 use makai_cli::tui::wrap_stream::TextStream;
 use ratatui::backend::{Backend, CrosstermBackend};
@@ -251,6 +253,24 @@ fn main() {
     println!(
         "the difference of two streaming frames ({cells} cells): ratatui's Buffer::diff {ratatuis_us:.1} µs, changed_cells {ours_us:.1} µs"
     );
+    // Finding text in a long conversation (Ctrl+Shift+F): the answer's rows
+    // 50 times over, a word that occurs once in each and one in none.
+    let long: Vec<&Line<'static>> = (0..50).flat_map(|_| whole.iter()).collect();
+    for (query, what) in [
+        (format!("word{}", tokens / 2), "50 matches"),
+        ("nowhere".to_string(), "none"),
+    ] {
+        let mut search = Search::open(0);
+        search.set_query(query.clone(), 0);
+        let started = Instant::now();
+        search.refresh(long.iter().copied(), 1);
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "search of {} rows for {query:?} ({what}): {ms:.2} ms, {}",
+            long.len(),
+            search.status()
+        );
+    }
     if d_whole != d_inc {
         eprintln!("the incremental render differs: digest {d_inc:016x}");
         std::process::exit(1);

@@ -2,10 +2,12 @@
 //! [`Entry`] per model of `builtin.json`, turned into [`Model`]s without
 //! parsing the whole JSON at start-up.
 
-use crate::model::{CostTier, Modality, Model, ModelCost};
+use std::borrow::Cow;
 
-/// One built-in model: its fields as literals, `compat`, `headers` and
-/// `thinkingLevelMap` as their JSON.
+use crate::model::{CostTier, Modality, Model, ModelCost, ThinkingLevelMap};
+
+/// One built-in model: its fields as literals (`thinkingLevelMap` as its
+/// pairs), `compat` and `headers` as their JSON.
 pub(super) struct Entry {
     pub(super) id: &'static str,
     pub(super) name: &'static str,
@@ -23,7 +25,7 @@ pub(super) struct Entry {
     pub(super) max_tokens: u64,
     pub(super) compat: Option<&'static str>,
     pub(super) headers: Option<&'static str>,
-    pub(super) thinking_level_map: Option<&'static str>,
+    pub(super) thinking_level_map: Option<ThinkingLevelMap>,
 }
 
 /// The entries, in `builtin.json`'s order.
@@ -63,10 +65,7 @@ impl Entry {
                 Some(json) => Some(serde_json::from_str(json).map_err(|e| e.to_string())?),
                 None => None,
             },
-            thinking_level_map: match p.thinking_level_map {
-                Some(json) => Some(serde_json::from_str(json).map_err(|e| e.to_string())?),
-                None => None,
-            },
+            thinking_level_map: p.thinking_level_map.clone(),
         })
     }
 }
