@@ -214,28 +214,6 @@ fn normalize(query: &str) -> Vec<char> {
         .collect()
 }
 
-/// The graphemes of `line` a row shows, each with its first cell and width:
-/// those [`rows::draw`](super::screen) writes (no control characters, no
-/// zero-width ones).
-fn cells<'a>(line: &'a Line<'a>) -> impl Iterator<Item = (&'a str, usize, usize)> + 'a {
-    let mut x = 0;
-    line.spans
-        .iter()
-        .flat_map(|span| span.content.graphemes(true))
-        .filter_map(move |g| {
-            if g.contains(char::is_control) {
-                return None;
-            }
-            let w = usize::from(g.cell_width());
-            if w == 0 {
-                return None;
-            }
-            let at = x;
-            x += w;
-            Some((g, at, w))
-        })
-}
-
 /// Every match of `pattern` (normalized) in `rows`: the rows read as one
 /// text, lower case, each run of white space (and each row's end) one space.
 /// A Knuth-Morris-Pratt scan that remembers where the last `pattern.len()`
@@ -283,25 +261,70 @@ fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<M
         matches.len() < MAX_MATCHES
     };
     for (row, line) in rows.enumerate() {
-        for (g, start, width) in cells(line) {
-            if g.chars().all(char::is_whitespace) {
-                pending_space |= any_text;
+        // The cells a row shows: those `rows::draw` writes (no control
+        // characters, no zero-width ones), ASCII a byte a cell.
+        let mut x = 0usize;
+        for span in &line.spans {
+            let text = span.content.as_ref();
+            if text.is_ascii() {
+                for b in text.bytes() {
+                    if b.is_ascii_control() {
+                        continue;
+                    }
+                    let at = x;
+                    x += 1;
+                    if b == b' ' {
+                        pending_space |= any_text;
+                        continue;
+                    }
+                    if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
+                        return matches;
+                    }
+                    let source = Segment {
+                        row,
+                        start: at,
+                        end: at + 1,
+                    };
+                    if !emit(
+                        char::from(b.to_ascii_lowercase()),
+                        Some(source),
+                        &mut matches,
+                    ) {
+                        return matches;
+                    }
+                    any_text = true;
+                }
                 continue;
             }
-            if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
-                return matches;
-            }
-            let source = Segment {
-                row,
-                start,
-                end: start + width,
-            };
-            for c in g.chars().flat_map(char::to_lowercase) {
-                if !emit(c, Some(source), &mut matches) {
+            for g in text.graphemes(true) {
+                if g.contains(char::is_control) {
+                    continue;
+                }
+                let width = usize::from(g.cell_width());
+                if width == 0 {
+                    continue;
+                }
+                let at = x;
+                x += width;
+                if g.chars().all(char::is_whitespace) {
+                    pending_space |= any_text;
+                    continue;
+                }
+                if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
                     return matches;
                 }
+                let source = Segment {
+                    row,
+                    start: at,
+                    end: at + width,
+                };
+                for c in g.chars().flat_map(char::to_lowercase) {
+                    if !emit(c, Some(source), &mut matches) {
+                        return matches;
+                    }
+                }
+                any_text = true;
             }
-            any_text = true;
         }
         pending_space |= any_text;
     }
