@@ -488,6 +488,21 @@ impl AppSession {
         Ok(())
     }
 
+    /// [`AppSession::fit_images`] on a blocking thread, so that scaling a
+    /// large image does not hold up the session's worker (and a UI on it).
+    pub async fn fit_images_aside(
+        &self,
+        images: Vec<ImageContent>,
+    ) -> Result<Vec<ImageContent>, CliError> {
+        if images.is_empty() || !self.settings().images.auto_resize {
+            return Ok(images);
+        }
+        let app = self.clone();
+        tokio::task::spawn_blocking(move || app.fit_images(images))
+            .await
+            .map_err(|e| CliError::failed(format!("fitting the images failed: {e}")))?
+    }
+
     /// The images of a message as they are sent and saved: fitted within
     /// 2000 by 2000 pixels and 4.5 MiB unless pi's `images.autoResize` is
     /// off (see [`makai_coding::images`]); one that cannot be is an error.

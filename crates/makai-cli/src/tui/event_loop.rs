@@ -204,7 +204,12 @@ impl Ctx<'_> {
         self.st.dirty = true;
         let app = self.app.clone();
         self.spawn(async move {
-            match app.prompt(prompt.text, prompt.images).await {
+            // Scaled aside: the screen goes on while a large image is fitted.
+            let sent = match app.fit_images_aside(prompt.images).await {
+                Ok(images) => app.prompt(prompt.text, images).await,
+                Err(e) => Err(e),
+            };
+            match sent {
                 Ok(_run) => Vec::new(),
                 Err(e) => vec![UiMsg::PromptFailed(e.to_string())],
             }

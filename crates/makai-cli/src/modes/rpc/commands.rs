@@ -153,11 +153,13 @@ impl Handler {
         let app = &self.app;
         Ok(match command {
             RpcCommand::Steer(q) => {
-                app.steer(q.message, images(q.images))?;
+                let imgs = app.fit_images_aside(images(q.images)).await?;
+                app.steer(q.message, imgs)?;
                 Some(queued())
             }
             RpcCommand::FollowUp(q) => {
-                app.follow_up(q.message, images(q.images))?;
+                let imgs = app.fit_images_aside(images(q.images)).await?;
+                app.follow_up(q.message, imgs)?;
                 Some(queued())
             }
             RpcCommand::Abort => {
@@ -325,7 +327,7 @@ impl Handler {
             return reply.respond(response(id, "prompt", Err(e)));
         }
         // An image that cannot be sent fails the prompt before it is accepted.
-        let imgs = match self.app.fit_images(imgs) {
+        let imgs = match self.app.fit_images_aside(imgs).await {
             Ok(imgs) => imgs,
             Err(e) => return reply.respond(response(id, "prompt", Err(e))),
         };

@@ -472,14 +472,35 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
     ctx.st.scroll = 0;
     let images = take_images(ctx, &text);
     if ctx.st.busy() || ctx.app.is_streaming() {
-        let queued = match queue {
-            Queue::Steer => ctx.app.steer(text.clone(), images),
-            Queue::FollowUp => ctx.app.follow_up(text.clone(), images),
-        };
-        if let Err(e) = queued {
-            // Nothing was queued: the text goes back to the editor.
-            ctx.st.editor.set_text(&text);
-            ctx.st.notice(Level::Error, e.to_string());
+        if images.is_empty() {
+            let queued = match queue {
+                Queue::Steer => ctx.app.steer(text.clone(), images),
+                Queue::FollowUp => ctx.app.follow_up(text.clone(), images),
+            };
+            if let Err(e) = queued {
+                // Nothing was queued: the text goes back to the editor.
+                ctx.st.editor.set_text(&text);
+                ctx.st.notice(Level::Error, e.to_string());
+            }
+        } else {
+            // Images are fitted aside, then the message is queued.
+            let app = ctx.app.clone();
+            ctx.spawn(async move {
+                let queued = match app.fit_images_aside(images).await {
+                    Ok(images) => match queue {
+                        Queue::Steer => app.steer(text.clone(), images),
+                        Queue::FollowUp => app.follow_up(text.clone(), images),
+                    },
+                    Err(e) => Err(e),
+                };
+                match queued {
+                    Ok(()) => Vec::new(),
+                    Err(e) => vec![
+                        UiMsg::Notice(Level::Error, e.to_string()),
+                        UiMsg::Notice(Level::Info, format!("Not queued: {text}")),
+                    ],
+                }
+            });
         }
     } else {
         ctx.send_prompt(Prompt { text, images });
