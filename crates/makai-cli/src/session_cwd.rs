@@ -240,7 +240,16 @@ pub fn ask_on_terminal(question: &str, choices: &[(Choice, &str)]) -> Result<Cho
     for (i, (_, label)) in choices.iter().enumerate() {
         let _ = writeln!(out, "  {}) {label}", i + 1);
     }
-    let _ = write!(out, "Choose [1-{}, Enter for 1]: ", choices.len());
+    drop(out);
+    let line = read_answer(&format!("Choose [1-{}, Enter for 1]: ", choices.len()))?;
+    Ok(pick(line.trim(), choices))
+}
+
+/// Writes `prompt` on stdout and reads the answer, a line of stdin (the
+/// start-up questions, asked before the full-screen UI starts).
+pub(crate) fn read_answer(prompt: &str) -> Result<String, CliError> {
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{prompt}");
     let _ = out.flush();
     drop(out);
     let mut line = String::new();
@@ -248,7 +257,7 @@ pub fn ask_on_terminal(question: &str, choices: &[(Choice, &str)]) -> Result<Cho
         .lock()
         .read_line(&mut line)
         .map_err(|e| CliError::failed(format!("cannot read the answer: {e}")))?;
-    Ok(pick(line.trim(), choices))
+    Ok(line)
 }
 
 /// The choice an answer names: its number; empty or anything else is the

@@ -3,7 +3,7 @@
 //! where the UI draws) in the interactive mode when `defaultProjectTrust` is
 //! `"ask"`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use makai_coding::resources::pi_agent_dir;
@@ -145,17 +145,10 @@ pub(crate) fn ask_at_start(
         let shown = path.strip_prefix(cwd).unwrap_or(path);
         let _ = writeln!(out, "  {}", shown.display());
     }
-    let _ = write!(
-        out,
-        "Trust this project? [y] yes, this time  [a] always  [n] no, this time (default)  [d] never: "
-    );
-    let _ = out.flush();
     drop(out);
-    let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| CliError::failed(format!("cannot read the answer: {e}")))?;
+    let line = crate::session_cwd::read_answer(
+        "Trust this project? [y] yes, this time  [a] always  [n] no, this time (default)  [d] never: ",
+    )?;
     let (trusted, remember) = parse_answer(&line);
     args.trust_answer = Some(trusted);
     if remember {

@@ -222,43 +222,15 @@ fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<M
     if pattern.is_empty() {
         return Vec::new();
     }
-    let table = prefix_table(pattern);
-    let len = pattern.len();
-    // Where each of the last `len` characters came from (none: a space
-    // standing for white space).
-    let mut sources: Vec<Option<Segment>> = vec![None; len];
-    let mut matches = Vec::new();
-    let mut matched = 0usize;
-    let mut position = 0usize;
-    let mut any_text = false;
-    let mut pending_space = false;
-    let mut emit = |c: char, source: Option<Segment>, matches: &mut Vec<Match>| -> bool {
-        sources[position % len] = source;
-        position += 1;
-        while matched > 0 && c != pattern[matched] {
-            matched = table[matched - 1];
-        }
-        if c == pattern[matched] {
-            matched += 1;
-        }
-        if matched < len {
-            return true;
-        }
-        let mut segments: Vec<Segment> = Vec::with_capacity(1);
-        for p in position - len..position {
-            let Some(s) = sources[p % len] else { continue };
-            match segments.last_mut() {
-                // On one row, only white space lies between two parts of
-                // a match: it is highlighted with them.
-                Some(last) if last.row == s.row => last.end = last.end.max(s.end),
-                _ => segments.push(s),
-            }
-        }
-        if !segments.is_empty() {
-            matches.push(Match { segments });
-        }
-        matched = 0;
-        matches.len() < MAX_MATCHES
+    let mut scan = Scanner {
+        pattern,
+        table: prefix_table(pattern),
+        sources: vec![None; pattern.len()],
+        matches: Vec::new(),
+        matched: 0,
+        position: 0,
+        any_text: false,
+        pending_space: false,
     };
     for (row, line) in rows.enumerate() {
         // The cells a row shows: those `rows::draw` writes (no control
@@ -266,69 +238,112 @@ fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<M
         let mut x = 0usize;
         for span in &line.spans {
             let text = span.content.as_ref();
-            if text.is_ascii() {
-                for b in text.bytes() {
-                    if b.is_ascii_control() {
-                        continue;
-                    }
-                    let at = x;
-                    x += 1;
-                    if b == b' ' {
-                        pending_space |= any_text;
-                        continue;
-                    }
-                    if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
-                        return matches;
-                    }
-                    let source = Segment {
+            let more = if text.is_ascii() {
+                text.bytes().filter(|b| !b.is_ascii_control()).all(|b| {
+                    let cell = Segment {
                         row,
-                        start: at,
-                        end: at + 1,
+                        start: x,
+                        end: x + 1,
                     };
-                    if !emit(
-                        char::from(b.to_ascii_lowercase()),
-                        Some(source),
-                        &mut matches,
-                    ) {
-                        return matches;
+                    x += 1;
+                    let lower = char::from(b.to_ascii_lowercase());
+                    scan.cell(cell, b == b' ', std::iter::once(lower))
+                })
+            } else {
+                text.graphemes(true).all(|g| {
+                    let width = usize::from(g.cell_width());
+                    if width == 0 || g.contains(char::is_control) {
+                        return true;
                     }
-                    any_text = true;
-                }
-                continue;
-            }
-            for g in text.graphemes(true) {
-                if g.contains(char::is_control) {
-                    continue;
-                }
-                let width = usize::from(g.cell_width());
-                if width == 0 {
-                    continue;
-                }
-                let at = x;
-                x += width;
-                if g.chars().all(char::is_whitespace) {
-                    pending_space |= any_text;
-                    continue;
-                }
-                if std::mem::take(&mut pending_space) && !emit(' ', None, &mut matches) {
-                    return matches;
-                }
-                let source = Segment {
-                    row,
-                    start: at,
-                    end: at + width,
-                };
-                for c in g.chars().flat_map(char::to_lowercase) {
-                    if !emit(c, Some(source), &mut matches) {
-                        return matches;
-                    }
-                }
-                any_text = true;
+                    let cell = Segment {
+                        row,
+                        start: x,
+                        end: x + width,
+                    };
+                    x += width;
+                    let blank = g.chars().all(char::is_whitespace);
+                    scan.cell(cell, blank, g.chars().flat_map(char::to_lowercase))
+                })
+            };
+            if !more {
+                return scan.matches;
             }
         }
-        pending_space |= any_text;
+        scan.pending_space |= scan.any_text;
     }
-    matches
+    scan.matches
+}
+
+/// The state of [`find`]'s scan.
+struct Scanner<'p> {
+    pattern: &'p [char],
+    table: Vec<usize>,
+    /// Where each of the last `pattern.len()` characters came from (none: a
+    /// space standing for white space).
+    sources: Vec<Option<Segment>>,
+    matches: Vec<Match>,
+    /// Characters of the pattern matched so far.
+    matched: usize,
+    /// Characters read so far.
+    position: usize,
+    /// Text was read (white space before any is not a space).
+    any_text: bool,
+    /// White space was read since the last text: one space goes first.
+    pending_space: bool,
+}
+
+impl Scanner<'_> {
+    /// Reads one cell: white space (`blank`), or text that reads as `chars`
+    /// (lower case). False once [`MAX_MATCHES`] are found.
+    fn cell(&mut self, cell: Segment, blank: bool, chars: impl Iterator<Item = char>) -> bool {
+        if blank {
+            self.pending_space |= self.any_text;
+            return true;
+        }
+        if std::mem::take(&mut self.pending_space) && !self.read(' ', None) {
+            return false;
+        }
+        self.any_text = true;
+        for c in chars {
+            if !self.read(c, Some(cell)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reads one character (from `source`); false once the limit is reached.
+    fn read(&mut self, c: char, source: Option<Segment>) -> bool {
+        let len = self.pattern.len();
+        self.sources[self.position % len] = source;
+        self.position += 1;
+        while self.matched > 0 && c != self.pattern[self.matched] {
+            self.matched = self.table[self.matched - 1];
+        }
+        if c == self.pattern[self.matched] {
+            self.matched += 1;
+        }
+        if self.matched < len {
+            return true;
+        }
+        let mut segments: Vec<Segment> = Vec::with_capacity(1);
+        for p in self.position - len..self.position {
+            let Some(s) = self.sources[p % len] else {
+                continue;
+            };
+            match segments.last_mut() {
+                // On one row, only white space lies between two parts of a
+                // match: it is highlighted with them.
+                Some(last) if last.row == s.row => last.end = last.end.max(s.end),
+                _ => segments.push(s),
+            }
+        }
+        if !segments.is_empty() {
+            self.matches.push(Match { segments });
+        }
+        self.matched = 0;
+        self.matches.len() < MAX_MATCHES
+    }
 }
 
 /// The longest proper prefix of `pattern[..=i]` that is also its suffix, for each `i`.
