@@ -11,16 +11,7 @@ use serde_json::json;
 
 /// A session file started in `cwd`, with one earlier exchange.
 fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
-    let file = env.home.path().join("elsewhere.jsonl");
-    let lines = [
-        json!({"type": "session", "version": 3, "id": "01a21eef-0a1a-721a-a484-da0c992ad399",
-               "timestamp": "2026-11-27T10:00:00.000Z", "cwd": cwd}),
-        json!({"type": "message", "id": "b1", "parentId": null, "timestamp": "2026-11-27T10:00:01.000Z",
-               "message": {"role": "user", "content": [{"type": "text", "text": "earlier"}], "timestamp": 1}}),
-    ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    file
+    session_started_in(env, cwd, "earlier")
 }
 
 #[test]

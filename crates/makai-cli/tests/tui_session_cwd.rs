@@ -13,20 +13,11 @@ use common::{Env, Mock, s};
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::{Value, json};
 
-const ID: &str = "01a21eef-0a1a-721a-a484-da0c992ad399";
+const ID: &str = common::ELSEWHERE_ID;
 
 /// A session file started in `cwd` with one exchange.
 fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
-    let file = env.home.path().join("elsewhere.jsonl");
-    let lines = [
-        json!({"type": "session", "version": 3, "id": ID,
-               "timestamp": "2026-11-27T10:00:00.000Z", "cwd": cwd}),
-        json!({"type": "message", "id": "b1", "parentId": null, "timestamp": "2026-11-27T10:00:01.000Z",
-               "message": {"role": "user", "content": [{"type": "text", "text": "the earlier question"}], "timestamp": 1}}),
-    ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    file
+    common::session_started_in(env, cwd, "the earlier question")
 }
 
 fn header(path: &std::path::Path) -> Value {

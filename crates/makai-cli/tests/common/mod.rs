@@ -440,3 +440,21 @@ pub async fn build_layered(
     .await
     .unwrap()
 }
+
+/// The id of [`session_started_in`]'s session.
+pub const ELSEWHERE_ID: &str = "01a21eef-0a1a-721a-a484-da0c992ad399";
+
+/// A session file (`elsewhere.jsonl` in the test's home) whose header says
+/// `cwd` started it, with one user message, `question`.
+pub fn session_started_in(env: &Env, cwd: &str, question: &str) -> PathBuf {
+    let file = env.home.path().join("elsewhere.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": ELSEWHERE_ID,
+               "timestamp": "2026-11-27T10:00:00.000Z", "cwd": cwd}),
+        json!({"type": "message", "id": "b1", "parentId": null, "timestamp": "2026-11-27T10:00:01.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": question}], "timestamp": 1}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
