@@ -13,13 +13,7 @@ use serde_json::json;
 fn block_images_keeps_attached_images_from_the_model_but_not_from_the_session() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("seen")));
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-               "models": [{"id": "eyes", "input": ["text", "image"]}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    add_image_model(&env, &mock);
     let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0];
     std::fs::write(env.work().join("pic.png"), png).unwrap();
     let run = |env: &Env| {

@@ -18,13 +18,7 @@ fn b64() -> base64::engine::GeneralPurpose {
 /// An environment with an image-capable model `lab/eyes` on the mock.
 fn eyes(mock: &Mock) -> Env {
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-               "models": [{"id": "eyes", "input": ["text", "image"]}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    add_image_model(&env, mock);
     env
 }
 

@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
-use serde_json::json;
 
 /// A session file started in `cwd`, with one earlier exchange.
 fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
@@ -17,19 +16,9 @@ fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
 #[test]
 fn a_session_from_another_directory_runs_there_as_pi_runs_it() {
     let env = Env::new();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
-    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    let project = project_beside(&env);
     let file = session_from(&env, project.path().to_str().unwrap());
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed")),
-    );
+    let mock = Mock::start(with_ls_round(Scenario::new(), "listed"));
     let mut argv = mock.args();
     argv.extend(s(&[
         "--session",
@@ -49,15 +38,7 @@ fn a_session_from_another_directory_runs_there_as_pi_runs_it() {
     assert!(!second.contains("only-in-the-current-dir.txt"), "{second}");
 
     // --cwd chooses for itself.
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed")),
-    );
+    let mock = Mock::start(with_ls_round(Scenario::new(), "listed"));
     let mut argv = mock.args();
     argv.extend(s(&[
         "--session",
@@ -123,19 +104,11 @@ fn session_made_in(env: &Env, mock: &Mock, dir: &std::path::Path) -> String {
 #[test]
 fn a_session_id_from_another_directory_runs_there_too() {
     let env = Env::new();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
-    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("made"))
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed")),
-    );
+    let project = project_beside(&env);
+    let mock = Mock::start(with_ls_round(
+        Scenario::new().push(ScriptedResponse::text("made")),
+        "listed",
+    ));
     let id = session_made_in(&env, &mock, project.path());
     let mut argv = mock.args();
     argv.extend(s(&["--session", &id[..8], "-p", "list the files"]));

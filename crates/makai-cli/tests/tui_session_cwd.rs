@@ -164,9 +164,7 @@ fn import_of_another_directorys_session_reopens_it_there_and_of_a_gone_one_asks(
             .push(ScriptedResponse::text("listed them")),
     );
     let env = Env::new();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
-    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    let project = common::project_beside(&env);
     let file = session_from(&env, project.path().to_str().unwrap());
 
     let pane = Pane::start(&env, &mock.args());
@@ -233,8 +231,7 @@ fn resume_lists_every_directorys_sessions_with_tab_and_opens_one_in_its_director
             .push(ScriptedResponse::text("listed them")),
     );
     let env = Env::new();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    let project = common::project_beside(&env);
     // A session of the project, made by a print run there.
     let mut argv = mock.args();
     argv.extend(s(&[

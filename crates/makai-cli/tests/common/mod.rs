@@ -458,3 +458,35 @@ pub fn session_started_in(env: &Env, cwd: &str, question: &str) -> PathBuf {
     std::fs::write(&file, text).unwrap();
     file
 }
+
+/// `scenario` with an `ls` call and then `then` as the answer after it.
+pub fn with_ls_round(scenario: Scenario, then: &str) -> Scenario {
+    scenario
+        .push(makai_mockllm::ScriptedResponse::tool_call(
+            "c1",
+            "ls",
+            json!({}).to_string(),
+        ))
+        .push(makai_mockllm::ScriptedResponse::text(then))
+}
+
+/// A project folder with a file only it has (`only-in-the-project.txt`),
+/// and one only the test's work folder has (`only-in-the-current-dir.txt`):
+/// an `ls` result says which of the two a tool ran in.
+pub fn project_beside(env: &Env) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("only-in-the-project.txt"), "x").unwrap();
+    std::fs::write(env.work().join("only-in-the-current-dir.txt"), "x").unwrap();
+    project
+}
+
+/// Adds `lab/eyes`, an image-capable model on `mock`, in `env`'s `models.json`.
+pub fn add_image_model(env: &Env, mock: &Mock) {
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+               "models": [{"id": "eyes", "input": ["text", "image"]}]}}})
+        .to_string(),
+    )
+    .unwrap();
+}
