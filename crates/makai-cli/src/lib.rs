@@ -236,7 +236,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
     }
     let session = app.clone();
     let code = match mode {
-        Some(Mode::Rpc) => modes::rpc::run(app).await,
+        Some(Mode::Rpc) => modes::rpc::run(app, session_cwd::reopener(args.clone(), false)).await,
         Some(Mode::Json) => modes::print::run(&app, prompts, Format::Json).await,
         Some(Mode::Text) => {
             modes::print::run(
@@ -249,22 +249,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
             .await
         }
         None => {
-            let base = args.clone();
-            let reopen: tui::Reopen = Box::new(move |session, cwd| {
-                let mut args = base.clone();
-                Box::pin(async move {
-                    args.session = Some(session.display().to_string());
-                    args.cwd = Some(cwd.clone());
-                    (args.fork, args.session_id) = (None, None);
-                    (args.continue_, args.resume) = (false, false);
-                    app::trust::ask_at_start(
-                        &mut args,
-                        &cwd,
-                        makai_coding::makai_home().as_deref(),
-                    )?;
-                    app::setup::build(&args).await
-                })
-            });
+            let reopen = session_cwd::reopener(args.clone(), true);
             tui::run(app, prompts, args.verbose, reopen).await
         }
     };

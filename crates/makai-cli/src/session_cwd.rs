@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use makai_coding::session::{JsonlStore, SessionHeader};
 
+use crate::app::AppSession;
 use crate::cli::Args;
 use crate::error::CliError;
 
@@ -40,6 +41,65 @@ pub fn recorded_cwd(path: &Path) -> Option<PathBuf> {
 pub fn same_dir(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     canon(a) == canon(b)
+}
+
+/// The working directory the session file at `path` records, when it is
+/// not `here`: a session of another directory (one whose directory is gone
+/// included), which runs there rather than here.
+pub fn recorded_elsewhere(path: &Path, here: &Path) -> Option<PathBuf> {
+    path.is_file()
+        .then(|| recorded_cwd(path))
+        .flatten()
+        .filter(|dir| !same_dir(dir, here))
+}
+
+/// Builds the session a running makai switches to when it opens a session
+/// of another directory (the UI's `/import` and `/resume`, RPC's
+/// `switch_session`): the session file at the first path, run in the
+/// directory given second, as pi rebuilds its runtime for the session's
+/// directory.
+pub type Reopen = Box<
+    dyn Fn(
+            PathBuf,
+            PathBuf,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<AppSession, CliError>> + Send>,
+        > + Send
+        + Sync,
+>;
+
+/// A [`Reopen`] that builds the session as this run was built (`base`, its
+/// arguments), with the session file and directory in place of the ones it
+/// started with. `ask_trust`: the project trust question is asked on the
+/// terminal first (interactive mode, where the UI hands the terminal back).
+pub fn reopener(base: Args, ask_trust: bool) -> Reopen {
+    Box::new(move |session, cwd| {
+        let mut args = base.clone();
+        Box::pin(async move {
+            args.session = Some(session.display().to_string());
+            args.cwd = Some(cwd.clone());
+            (args.fork, args.session_id) = (None, None);
+            (args.continue_, args.resume) = (false, false);
+            if ask_trust {
+                crate::app::trust::ask_at_start(
+                    &mut args,
+                    &cwd,
+                    makai_coding::makai_home().as_deref(),
+                )?;
+            }
+            crate::app::setup::build(&args).await
+        })
+    })
+}
+
+/// Why a session whose working directory is gone is not opened where no one
+/// can be asked (RPC's `switch_session`, as pi's `MissingSessionCwdError`).
+pub fn gone_error(session: &Path, dir: &Path) -> CliError {
+    CliError::failed(format!(
+        "the session's working directory {} no longer exists (session file {}); the session was not opened",
+        dir.display(),
+        session.display()
+    ))
 }
 
 /// How the run starts after [`adopt`].

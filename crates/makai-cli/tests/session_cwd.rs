@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::json;
 
 /// A session file started in `cwd`, with one earlier exchange.
 fn session_from(env: &Env, cwd: &str) -> std::path::PathBuf {
@@ -127,4 +128,63 @@ fn a_session_id_from_another_directory_runs_there_too() {
         "the session's history was sent: {listed}"
     );
     assert_eq!(env.session_files().len(), 1, "the same session went on");
+}
+
+/// The bug this pins: RPC's `switch_session` to a session another directory
+/// started ran it in makai's directory, its tools on the wrong tree. pi
+/// rebuilds its runtime for the session's directory; so does makai now, and
+/// a session whose directory is gone is refused, the current one kept.
+#[test]
+fn rpc_switch_session_to_another_directorys_session_runs_it_there() {
+    let env = Env::new();
+    let project = project_beside(&env);
+    let project_dir = project.path().to_str().unwrap().to_string();
+    let file = session_from(&env, &project_dir);
+    let gone_dir = env.home.path().join("renamed-project");
+    let gone_file = env.home.path().join("gone.jsonl");
+    std::fs::write(
+        &gone_file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace(&project_dir, gone_dir.to_str().unwrap()),
+    )
+    .unwrap();
+    let mock = Mock::start(with_ls_round(Scenario::new(), "listed"));
+    let mut rpc = Rpc::start(&env, &mock.args());
+    // What the client set for its runs carries over to the rebuilt session.
+    rpc.ok(json!({"type": "set_auto_compaction", "enabled": false}));
+    rpc.ok(json!({"type": "set_steering_mode", "mode": "all"}));
+
+    let switched = rpc.ok(json!({"type": "switch_session", "sessionPath": file}));
+    assert_eq!(switched, json!({"cancelled": false}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionFile"], file.to_str().unwrap());
+    assert_eq!(state["messageCount"], 1, "{state}");
+    assert_eq!(state["autoCompactionEnabled"], false, "{state}");
+    assert_eq!(state["steeringMode"], "all", "{state}");
+
+    // A session whose directory is gone is refused; the current one stays.
+    let refused = rpc.call(json!({"type": "switch_session", "sessionPath": gone_file}));
+    assert_eq!(refused["success"], false, "{refused}");
+    let error = refused["error"].as_str().unwrap();
+    assert!(
+        error.contains("no longer exists") && error.contains("renamed-project"),
+        "{error}"
+    );
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionFile"], file.to_str().unwrap());
+
+    rpc.ok(json!({"type": "prompt", "message": "list the files"}));
+    rpc.wait_event("agent_end");
+    let listed = mock.requests()[1].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+    assert!(
+        listed.contains("earlier"),
+        "the session's history: {listed}"
+    );
+    assert_eq!(rpc.finish(), 0);
+    // The exchange went on in the session's own file.
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("list the files"), "{saved}");
 }

@@ -448,6 +448,12 @@ impl Agent {
         self.inner.lock().follow_up_mode
     }
 
+    /// When steering messages reach the model in future runs
+    /// ([`AgentLoopConfig::steering`]).
+    pub fn steering_behavior(&self) -> crate::config::SteeringBehavior {
+        self.inner.lock().config.steering
+    }
+
     fn clear_queues(&self, steering: bool, follow_up: bool) {
         let mut core = self.inner.lock();
         if steering {

@@ -40,6 +40,22 @@ impl AppSession {
         }
     }
 
+    /// Takes on what a client set on `previous` for its runs: the queue
+    /// modes, the steering delivery, automatic compaction and retry, and the
+    /// limits in force. A session opened in another directory is built
+    /// afresh and keeps them, as pi keeps them in its settings across a
+    /// session switch.
+    ///
+    /// Errors: a limit of `previous` this session refuses (out of range).
+    pub fn carry_settings_from(&self, previous: &AppSession) -> Result<(), CliError> {
+        self.set_steering_mode(previous.agent().steering_mode());
+        self.set_follow_up_mode(previous.agent().follow_up_mode());
+        self.set_steering_delivery(previous.agent().steering_behavior());
+        self.set_auto_compaction(previous.auto_compaction());
+        self.set_auto_retry(previous.auto_retry());
+        self.set_limits(previous.limits()).map(|_| ())
+    }
+
     /// The folder of the current session's file (`None` when the session is
     /// in memory or in a database).
     fn session_dir(&self) -> Option<PathBuf> {

@@ -240,12 +240,7 @@ pub fn import(ctx: &mut Ctx<'_>, arg: Option<&str>) {
 pub fn open_session_file(ctx: &mut Ctx<'_>, value: &str, done: &'static str) {
     let path = std::path::PathBuf::from(value);
     let here = ctx.app.cwd().to_path_buf();
-    let recorded = path
-        .is_file()
-        .then(|| crate::session_cwd::recorded_cwd(&path))
-        .flatten()
-        .filter(|dir| !crate::session_cwd::same_dir(dir, &here));
-    match recorded {
+    match crate::session_cwd::recorded_elsewhere(&path, &here) {
         Some(dir) if dir.is_dir() => {
             ctx.st.reopen = Some((path, dir, done));
             ctx.st.quit = true;

@@ -51,21 +51,10 @@ pub mod wrap_stream;
 use crate::app::AppSession;
 use crate::modes::print::Prompt;
 
-/// Builds the session the UI switches to: the session file, run in the
-/// directory given (`/import` of another directory's session). It runs with
-/// the terminal handed back, so what building says (and pi's project trust
-/// question) reaches the user.
-pub type Reopen = Box<
-    dyn Fn(
-            std::path::PathBuf,
-            std::path::PathBuf,
-        ) -> std::pin::Pin<
-            Box<
-                dyn std::future::Future<Output = Result<AppSession, crate::error::CliError>> + Send,
-            >,
-        > + Send
-        + Sync,
->;
+/// Builds the session the UI switches to (`/import`, `/resume` of another
+/// directory's session). It runs with the terminal handed back, so what
+/// building says (and pi's project trust question) reaches the user.
+pub use crate::session_cwd::Reopen;
 
 /// Runs the interactive UI until the user leaves; returns the exit code.
 /// `initial` prompts (from the command line) are sent one run after another.
@@ -104,6 +93,7 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
             match built {
                 Ok(Ok(next)) => {
                     app.abort().await;
+                    app.shutdown_mcp().await;
                     notices.push(format!(
                         "{done} session {} from {}; it runs in its working directory, {}.",
                         next.session_id(),
@@ -123,6 +113,8 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
         tui.restore();
         app.set_full_screen(false);
         leave_output(&app, &mut st);
+        // The session the UI ended on may not be the one it started with.
+        app.shutdown_mcp().await;
         return code;
     }
 }
