@@ -30,6 +30,7 @@ pub mod models;
 pub mod modes;
 pub mod offline;
 pub mod proxy;
+pub mod resume;
 pub mod sandboxing;
 pub mod serve;
 pub mod session_cwd;
@@ -181,6 +182,9 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         return Ok(EXIT_OK);
     }
     let mode = args.effective_mode(std::io::stdout().is_terminal());
+    if resume::choose(&mut args, home.as_deref())? == session_cwd::Start::Cancel {
+        return Ok(EXIT_OK);
+    }
     match session_cwd::adopt(
         &mut args,
         mode.is_none(),

@@ -308,10 +308,13 @@ pub fn ask_on_terminal(question: &str, choices: &[(Choice, &str)]) -> Result<Cho
 /// Writes `prompt` on stdout and reads the answer, a line of stdin (the
 /// start-up questions, asked before the full-screen UI starts).
 pub(crate) fn read_answer(prompt: &str) -> Result<String, CliError> {
-    let mut out = std::io::stdout().lock();
+    read_answer_on(&mut std::io::stdout().lock(), prompt)
+}
+
+/// Writes `prompt` on `out` and reads the answer, a line of stdin.
+pub(crate) fn read_answer_on(out: &mut dyn Write, prompt: &str) -> Result<String, CliError> {
     let _ = write!(out, "{prompt}");
     let _ = out.flush();
-    drop(out);
     let mut line = String::new();
     std::io::stdin()
         .lock()

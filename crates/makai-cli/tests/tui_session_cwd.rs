@@ -265,3 +265,93 @@ fn resume_lists_every_directorys_sessions_with_tab_and_opens_one_in_its_director
     assert!(listed.contains("only-in-the-project.txt"), "{listed}");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// `--resume` before the UI: this directory's sessions, `a` for every
+/// directory's (listed at once when this one has none), Enter to cancel;
+/// one of another directory runs there. Until now the list held this
+/// directory's sessions only, and a session chosen there would have run
+/// here.
+#[test]
+fn resume_flag_lists_every_directory_on_a_and_runs_the_choice_in_its_directory() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("made here"))
+            .push(ScriptedResponse::text("made there"))
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "ls",
+                json!({}).to_string(),
+            ))
+            .push(ScriptedResponse::text("listed them")),
+    );
+    let env = Env::new();
+    let project = common::project_beside(&env);
+    let print_run = |extra: &[&str]| {
+        let mut argv = mock.args();
+        argv.extend(s(extra));
+        let out = env.run(&argv, "");
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    };
+    print_run(&["-p", "the question here"]);
+    print_run(&[
+        "--cwd",
+        project.path().to_str().unwrap(),
+        "-p",
+        "the project question",
+    ]);
+    let mut argv = mock.args();
+    argv.push("-r".into());
+
+    // Enter alone cancels: nothing starts.
+    let pane = Pane::start(&env, &argv);
+    let screen = pane.wait_text("a = every directory, Enter = cancel]");
+    assert!(screen.contains("the question here"), "{screen}");
+    assert!(!screen.contains("the project question"), "{screen}");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.wait_exit_status("end after cancel"), 0);
+    drop(pane);
+    assert_eq!(mock.requests().len(), 2);
+
+    // `a`: every directory's, each with its directory; the newest, the
+    // project's, is 1 and runs in the project.
+    let pane = Pane::start(&env, &argv);
+    pane.wait_text("a = every directory");
+    pane.type_text("a");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Sessions of every directory");
+    let project_dir = project.path().display().to_string();
+    let (_, every) = screen.split_once("Sessions of every directory").unwrap();
+    let first = every
+        .lines()
+        .find(|l| l.trim_start().starts_with("1. "))
+        .unwrap_or_default();
+    assert!(
+        first.contains("the project question") && first.contains(&project_dir),
+        "{screen}"
+    );
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text("the project question");
+    pane.wait_text("Ask anything");
+    pane.type_text("list the files");
+    pane.keys(&["Enter"]);
+    pane.wait_text("listed them");
+    let listed = mock.requests()[3].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    drop(pane);
+
+    // A directory without sessions lists every directory's at once.
+    let empty = tempfile::tempdir().unwrap();
+    let mut argv = mock.args();
+    argv.extend(s(&["-r", "--cwd", empty.path().to_str().unwrap()]));
+    let pane = Pane::start(&env, &argv);
+    let screen = pane.wait_text("Sessions of every directory");
+    assert!(!screen.contains("a = every directory"), "{screen}");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.wait_exit_status("end after cancel"), 0);
+}
