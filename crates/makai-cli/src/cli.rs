@@ -91,6 +91,18 @@ pub struct Args {
     /// be repeated; loaded even with --no-prompt-templates).
     #[arg(long = "prompt-template", value_name = "PATH")]
     pub prompt_template: Vec<PathBuf>,
+    /// Load a theme file or folder besides the discovered ones (may be
+    /// repeated; loaded even with --no-themes).
+    #[arg(long = "theme", value_name = "PATH")]
+    pub theme: Vec<PathBuf>,
+    /// The interactive UI's theme for this run: a name, `system`, or
+    /// `light/dark` (the `theme` setting is left as it is).
+    #[arg(long = "use-theme", value_name = "NAME[/NAME]")]
+    pub use_theme: Option<String>,
+    /// Skip the discovered themes and the `themes` setting's (pi's
+    /// --no-themes); --theme paths still load.
+    #[arg(long = "no-themes")]
+    pub no_themes: bool,
     /// Skip AGENTS.md / CLAUDE.md discovery (pi's -nc).
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,

@@ -254,7 +254,8 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         }
         None => {
             let reopen = session_cwd::reopener(args.clone(), true);
-            tui::run(app, prompts, args.verbose, reopen).await
+            let warnings = tui::theme::choose_at_start(&app, &args);
+            tui::run(app, prompts, warnings, reopen).await
         }
     };
     session.shutdown_mcp().await;

@@ -120,6 +120,7 @@ const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
             "mcp.json",
             "skills",
             "prompts",
+            "themes",
             "agents",
             "SYSTEM.md",
             "APPEND_SYSTEM.md",
@@ -132,6 +133,7 @@ const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
             "mcp.json",
             "skills",
             "prompts",
+            "themes",
             "SYSTEM.md",
             "APPEND_SYSTEM.md",
         ],
@@ -140,7 +142,7 @@ const PROTECTED_ENTRIES: [(&str, &[&str]); 2] = [
 
 /// What `cwd` supplies that makai would load and that needs trust:
 /// `.makai/settings.json` (with its MCP servers) and `.makai/agents`; the
-/// `mcp.json`, skills, prompt templates, `SYSTEM.md` and `APPEND_SYSTEM.md`
+/// `mcp.json`, skills, prompt templates, themes, `SYSTEM.md` and `APPEND_SYSTEM.md`
 /// of `.makai` and `.pi`; `.pi/settings.json`; and `.agents/skills` in `cwd` or a parent up to the repository
 /// root (where skill discovery stops). A bare `.makai` or `.pi` folder needs
 /// none. Paths inside `user_dirs` (the makai home folder, pi's agent folder)

@@ -62,7 +62,8 @@ fn project_overrides_user_and_objects_merge_deeply() {
               "steeringMode": "all",
               "compaction": {"enabled": false, "reserveTokens": 16384},
               "retry": {"maxRetries": 5, "maxDelayMs": 30000},
-              "theme": "dark"
+              "theme": "dark",
+              "quietStartup": true
             }"#,
         ),
         Some(
@@ -90,7 +91,11 @@ fn project_overrides_user_and_objects_merge_deeply() {
     assert_eq!(s.compaction.keep_recent_tokens, 20_000, "default");
     assert!(!s.retry.enabled);
     assert_eq!((s.retry.max_retries, s.retry.max_delay_ms), (5, 30_000));
-    assert_eq!(s.extra["theme"], "dark", "unknown pi keys are kept");
+    assert_eq!(s.theme.as_deref(), Some("dark"));
+    assert_eq!(
+        s.extra["quietStartup"], true,
+        "pi keys makai reads elsewhere are kept"
+    );
 }
 
 #[test]
@@ -316,4 +321,40 @@ fn pis_settings_files_sit_beneath_makais_and_never_stop_a_run() {
     write_file(&pi.join("settings.json"), "{ not json");
     let err = Settings::load_from(&files, &cwd).unwrap_err();
     assert!(err.to_string().contains("pi-agent"), "{err}");
+}
+
+#[test]
+fn theme_lists_of_every_file_are_kept_each_resolved_from_its_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pi = tmp.path().join("pi-agent");
+    let home = tmp.path().join("makai-home");
+    let cwd = tmp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    write_file(
+        &pi.join("settings.json"),
+        r#"{"theme": "light/dark", "themes": ["mine", "/abs/theme.json"]}"#,
+    );
+    write_file(&home.join("settings.json"), r#"{"themes": ["~/shared"]}"#);
+    write_file(
+        &cwd.join(".pi/settings.json"),
+        r#"{"theme": "ocean", "themes": ["team"]}"#,
+    );
+    let files = Settings::files(&cwd, Some(&home), Some(&pi), true);
+    let s = Settings::load_from(&files, &cwd).unwrap().settings;
+    assert_eq!(s.theme.as_deref(), Some("ocean"));
+    let user_home = dirs_home();
+    assert_eq!(
+        s.themes,
+        [
+            pi.join("mine"),
+            PathBuf::from("/abs/theme.json"),
+            user_home.join("shared"),
+            cwd.join(".pi/team"),
+        ]
+    );
+    // An untrusted project's list is not read.
+    let files = Settings::files(&cwd, Some(&home), Some(&pi), false);
+    let s = Settings::load_from(&files, &cwd).unwrap().settings;
+    assert_eq!(s.theme.as_deref(), Some("light/dark"));
+    assert_eq!(s.themes.len(), 3);
 }

@@ -24,6 +24,7 @@ fn mode_name(m: QueueMode) -> &'static str {
 /// `/settings`: the switches of this session; choosing one flips it.
 pub fn open_settings(ctx: &mut Ctx<'_>) {
     let (steering, follow_up) = ctx.app.queue_modes();
+    let theme = super::theme::active_name();
     let rows = [
         (
             "autoCompaction",
@@ -43,6 +44,7 @@ pub fn open_settings(ctx: &mut Ctx<'_>) {
             "Expand tool output",
             on_off(ctx.st.expand_tools),
         ),
+        ("theme", "Theme", theme.as_str()),
     ];
     let items = rows
         .iter()
@@ -69,11 +71,23 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
         "followUpMode" => ctx.app.set_follow_up_mode(flip(follow_up)),
         "showThinking" => ctx.st.show_thinking = !ctx.st.show_thinking,
         "expandTools" => ctx.st.expand_tools = !ctx.st.expand_tools,
+        "theme" => next_theme(),
         _ => {}
     }
     open_settings(ctx);
     if let Some(sel) = &mut ctx.st.selector {
         sel.selected = sel.items.iter().position(|i| i.value == key).unwrap_or(0);
+    }
+}
+
+/// Switches to the theme after the active one, for this run (pi saves
+/// the choice in its settings; makai's `/settings` changes this run only).
+fn next_theme() {
+    let names = super::theme::names();
+    let active = super::theme::active_name();
+    let at = names.iter().position(|n| *n == active).unwrap_or(0);
+    if let Some(next) = names.get((at + 1) % names.len().max(1)) {
+        super::theme::switch_to(next);
     }
 }
 

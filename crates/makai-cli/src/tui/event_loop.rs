@@ -302,7 +302,7 @@ pub async fn run(
     tui: &mut Tui,
     app: &AppSession,
     initial: Vec<Prompt>,
-    notices: Vec<String>,
+    notices: Vec<(Level, String)>,
 ) -> (i32, UiState) {
     let mut events = app.subscribe();
     let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
@@ -312,8 +312,8 @@ pub async fn run(
         }));
     let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
-    for notice in notices {
-        st.notice(Level::Info, notice);
+    for (level, notice) in notices {
+        st.notice(level, notice);
     }
     st.pending_prompts = initial.into();
     let started = Instant::now();

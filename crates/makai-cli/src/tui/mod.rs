@@ -50,6 +50,7 @@ pub mod wrap_stream;
 
 use crate::app::AppSession;
 use crate::modes::print::Prompt;
+use transcript::Level;
 
 /// Builds the session the UI switches to (`/import`, `/resume` of another
 /// directory's session). It runs with the terminal handed back, so what
@@ -60,7 +61,13 @@ pub use crate::session_cwd::Reopen;
 /// `initial` prompts (from the command line) are sent one run after another.
 /// A session of another directory the user opens is built by `reopen` and
 /// the UI goes on with it (the previous one is stopped).
-pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: Reopen) -> i32 {
+/// `warnings` (the theme's problems, say) are shown when the UI opens.
+pub async fn run(
+    app: AppSession,
+    initial: Vec<Prompt>,
+    warnings: Vec<String>,
+    reopen: Reopen,
+) -> i32 {
     let mut tui = match terminal::Tui::enter() {
         Ok(t) => t,
         Err(e) => {
@@ -72,7 +79,8 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
     };
     let mut app = app;
     let mut initial = initial;
-    let mut notices = Vec::new();
+    let mut notices: Vec<(Level, String)> =
+        warnings.into_iter().map(|w| (Level::Warning, w)).collect();
     loop {
         app.set_full_screen(true);
         let (code, mut st) =
@@ -94,15 +102,21 @@ pub async fn run(app: AppSession, initial: Vec<Prompt>, _verbose: bool, reopen: 
                 Ok(Ok(next)) => {
                     app.abort().await;
                     app.shutdown_mcp().await;
-                    notices.push(format!(
-                        "{done} session {} from {}; it runs in its working directory, {}.",
-                        next.session_id(),
-                        session.display(),
-                        cwd.display()
+                    notices.push((
+                        Level::Info,
+                        format!(
+                            "{done} session {} from {}; it runs in its working directory, {}.",
+                            next.session_id(),
+                            session.display(),
+                            cwd.display()
+                        ),
                     ));
                     app = next;
                 }
-                Ok(Err(e)) => notices.push(format!("Cannot open {}: {e}", session.display())),
+                Ok(Err(e)) => notices.push((
+                    Level::Error,
+                    format!("Cannot open {}: {e}", session.display()),
+                )),
                 Err(e) => {
                     eprintln!("makai: cannot start the terminal UI again: {e}");
                     return crate::error::EXIT_FAILED;

@@ -1,25 +1,305 @@
-//! The colours and text styles of the terminal UI, in one place.
+//! The colours and text styles of the terminal UI, in one place: the
+//! active theme's colour of each part ([`makai_theme::Role`], pi's names),
+//! chosen at start-up ([`choose`]) from the `theme` setting, `--use-theme`,
+//! and the theme files of `themes/` folders and the `themes` setting.
 //!
-//! Only the 16 basic colours plus a few 256-colour greys are used, so the UI
-//! reads the same in most terminals and under tmux.
+//! The built-in `dark` and `light` themes use the terminal's 16 basic
+//! colours and a few 256-colour greys, so the UI follows the terminal's own
+//! palette; an sRGB colour of a theme file is sent as such where the
+//! terminal says it shows 24-bit colour (`COLORTERM`), else as the nearest
+//! of the 256.
 
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use makai_theme::{Role, Theme, ThemeSet};
 use ratatui::style::{Color, Modifier, Style};
 
-/// Accent colour (headings, selection, the prompt marker).
-pub const ACCENT: Color = Color::Cyan;
-/// Background of the user's messages.
-pub const USER_BG: Color = Color::Indexed(236);
-/// Background of a tool call that is still running.
-pub const TOOL_PENDING_BG: Color = Color::Indexed(235);
+/// The active theme's colours, by [`Role::index`] order (empty: the
+/// built-in dark theme, installed at first use).
+static ACTIVE: RwLock<Vec<Color>> = RwLock::new(Vec::new());
 
-/// Dimmed text (thinking, hints, secondary details).
-pub fn dim() -> Style {
-    Style::default().fg(Color::DarkGray)
+/// The name of the active theme.
+static ACTIVE_NAME: RwLock<String> = RwLock::new(String::new());
+
+/// Counts the themes activated, so that rows drawn with another theme's
+/// colours are drawn again ([`super::render::View::theme`]).
+static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+/// The themes read at start-up, to switch between in `/settings`, and
+/// whether the terminal shows 24-bit colour.
+static LOADED: RwLock<Option<(ThemeSet, bool)>> = RwLock::new(None);
+
+/// Which theme is active: changes whenever another one is.
+pub fn generation() -> u32 {
+    GENERATION.load(Ordering::Relaxed)
 }
 
-/// Muted but readable text (tool output, footer).
+/// The names of the themes one can switch to (the built-in ones when none
+/// were read).
+pub fn names() -> Vec<String> {
+    let loaded = LOADED.read().unwrap_or_else(|e| e.into_inner());
+    match loaded.as_ref() {
+        Some((set, _)) => set.names().map(str::to_string).collect(),
+        None => ThemeSet::built_in().names().map(str::to_string).collect(),
+    }
+}
+
+/// Activates the theme named `name` among those read at start-up (for
+/// this run: the `theme` setting is left as it is). Returns false when no
+/// theme has the name.
+pub fn switch_to(name: &str) -> bool {
+    let loaded = LOADED.read().unwrap_or_else(|e| e.into_inner());
+    let built_in;
+    let (set, truecolor) = match loaded.as_ref() {
+        Some((set, truecolor)) => (set, *truecolor),
+        None => {
+            built_in = ThemeSet::built_in();
+            (&built_in, false)
+        }
+    };
+    match set.get(name) {
+        Some(theme) => {
+            activate(theme, truecolor);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Makes `theme` the one the UI draws with; `truecolor`: the terminal shows
+/// 24-bit colour.
+pub fn activate(theme: &Theme, truecolor: bool) {
+    let colors = Role::ALL
+        .iter()
+        .map(|r| terminal_color(theme.color(*r), truecolor))
+        .collect();
+    *ACTIVE.write().unwrap_or_else(|e| e.into_inner()) = colors;
+    *ACTIVE_NAME.write().unwrap_or_else(|e| e.into_inner()) = theme.name().to_string();
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The name of the theme the UI draws with.
+pub fn active_name() -> String {
+    let name = ACTIVE_NAME
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if name.is_empty() { "dark".into() } else { name }
+}
+
+/// The colour of `role` in the active theme.
+pub fn color(role: Role) -> Color {
+    {
+        let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = active.get(role as usize) {
+            return *c;
+        }
+    }
+    if let Ok(dark) = ThemeSet::built_in().choose(Some("dark"), makai_theme::Appearance::Dark) {
+        activate(dark, false);
+    }
+    ACTIVE
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(role as usize)
+        .copied()
+        .unwrap_or(Color::Reset)
+}
+
+/// Where theme files are looked for, in order (the first theme of a name
+/// is kept): pi's agent folder's `themes/`, makai's, then, for a trusted
+/// project, its `.pi/themes/` and `.makai/themes/`, then the `themes`
+/// setting's files and folders.
+pub fn sources(
+    pi_dir: Option<&Path>,
+    home: Option<&Path>,
+    project: Option<&Path>,
+    setting: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    out.extend(pi_dir.map(|d| d.join("themes")));
+    out.extend(home.map(|d| d.join("themes")));
+    if let Some(p) = project {
+        out.push(p.join(".pi").join("themes"));
+        out.push(p.join(".makai").join("themes"));
+    }
+    out.extend(setting.iter().cloned());
+    out
+}
+
+/// Reads the themes of `sources`, chooses the one `setting` names for the
+/// terminal (its appearance from `COLORFGBG`) and activates it. Returns
+/// what the user should hear: invalid theme files, names taken twice, a
+/// theme that does not exist (the terminal's built-in theme is used).
+pub fn choose(sources: &[PathBuf], setting: Option<&str>) -> Vec<String> {
+    let mut set = ThemeSet::built_in();
+    for source in sources {
+        set.add(source);
+    }
+    let mut said: Vec<String> = set.problems().to_vec();
+    let terminal = makai_theme::terminal_appearance(std::env::var("COLORFGBG").ok().as_deref());
+    let truecolor =
+        std::env::var("COLORTERM").is_ok_and(|v| matches!(v.as_str(), "truecolor" | "24bit"));
+    let theme = match set.choose(setting, terminal) {
+        Ok(t) => t,
+        Err(e) => {
+            said.push(format!(
+                "{e}; the {} theme is used",
+                fallback_name(terminal)
+            ));
+            match set.choose(None, terminal) {
+                Ok(t) => t,
+                Err(e) => {
+                    said.push(e.to_string());
+                    return said;
+                }
+            }
+        }
+    };
+    activate(theme, truecolor);
+    *LOADED.write().unwrap_or_else(|e| e.into_inner()) = Some((set.clone(), truecolor));
+    said
+}
+
+/// Chooses the theme of an interactive run and activates it: `--use-theme`
+/// or the `theme` setting; the themes of pi's and makai's `themes/`
+/// folders, the trusted project's, and the `themes` setting's (none of
+/// these with `--no-themes`), then the `--theme` paths. Returns what the
+/// user should hear ([`choose`]).
+pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) -> Vec<String> {
+    let settings = app.settings();
+    let mut paths = if args.no_themes {
+        Vec::new()
+    } else {
+        let pi_dir = makai_coding::resources::pi_agent_dir();
+        let home = makai_coding::makai_home();
+        let project = app.project_trust().trusted.then(|| app.cwd());
+        sources(
+            pi_dir.as_deref(),
+            home.as_deref(),
+            project,
+            &settings.themes,
+        )
+    };
+    paths.extend(args.theme.iter().map(|p| app.cwd().join(p)));
+    let setting = args.use_theme.as_deref().or(settings.theme.as_deref());
+    choose(&paths, setting)
+}
+
+fn fallback_name(terminal: makai_theme::Appearance) -> &'static str {
+    match terminal {
+        makai_theme::Appearance::Dark => "dark",
+        makai_theme::Appearance::Light => "light",
+    }
+}
+
+/// A theme colour as the terminal is sent it.
+fn terminal_color(c: makai_theme::Color, truecolor: bool) -> Color {
+    const BASIC: [Color; 16] = [
+        Color::Black,
+        Color::Red,
+        Color::Green,
+        Color::Yellow,
+        Color::Blue,
+        Color::Magenta,
+        Color::Cyan,
+        Color::Gray,
+        Color::DarkGray,
+        Color::LightRed,
+        Color::LightGreen,
+        Color::LightYellow,
+        Color::LightBlue,
+        Color::LightMagenta,
+        Color::LightCyan,
+        Color::White,
+    ];
+    match c {
+        makai_theme::Color::Default => Color::Reset,
+        makai_theme::Color::Indexed(i) => BASIC
+            .get(usize::from(i))
+            .copied()
+            .unwrap_or(Color::Indexed(i)),
+        makai_theme::Color::Rgb(r, g, b) if truecolor => Color::Rgb(r, g, b),
+        makai_theme::Color::Rgb(r, g, b) => Color::Indexed(nearest_256(r, g, b)),
+    }
+}
+
+/// The entry of the 256-colour palette's colour cube or grey ramp nearest
+/// to an sRGB colour (the 16 basic colours are left out: the terminal's
+/// theme decides them).
+fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    let level = |c: u8| {
+        LEVELS
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, l)| (i32::from(**l) - i32::from(c)).abs())
+            .map_or(0, |(i, _)| i as u8)
+    };
+    let (ri, gi, bi) = (level(r), level(g), level(b));
+    let cube = (
+        LEVELS[usize::from(ri)],
+        LEVELS[usize::from(gi)],
+        LEVELS[usize::from(bi)],
+    );
+    let average = (u16::from(r) + u16::from(g) + u16::from(b)) / 3;
+    let grey_step = (average.saturating_sub(3) / 10).min(23) as u8;
+    let grey = 8 + 10 * grey_step;
+    let distance = |(x, y, z): (u8, u8, u8)| {
+        let d = |a: u8, b: u8| (i32::from(a) - i32::from(b)).pow(2);
+        d(x, r) + d(y, g) + d(z, b)
+    };
+    if distance((grey, grey, grey)) < distance(cube) {
+        232 + grey_step
+    } else {
+        16 + 36 * ri + 6 * gi + bi
+    }
+}
+
+/// Accent colour (the logo, selection, borders of dialogs, the prompt marker).
+pub fn accent() -> Color {
+    color(Role::Accent)
+}
+
+/// Borders of dialogs and of the transcript search.
+pub fn border_accent() -> Color {
+    color(Role::BorderAccent)
+}
+
+/// Background of the user's messages.
+pub fn user_bg() -> Color {
+    color(Role::UserMessageBg)
+}
+
+/// Text of the user's messages.
+pub fn user_text() -> Color {
+    color(Role::UserMessageText)
+}
+
+fn fg(role: Role) -> Style {
+    Style::default().fg(color(role))
+}
+
+/// Dimmed text (hints, secondary details).
+pub fn dim() -> Style {
+    fg(Role::Dim)
+}
+
+/// Muted but readable text (the footer, notices).
 pub fn muted() -> Style {
-    Style::default().fg(Color::Gray)
+    fg(Role::Muted)
+}
+
+/// A model's thinking, when shown.
+pub fn thinking_text() -> Style {
+    fg(Role::ThinkingText)
+}
+
+/// A tool's output.
+pub fn tool_output() -> Style {
+    fg(Role::ToolOutput)
 }
 
 /// Bold text.
@@ -29,47 +309,90 @@ pub fn bold() -> Style {
 
 /// Errors.
 pub fn error() -> Style {
-    Style::default().fg(Color::Red)
+    fg(Role::Error)
 }
 
 /// Warnings (aborts, retries).
 pub fn warning() -> Style {
-    Style::default().fg(Color::Yellow)
+    fg(Role::Warning)
 }
 
 /// Success (finished tool calls).
 pub fn success() -> Style {
-    Style::default().fg(Color::Green)
+    fg(Role::Success)
 }
 
 /// Informational notices.
 pub fn info() -> Style {
-    Style::default().fg(ACCENT)
+    fg(Role::Accent)
 }
 
-/// Inline code and code blocks.
+/// Inline code.
 pub fn code() -> Style {
-    Style::default().fg(Color::Yellow)
+    fg(Role::MdCode)
 }
 
 /// Links.
 pub fn link() -> Style {
-    Style::default()
-        .fg(Color::Blue)
-        .add_modifier(Modifier::UNDERLINED)
+    fg(Role::MdLink).add_modifier(Modifier::UNDERLINED)
 }
 
-/// The border colour of the editor for a thinking level (off is grey; more
-/// thinking is warmer).
+/// A link's address shown after its text.
+pub fn link_url() -> Style {
+    fg(Role::MdLinkUrl)
+}
+
+/// Headings of level 1 and 2.
+pub fn heading() -> Style {
+    fg(Role::MdHeading).add_modifier(Modifier::BOLD)
+}
+
+/// The fences of a code block.
+pub fn code_block_border() -> Style {
+    fg(Role::MdCodeBlockBorder)
+}
+
+/// The bar of a block quote.
+pub fn quote_border() -> Style {
+    fg(Role::MdQuoteBorder)
+}
+
+/// Horizontal rules and table rules.
+pub fn rule() -> Style {
+    fg(Role::MdHr)
+}
+
+/// List bullets and numbers.
+pub fn list_bullet() -> Style {
+    fg(Role::MdListBullet)
+}
+
+/// The border colour of the editor for a thinking level (pi's
+/// `thinkingOff` ... `thinkingMax`).
 pub fn thinking_color(level: makai_ai::ThinkingLevel) -> Color {
     use makai_ai::ThinkingLevel as L;
-    match level {
-        L::Off => Color::DarkGray,
-        L::Minimal => Color::Blue,
-        L::Low => Color::Cyan,
-        L::Medium => Color::Green,
-        L::High => Color::Yellow,
-        L::Xhigh => Color::Magenta,
-        L::Max => Color::Red,
+    color(match level {
+        L::Off => Role::ThinkingOff,
+        L::Minimal => Role::ThinkingMinimal,
+        L::Low => Role::ThinkingLow,
+        L::Medium => Role::ThinkingMedium,
+        L::High => Role::ThinkingHigh,
+        L::Xhigh => Role::ThinkingXhigh,
+        L::Max => Role::ThinkingMax,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_srgb_colour_without_truecolor_is_the_nearest_of_the_256() {
+        assert_eq!(nearest_256(0, 0, 0), 16);
+        assert_eq!(nearest_256(255, 255, 255), 231);
+        assert_eq!(nearest_256(255, 0, 0), 196);
+        assert_eq!(nearest_256(0, 175, 255), 39);
+        assert_eq!(nearest_256(128, 128, 128), 244);
+        assert_eq!(nearest_256(238, 238, 238), 255);
     }
 }

@@ -175,6 +175,10 @@ impl Settings {
                 _ => cwd.to_path_buf(),
             };
             resolve_paths(&mut v, &base, user_home.as_deref());
+            if let Some(folder) = path.parent() {
+                resolve_resource_paths(&mut v, folder, user_home.as_deref());
+            }
+            keep_resource_lists(&merged, &mut v);
             if !file.project {
                 trust |= v.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
             } else if let Value::Object(map) = &mut v {
@@ -318,6 +322,39 @@ fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The settings that list resource files and folders (pi's `themes`).
+const RESOURCE_LISTS: [&str; 1] = ["themes"];
+
+/// Makes the paths of the resource lists absolute: pi resolves them from
+/// the folder of the settings file that names them.
+fn resolve_resource_paths(v: &mut Value, folder: &Path, user_home: Option<&Path>) {
+    let Value::Object(map) = v else { return };
+    for key in RESOURCE_LISTS {
+        if let Some(Value::Array(paths)) = map.get_mut(key) {
+            for p in paths.iter_mut() {
+                if let Value::String(s) = p {
+                    *s = expand_path(s, folder, user_home).display().to_string();
+                }
+            }
+        }
+    }
+}
+
+/// A resource list of a later file adds to the earlier files' (pi loads
+/// the resources of user and project settings both) instead of replacing it.
+fn keep_resource_lists(merged: &Value, v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    for key in RESOURCE_LISTS {
+        if let (Some(Value::Array(before)), Some(Value::Array(after))) =
+            (merged.get(key), map.get_mut(key))
+        {
+            let mut all = before.clone();
+            all.append(after);
+            *after = all;
         }
     }
 }

@@ -243,6 +243,19 @@ pub struct Settings {
     /// `httpIdleTimeoutMs`; unset: 120 s, makai's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_idle_timeout_ms: Option<IdleTimeoutSetting>,
+    /// The interactive UI's theme (pi's `theme`): `system` (the default:
+    /// the built-in theme of the terminal's appearance), a theme's name, or
+    /// `light/dark`, the first for a light terminal and the second for a
+    /// dark one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// Theme files and folders loaded besides the discovered ones (pi's
+    /// `themes`), absolute once loaded: a user file's relative to its
+    /// folder (pi's agent folder), a project file's to its `.pi` or
+    /// `.makai` folder. The lists of every file are kept, user files'
+    /// first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub themes: Vec<PathBuf>,
     /// pi's `images` settings (`autoResize`, `blockImages`).
     #[serde(skip_serializing_if = "is_default")]
     pub images: ImageSettings,

@@ -213,7 +213,7 @@ impl Renderer {
                 let mut spans = first;
                 spans.push(Span::styled(
                     "─".repeat(self.width.saturating_sub(used)),
-                    theme::dim(),
+                    theme::rule(),
                 ));
                 self.out.push(Line::from(spans));
                 self.need_blank = true;
@@ -232,10 +232,8 @@ impl Renderer {
             Tag::Heading { level, .. } => {
                 self.flush();
                 let style = match level {
-                    HeadingLevel::H1 => theme::bold()
-                        .fg(theme::ACCENT)
-                        .add_modifier(Modifier::UNDERLINED),
-                    HeadingLevel::H2 => theme::bold().fg(theme::ACCENT),
+                    HeadingLevel::H1 => theme::heading().add_modifier(Modifier::UNDERLINED),
+                    HeadingLevel::H2 => theme::heading(),
                     _ => theme::bold(),
                 };
                 self.styles.push(style);
@@ -245,7 +243,7 @@ impl Renderer {
                 self.blank_if_needed();
                 self.containers.push(Container {
                     marker: None,
-                    indent: vec![Span::styled("│ ", theme::dim())],
+                    indent: vec![Span::styled("│ ", theme::quote_border())],
                 });
                 self.styles
                     .push(Style::default().add_modifier(Modifier::ITALIC));
@@ -279,10 +277,7 @@ impl Renderer {
                 };
                 let indent = " ".repeat(str_width(&marker));
                 self.containers.push(Container {
-                    marker: Some(vec![Span::styled(
-                        marker,
-                        Style::default().fg(theme::ACCENT),
-                    )]),
+                    marker: Some(vec![Span::styled(marker, theme::list_bullet())]),
                     indent: vec![Span::raw(indent)],
                 });
             }
@@ -391,7 +386,7 @@ impl Renderer {
                     && format!("mailto:{label}") != url
                 {
                     self.inline
-                        .push(Span::styled(format!(" ({url})"), theme::dim()));
+                        .push(Span::styled(format!(" ({url})"), theme::link_url()));
                 }
             }
             TagEnd::Image => {
@@ -413,7 +408,10 @@ impl Renderer {
         let (first, rest) = self.prefixes();
         let indent: String = rest.iter().map(|s| s.content.as_ref()).collect();
         let mut open = first;
-        open.push(Span::styled(format!("```{lang}"), theme::dim()));
+        open.push(Span::styled(
+            format!("```{lang}"),
+            theme::code_block_border(),
+        ));
         self.out.push(Line::from(open));
         let body = buf.strip_suffix('\n').unwrap_or(&buf);
         self.out.extend(hard_wrap(
@@ -424,7 +422,7 @@ impl Renderer {
         ));
         self.out.push(Line::from(vec![
             Span::raw(indent),
-            Span::styled("```", theme::dim()),
+            Span::styled("```", theme::code_block_border()),
         ]));
         self.need_blank = true;
     }
@@ -453,7 +451,7 @@ impl Renderer {
             }
             widths[i] -= 1;
         }
-        let sep = || Span::styled(" │ ", theme::dim());
+        let sep = || Span::styled(" │ ", theme::rule());
         for (r, row) in t.rows.iter().enumerate() {
             let style = if r < t.header_rows {
                 theme::bold()
@@ -474,7 +472,7 @@ impl Renderer {
             if r + 1 == t.header_rows {
                 let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
                 self.out
-                    .push(Line::from(Span::styled(rule.join("─┼─"), theme::dim())));
+                    .push(Line::from(Span::styled(rule.join("─┼─"), theme::rule())));
             }
         }
         self.need_blank = true;

@@ -23,6 +23,9 @@ pub struct View {
     pub show_thinking: bool,
     /// Tool results shown in full.
     pub expand_tools: bool,
+    /// The theme's generation ([`theme::generation`]): rows drawn with
+    /// another theme's colours are drawn again.
+    pub theme: u32,
 }
 
 /// The columns an answer's text is rendered in.
@@ -32,7 +35,7 @@ pub fn text_width(view: View) -> usize {
 
 /// How shown thinking is drawn.
 pub fn thinking_style() -> Style {
-    theme::dim().add_modifier(Modifier::ITALIC)
+    theme::thinking_text().add_modifier(Modifier::ITALIC)
 }
 
 /// The lines of one item.
@@ -65,7 +68,7 @@ pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
 }
 
 fn user_lines(text: &str, w: usize) -> Vec<Line<'static>> {
-    let style = Style::default().bg(theme::USER_BG);
+    let style = Style::default().bg(theme::user_bg()).fg(theme::user_text());
     let mut out = Vec::new();
     for mut line in wrap_text(text.trim_end(), w.saturating_sub(1), style, " ") {
         let pad = w.saturating_sub(line.width());
@@ -131,7 +134,7 @@ fn summary(t: &ToolCallView) -> Option<String> {
 
 fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
     let (bullet_style, name_style) = match (t.state, t.is_error) {
-        (ToolState::Done, true) => (theme::error(), theme::bold().fg(ratatui::style::Color::Red)),
+        (ToolState::Done, true) => (theme::error(), theme::bold().patch(theme::error())),
         (ToolState::Done, false) => (theme::success(), theme::bold()),
         _ => (theme::warning(), theme::bold()),
     };
@@ -187,7 +190,7 @@ fn result_lines(result: &str, is_error: bool, expand: bool, w: usize) -> Vec<Lin
     let style = if is_error {
         theme::error()
     } else {
-        theme::muted()
+        theme::tool_output()
     };
     let text = result.trim_end_matches('\n');
     if text.trim().is_empty() {
@@ -258,6 +261,7 @@ mod tests {
             width: 80,
             show_thinking: false,
             expand_tools: false,
+            theme: 0,
         };
         assert_eq!(
             text(&item_lines(&item, view)),
@@ -289,6 +293,7 @@ mod tests {
             width: 40,
             show_thinking: true,
             expand_tools: false,
+            theme: 0,
         };
         let lines = text(&item_lines(&item, view));
         assert_eq!(lines[0], "● bash $ seq 10");
@@ -307,6 +312,7 @@ mod tests {
             width: 40,
             show_thinking: false,
             expand_tools: false,
+            theme: 0,
         };
         assert_eq!(
             text(&item_lines(&item, view)),

@@ -137,7 +137,7 @@ fn header_lines(st: &UiState) -> Vec<Line<'static>> {
     }
     vec![
         Line::from(vec![
-            Span::styled("makai", theme::bold().fg(theme::ACCENT)),
+            Span::styled("makai", theme::bold().fg(theme::accent())),
             Span::styled(format!(" v{}", env!("CARGO_PKG_VERSION")), theme::dim()),
             Span::styled(format!("  {}", st.footer.cwd), theme::dim()),
         ]),
@@ -166,6 +166,7 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
         width: usize::from(width),
         show_thinking: st.show_thinking,
         expand_tools: st.expand_tools,
+        theme: theme::generation(),
     };
     refresh_items(st, view);
     let mut out = header_lines(st);
@@ -188,6 +189,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         width: area.width as usize,
         show_thinking: st.show_thinking,
         expand_tools: st.expand_tools,
+        theme: theme::generation(),
     };
     let header = header_lines(st);
     refresh_items(st, view);

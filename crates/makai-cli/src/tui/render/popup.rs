@@ -49,7 +49,7 @@ fn row(
     let pointer = if selected { "› " } else { "  " };
     let base = if selected {
         Style::default()
-            .fg(theme::ACCENT)
+            .fg(theme::accent())
             .add_modifier(Modifier::BOLD)
     } else {
         Style::default()
@@ -93,7 +93,7 @@ pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
         format!("filter: {}", sel.filter)
     };
     let block = Block::bordered()
-        .border_style(Style::default().fg(theme::ACCENT))
+        .border_style(Style::default().fg(theme::border_accent()))
         .title(Span::styled(format!(" {} ", sel.title), theme::bold()))
         .title_bottom(Span::styled(
             format!(" {filter} · ↑↓ move · enter choose · esc cancel "),
@@ -186,7 +186,7 @@ pub fn draw_search(f: &mut Frame<'_>, search: &Search, conversation: Rect) {
         shown = chars.as_str();
     }
     let block = Block::bordered()
-        .border_style(Style::default().fg(theme::ACCENT))
+        .border_style(Style::default().fg(theme::border_accent()))
         .title(Span::styled(" Find transcript ", theme::bold()))
         .title(
             Line::from(Span::styled(
