@@ -2,8 +2,10 @@
 //! pi's agent folder chosen by the `theme` setting colours the UI, and
 //! `--use-theme` overrides it; the `themes` setting's paths resolve from
 //! the settings file's folder; an invalid theme file and an unknown theme
-//! name are said, and the built-in theme is used. Skipped (with a message)
-//! when tmux is not installed, outside CI.
+//! name are said, and the built-in theme is used; a terminal that reports a
+//! light background gets the light theme. The tmux tests are skipped (with
+//! a message) when tmux is not installed, outside CI; the last plays the
+//! terminal itself on a pseudo-terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -130,4 +132,128 @@ fn the_built_in_light_theme_and_an_unknown_name() {
         "{plain}"
     );
     assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// A terminal that says its colours: the test plays it on a pseudo-terminal,
+/// answering the colour queries (`OSC 10`, `OSC 11`) with dark text on a
+/// white background and every device attributes query (`CSI c`) as a VT
+/// terminal does. tmux cannot stand in: it does not answer `OSC 11`.
+struct SpeakingTerminal {
+    output: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    input: std::fs::File,
+    child: std::process::Child,
+}
+
+impl SpeakingTerminal {
+    fn start(env: &Env, args: &[String]) -> SpeakingTerminal {
+        use std::io::{Read, Write};
+        use std::process::Stdio;
+        let size = nix::pty::Winsize {
+            ws_row: 30,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).unwrap();
+        let stderr = std::fs::File::create(env.home.path().join("stderr.txt")).unwrap();
+        let child = env
+            .cmd()
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .env_remove("COLORFGBG")
+            .env_remove("COLORTERM")
+            .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+            .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .unwrap();
+        drop(pty.slave);
+        let master = std::fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let mut answers = master.try_clone().unwrap();
+        let output = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = output.clone();
+        std::thread::spawn(move || {
+            let queries: [(&[u8], &[u8]); 3] = [
+                (b"\x1b]10;?", b"\x1b]10;rgb:1010/1010/1010\x1b\\"),
+                (b"\x1b]11;?", b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\"),
+                (b"\x1b[c", b"\x1b[?1;2c"),
+            ];
+            let mut answered = 0;
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                let mut all = seen.lock().unwrap();
+                all.extend_from_slice(&chunk[..n]);
+                // Answer each query once, in the order asked.
+                loop {
+                    let next = queries
+                        .iter()
+                        .filter_map(|(q, a)| {
+                            all[answered..]
+                                .windows(q.len())
+                                .position(|w| w == *q)
+                                .map(|at| (answered + at + q.len(), *a))
+                        })
+                        .min_by_key(|(end, _)| *end);
+                    let Some((end, answer)) = next else { break };
+                    answers.write_all(answer).unwrap();
+                    answered = end;
+                }
+            }
+        });
+        SpeakingTerminal {
+            output,
+            input: master,
+            child,
+        }
+    }
+
+    fn output(&self) -> String {
+        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let start = std::time::Instant::now();
+        while !self.output().contains(text) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "timed out waiting for {text:?}; the output was {:?}",
+                self.output()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn type_text(&mut self, text: &str) {
+        use std::io::Write;
+        self.input.write_all(text.as_bytes()).unwrap();
+    }
+}
+
+#[test]
+fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    let mut term = SpeakingTerminal::start(&env, &mock.args());
+    term.wait_for("Ask anything");
+    assert!(
+        term.output().contains("\x1b]11;?"),
+        "makai asked the colours"
+    );
+    term.type_text("hello there\r");
+    // The words are drawn apart (the terminal keeps the space between).
+    term.wait_for("answer");
+    let shown = term.output();
+    // The user message's background: the light theme's grey 254, not the
+    // dark theme's 236 (crossterm writes it with the foreground: `39;48;5;254m`).
+    assert!(shown.contains("48;5;254m hello there"), "{shown:?}");
+    assert!(!shown.contains("48;5;236m"), "{shown:?}");
+    term.type_text("\x03");
+    term.wait_for("Press Ctrl+C again to exit");
+    term.type_text("\x03");
+    let status = term.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
 }

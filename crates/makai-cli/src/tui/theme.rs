@@ -130,7 +130,7 @@ pub fn sources(
 }
 
 /// Reads the themes of `sources`, chooses the one `setting` names for the
-/// terminal (its appearance from `COLORFGBG`) and activates it. Returns
+/// terminal ([`terminal_appearance`]) and activates it. Returns
 /// what the user should hear: invalid theme files, names taken twice, a
 /// theme that does not exist (the terminal's built-in theme is used).
 pub fn choose(sources: &[PathBuf], setting: Option<&str>) -> Vec<String> {
@@ -139,21 +139,31 @@ pub fn choose(sources: &[PathBuf], setting: Option<&str>) -> Vec<String> {
         set.add(source);
     }
     let mut said: Vec<String> = set.problems().to_vec();
-    let terminal = makai_theme::terminal_appearance(std::env::var("COLORFGBG").ok().as_deref());
     let truecolor =
         std::env::var("COLORTERM").is_ok_and(|v| matches!(v.as_str(), "truecolor" | "24bit"));
-    let theme = match set.choose(setting, terminal) {
-        Ok(t) => t,
-        Err(e) => {
-            said.push(format!(
-                "{e}; the {} theme is used",
-                fallback_name(terminal)
-            ));
-            match set.choose(None, terminal) {
+    // A theme named outright needs nothing of the terminal.
+    let named = setting
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && *s != "system" && !s.contains('/'))
+        .and_then(|name| set.get(name));
+    let theme = match named {
+        Some(t) => t,
+        None => {
+            let terminal = terminal_appearance();
+            match set.choose(setting, terminal) {
                 Ok(t) => t,
                 Err(e) => {
-                    said.push(e.to_string());
-                    return said;
+                    said.push(format!(
+                        "{e}; the {} theme is used",
+                        fallback_name(terminal)
+                    ));
+                    match set.choose(None, terminal) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            said.push(e.to_string());
+                            return said;
+                        }
+                    }
                 }
             }
         }
@@ -186,6 +196,28 @@ pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) ->
     paths.extend(args.theme.iter().map(|p| app.cwd().join(p)));
     let setting = args.use_theme.as_deref().or(settings.theme.as_deref());
     choose(&paths, setting)
+}
+
+/// How long the terminal may take to say its colours (pi waits as long).
+const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Whether the terminal's background is light or dark, as pi decides it:
+/// the colours the terminal reports (asked with `OSC 10` and `OSC 11`; a
+/// terminal that cannot say is known at once by its answer to the device
+/// attributes query sent after them, so it costs no wait), else its
+/// `COLORFGBG` variable, else dark.
+pub fn terminal_appearance() -> makai_theme::Appearance {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        let mut options = terminal_colorsaurus::QueryOptions::default();
+        options.timeout = QUERY_TIMEOUT;
+        match terminal_colorsaurus::theme_mode(options) {
+            Ok(terminal_colorsaurus::ThemeMode::Dark) => return makai_theme::Appearance::Dark,
+            Ok(terminal_colorsaurus::ThemeMode::Light) => return makai_theme::Appearance::Light,
+            Err(e) => tracing::debug!(error = %e, "the terminal did not say its colours"),
+        }
+    }
+    makai_theme::terminal_appearance(std::env::var("COLORFGBG").ok().as_deref())
 }
 
 fn fallback_name(terminal: makai_theme::Appearance) -> &'static str {
