@@ -257,3 +257,53 @@ fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
     let status = term.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// `edit`'s diff is drawn once, below its message, in the theme's diff
+/// colours (it was drawn as the result's plain text, its file header
+/// included, the first lines only).
+#[test]
+fn an_edit_s_diff_is_drawn_in_the_theme_s_diff_colours() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "edit",
+                json!({"path": "a.txt", "oldText": "old line", "newText": "new line"}).to_string(),
+            ))
+            .push(ScriptedResponse::text("edited it")),
+    );
+    let env = Env::new();
+    std::fs::write(env.work().join("a.txt"), "keep\nold line\n").unwrap();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("change the line");
+    pane.keys(&["Enter"]);
+    pane.wait_text("edited it");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "keep\nnew line\n"
+    );
+    let plain = pane.screen();
+    assert_eq!(plain.matches("-old line").count(), 1, "{plain}");
+    assert!(!plain.contains("--- a/a.txt"), "{plain}");
+    assert!(
+        plain.contains("Successfully replaced 1 block(s) in a.txt."),
+        "{plain}"
+    );
+    let styled = pane.screen_with_styles();
+    // The built-in dark theme: removed lines red (colour 1), added ones
+    // green (2).
+    let line = |text: &str| {
+        styled
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("-old line").contains("\u{1b}[38;5;1m"), "{styled}");
+    assert!(line("+new line").contains("\u{1b}[38;5;2m"), "{styled}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -91,10 +91,19 @@ fn ctrl_shift_f_finds_text_above_the_screen_and_enter_moves_between_matches() {
     // The selected match is drawn bold and reversed (tmux shows the
     // attributes of the cells).
     let styled = pane.screen_with_styles();
-    assert!(
-        styled.contains("\u{1b}[1m\u{1b}[7mneedle") || styled.contains("\u{1b}[1;7mneedle"),
-        "{styled:?}"
-    );
+    let row = styled
+        .lines()
+        .find(|l| l.contains("row 5 has the"))
+        .unwrap_or_default();
+    // The escape sequences between the text before the match and the match.
+    let (before, _) = row.split_once("needle").unwrap_or_default();
+    let sgr = before.rsplit("has the ").next().unwrap_or_default();
+    let bold_reversed =
+        sgr.contains("\u{1b}[1;7m") || (sgr.contains("\u{1b}[1m") && sgr.contains("\u{1b}[7m"));
+    assert!(bold_reversed, "{row:?}");
+    // In the colours of the theme's match (the built-in dark theme's
+    // `selectedBg`, grey 237, and the text's own colour), reversed.
+    assert!(sgr.contains("48;5;237m"), "{row:?}");
     // Ctrl+G is "next" too, Shift+Enter "previous".
     pane.keys(&["C-g"]);
     pane.wait_text("2/2");

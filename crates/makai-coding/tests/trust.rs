@@ -29,10 +29,13 @@ fn only_what_makai_would_load_needs_trust() {
     std::fs::create_dir_all(cwd.join(".pi")).unwrap();
     std::fs::create_dir_all(cwd.join(".makai")).unwrap();
     assert!(protected_resources(&cwd, &[]).is_empty(), "bare folders");
-    // pi's themes and extensions are not makai's to load.
-    std::fs::create_dir_all(cwd.join(".pi/themes")).unwrap();
+    // pi's extensions are not makai's to load.
     std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
     assert!(protected_resources(&cwd, &[]).is_empty());
+    // Its themes are (they load only in a trusted project, as in pi).
+    std::fs::create_dir_all(cwd.join(".pi/themes")).unwrap();
+    assert_eq!(protected_resources(&cwd, &[]), vec![cwd.join(".pi/themes")]);
+    std::fs::remove_dir(cwd.join(".pi/themes")).unwrap();
 
     // pi 1.5.2's project settings or MCP servers alone need a decision.
     write(&cwd.join(".pi/settings.json"), "{}");

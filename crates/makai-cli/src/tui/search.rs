@@ -12,7 +12,7 @@
 //! over the rows, keeping no copy of their text.
 
 use ratatui::buffer::CellWidth;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -362,13 +362,11 @@ fn prefix_table(pattern: &[char]) -> Vec<usize> {
     table
 }
 
-/// The style of a match: underlined, and the selected one reversed and bold.
+/// The style of a match: the theme's match colours over the text's own
+/// style, underlined; the selected one reversed and bold
+/// ([`super::theme::search_match`]).
 fn match_style(style: Style, selected: bool) -> Style {
-    if selected {
-        style.add_modifier(Modifier::REVERSED | Modifier::BOLD)
-    } else {
-        style.add_modifier(Modifier::UNDERLINED)
-    }
+    style.patch(super::theme::search_match(selected))
 }
 
 /// `line` with the cells of `highlights` (from [`Search::highlights`])
@@ -420,6 +418,7 @@ pub fn highlight(line: &Line<'_>, highlights: &[(usize, usize, bool)]) -> Line<'
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::style::Modifier;
 
     fn lines(rows: &[&str]) -> Vec<Line<'static>> {
         rows.iter().map(|r| Line::from(r.to_string())).collect()

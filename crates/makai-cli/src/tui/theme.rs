@@ -379,9 +379,19 @@ pub fn heading() -> Style {
     fg(Role::MdHeading).add_modifier(Modifier::BOLD)
 }
 
+/// The text of a code block.
+pub fn code_block() -> Style {
+    fg(Role::MdCodeBlock)
+}
+
 /// The fences of a code block.
 pub fn code_block_border() -> Style {
     fg(Role::MdCodeBlockBorder)
+}
+
+/// The text of a block quote.
+pub fn quote() -> Style {
+    fg(Role::MdQuote)
 }
 
 /// The bar of a block quote.
@@ -397,6 +407,40 @@ pub fn rule() -> Style {
 /// List bullets and numbers.
 pub fn list_bullet() -> Style {
     fg(Role::MdListBullet)
+}
+
+/// An added line of a tool's diff.
+pub fn diff_added() -> Style {
+    fg(Role::ToolDiffAdded)
+}
+
+/// A removed line of a tool's diff.
+pub fn diff_removed() -> Style {
+    fg(Role::ToolDiffRemoved)
+}
+
+/// A context line of a tool's diff.
+pub fn diff_context() -> Style {
+    fg(Role::ToolDiffContext)
+}
+
+/// The border colour of the editor while a `!` shell command is typed.
+pub fn bash_mode() -> Color {
+    color(Role::BashMode)
+}
+
+/// A transcript search match: the match colours (pi's `searchMatchBg` and
+/// `searchMatchText`), underlined; the selected match has them reversed,
+/// and bold.
+pub fn search_match(selected: bool) -> Style {
+    let style = Style::default()
+        .bg(color(Role::SearchMatchBg))
+        .fg(color(Role::SearchMatchText));
+    if selected {
+        style.add_modifier(Modifier::REVERSED | Modifier::BOLD)
+    } else {
+        style.add_modifier(Modifier::UNDERLINED)
+    }
 }
 
 /// The border colour of the editor for a thinking level (pi's

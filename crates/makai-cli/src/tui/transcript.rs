@@ -47,6 +47,8 @@ pub struct ToolCallView {
     pub result: Option<String>,
     /// True when the result is an error.
     pub is_error: bool,
+    /// The change the call made, as a unified diff (`edit`'s `details.diff`).
+    pub diff: Option<String>,
     /// Where the call is.
     pub state: ToolState,
 }
@@ -167,6 +169,7 @@ impl Transcript {
                                     partial_args: String::new(),
                                     result: None,
                                     is_error: false,
+                                    diff: None,
                                     state: ToolState::Running,
                                 }))
                             }
@@ -178,9 +181,11 @@ impl Transcript {
                 AgentMessage::Llm(Message::ToolResult(r)) => {
                     let text = r.text_content();
                     let is_error = r.is_error;
+                    let diff = diff_of(r.details.as_ref());
                     self.edit_tool(&r.tool_call_id, |t| {
                         t.result = Some(text);
                         t.is_error = is_error;
+                        t.diff = diff;
                         t.state = ToolState::Done;
                     });
                 }
@@ -255,6 +260,7 @@ impl Transcript {
                         partial_args: String::new(),
                         result: None,
                         is_error: false,
+                        diff: None,
                         state: ToolState::Running,
                     }));
                 }
@@ -282,9 +288,11 @@ impl Transcript {
             } => {
                 let text = output_text(result);
                 let is_error = *is_error;
+                let diff = diff_of(Some(&result.details));
                 self.edit_tool(tool_call_id, |t| {
                     t.result = Some(text);
                     t.is_error = is_error;
+                    t.diff = diff;
                     t.state = ToolState::Done;
                 });
             }
@@ -390,6 +398,7 @@ impl Transcript {
                         partial_args: String::new(),
                         result: None,
                         is_error: false,
+                        diff: None,
                         state: ToolState::Streaming,
                     })
                 });
@@ -495,6 +504,15 @@ fn user_text(content: &[UserContent]) -> String {
         text.push_str(&format!("\n[{images} image(s) attached]"));
     }
     text
+}
+
+/// The unified diff a tool's details carry (`edit`'s `diff`, as pi's).
+fn diff_of(details: Option<&Value>) -> Option<String> {
+    details?
+        .get("diff")?
+        .as_str()
+        .filter(|d| !d.trim().is_empty())
+        .map(str::to_string)
 }
 
 fn output_text(out: &ToolOutput) -> String {

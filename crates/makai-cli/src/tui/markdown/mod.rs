@@ -246,7 +246,7 @@ impl Renderer {
                     indent: vec![Span::styled("│ ", theme::quote_border())],
                 });
                 self.styles
-                    .push(Style::default().add_modifier(Modifier::ITALIC));
+                    .push(theme::quote().add_modifier(Modifier::ITALIC));
             }
             Tag::CodeBlock(kind) => {
                 self.flush();
@@ -417,7 +417,7 @@ impl Renderer {
         self.out.extend(hard_wrap(
             body,
             self.width,
-            Style::default(),
+            theme::code_block(),
             &format!("{indent}  "),
         ));
         self.out.push(Line::from(vec![

@@ -111,9 +111,19 @@ pub fn draw_queue(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     }
 }
 
-/// The editor in a box whose colour tells the thinking level; places the cursor.
+/// The editor in a box whose colour tells the thinking level (or that a
+/// `!` command is being typed: pi's `bashMode` colour); places the cursor.
 pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
-    let border = Style::default().fg(theme::thinking_color(st.footer.thinking));
+    let bash = st
+        .editor
+        .lines()
+        .first()
+        .is_some_and(|l| l.starts_with('!'));
+    let border = Style::default().fg(if bash {
+        theme::bash_mode()
+    } else {
+        theme::thinking_color(st.footer.thinking)
+    });
     let block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .border_style(border);

@@ -13,6 +13,8 @@ use crate::tui::wrap::{hard_wrap, str_width, truncate, wrap_text};
 const COLLAPSED_RESULT_LINES: usize = 6;
 /// Result lines shown at most when expanded.
 const EXPANDED_RESULT_LINES: usize = 2000;
+/// The lines of a diff shown while tool output is collapsed.
+const COLLAPSED_DIFF_LINES: usize = 12;
 
 /// How items are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -181,7 +183,61 @@ fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
         )));
     }
     if let Some(result) = &t.result {
-        out.extend(result_lines(result, t.is_error, view.expand_tools, w));
+        // `edit` ends its text with the diff it also gives in its details:
+        // the diff is drawn once, in colour, below the rest.
+        let text = t
+            .diff
+            .as_deref()
+            .and_then(|d| result.trim_end().strip_suffix(d.trim_end()))
+            .map_or(result.as_str(), str::trim_end);
+        out.extend(result_lines(text, t.is_error, view.expand_tools, w));
+    }
+    if let Some(diff) = &t.diff {
+        out.extend(diff_lines(diff, view.expand_tools, w));
+    }
+    out
+}
+
+/// A tool's unified diff: added, removed and context lines in the theme's
+/// diff colours, hunk headers dim, the file header left out (the call's
+/// line names the file). Collapsed, the first lines and a count of the rest.
+fn diff_lines(diff: &str, expand: bool, w: usize) -> Vec<Line<'static>> {
+    let lines: Vec<&str> = diff
+        .lines()
+        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
+        .collect();
+    let limit = if expand {
+        EXPANDED_RESULT_LINES
+    } else {
+        COLLAPSED_DIFF_LINES
+    };
+    let mut out = Vec::new();
+    for l in lines.iter().take(limit) {
+        let style = if l.starts_with("@@") {
+            theme::dim()
+        } else if l.starts_with('+') {
+            theme::diff_added()
+        } else if l.starts_with('-') {
+            theme::diff_removed()
+        } else {
+            theme::diff_context()
+        };
+        let l = l.replace('\t', "    ");
+        if expand {
+            out.extend(hard_wrap(&l, w, style, "  "));
+        } else {
+            out.push(Line::from(Span::styled(
+                format!("  {}", truncate(&l, w.saturating_sub(2))),
+                style,
+            )));
+        }
+    }
+    if lines.len() > limit {
+        let hint = if expand { "" } else { " (ctrl+o to expand)" };
+        out.push(Line::from(Span::styled(
+            format!("  … {} more diff lines{hint}", lines.len() - limit),
+            theme::dim(),
+        )));
     }
     out
 }
@@ -243,8 +299,49 @@ mod tests {
             partial_args: String::new(),
             result: Some(result.into()),
             is_error: false,
+            diff: None,
             state: ToolState::Done,
         })
+    }
+
+    #[test]
+    fn an_edit_shows_its_diff_in_the_theme_s_diff_colours() {
+        let mut item = tool(
+            "edit",
+            serde_json::json!({"path": "a.txt"}),
+            "Successfully replaced 1 block(s) in a.txt.\n\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n",
+        );
+        if let ItemKind::Tool(t) = &mut item {
+            t.diff = Some("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n".into());
+        }
+        let view = View {
+            width: 80,
+            show_thinking: false,
+            expand_tools: false,
+            theme: 0,
+        };
+        let lines = item_lines(&item, view);
+        assert_eq!(
+            text(&lines)[1..],
+            [
+                "  Successfully replaced 1 block(s) in a.txt.",
+                "  @@ -1,2 +1,2 @@",
+                "   keep",
+                "  -old",
+                "  +new"
+            ]
+        );
+        let fg = |i: usize| lines[i].spans[0].style.fg;
+        assert_eq!(
+            fg(4),
+            Some(theme::color(makai_theme::Role::ToolDiffRemoved))
+        );
+        assert_eq!(fg(5), Some(theme::color(makai_theme::Role::ToolDiffAdded)));
+        assert_ne!(fg(4), fg(5));
+        assert_eq!(
+            fg(3),
+            Some(theme::color(makai_theme::Role::ToolDiffContext))
+        );
     }
 
     #[test]

@@ -373,6 +373,7 @@ mod tests {
             partial_args: String::new(),
             result: Some("a\nb\nc\nd\ne\nf\ng\nh".into()),
             is_error: false,
+            diff: None,
             state: ToolState::Done,
         }));
         st.transcript.notice(Level::Error, "something failed");
