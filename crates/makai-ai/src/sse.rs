@@ -68,6 +68,11 @@ impl SseParser {
         mut chunk: &[u8],
         on_event: &mut dyn FnMut(SseEvent<'_>),
     ) -> Result<(), SseError> {
+        // An empty chunk changes nothing: a CR that ended the chunk before
+        // still waits for the LF that may start the next one.
+        if chunk.is_empty() {
+            return Ok(());
+        }
         if self.skip_lf {
             self.skip_lf = false;
             if chunk.first() == Some(&b'\n') {
@@ -229,6 +234,16 @@ mod tests {
     fn crlf_split_across_chunks_is_one_line_end() {
         let got = parse_chunks(&[b"data: a\r", b"\n\r", b"\ndata: b\n\n"]).unwrap();
         assert_eq!(got.into_iter().map(|e| e.1).collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    /// The bug this pins (found by `any_split_gives_the_same_events`): an
+    /// empty chunk between the CR and the LF of a CRLF forgot the CR, so the
+    /// LF ended a second, blank line: the event was dispatched early, and
+    /// its data came without its name.
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_keeps_them_one_line_end() {
+        let got = parse_chunks(&[b"event: x\r", b"", b"\ndata: d\r\n\r\n"]).unwrap();
+        assert_eq!(got, vec![("x".into(), "d".into())]);
     }
 
     #[test]
