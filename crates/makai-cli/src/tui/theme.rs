@@ -227,26 +227,29 @@ fn fallback_name(terminal: makai_theme::Appearance) -> &'static str {
     }
 }
 
+/// The terminal's 16 basic colours by their index (0 to 15): sent as
+/// named colours, which the terminal's own palette decides.
+pub const BASIC: [Color; 16] = [
+    Color::Black,
+    Color::Red,
+    Color::Green,
+    Color::Yellow,
+    Color::Blue,
+    Color::Magenta,
+    Color::Cyan,
+    Color::Gray,
+    Color::DarkGray,
+    Color::LightRed,
+    Color::LightGreen,
+    Color::LightYellow,
+    Color::LightBlue,
+    Color::LightMagenta,
+    Color::LightCyan,
+    Color::White,
+];
+
 /// A theme colour as the terminal is sent it.
 fn terminal_color(c: makai_theme::Color, truecolor: bool) -> Color {
-    const BASIC: [Color; 16] = [
-        Color::Black,
-        Color::Red,
-        Color::Green,
-        Color::Yellow,
-        Color::Blue,
-        Color::Magenta,
-        Color::Cyan,
-        Color::Gray,
-        Color::DarkGray,
-        Color::LightRed,
-        Color::LightGreen,
-        Color::LightYellow,
-        Color::LightBlue,
-        Color::LightMagenta,
-        Color::LightCyan,
-        Color::White,
-    ];
     match c {
         makai_theme::Color::Default => Color::Reset,
         makai_theme::Color::Indexed(i) => BASIC

@@ -206,14 +206,8 @@ fn diff_lines(diff: &str, expand: bool, w: usize) -> Vec<Line<'static>> {
         .lines()
         .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
         .collect();
-    let limit = if expand {
-        EXPANDED_RESULT_LINES
-    } else {
-        COLLAPSED_DIFF_LINES
-    };
-    let mut out = Vec::new();
-    for l in lines.iter().take(limit) {
-        let style = if l.starts_with("@@") {
+    let style = |l: &str| {
+        if l.starts_with("@@") {
             theme::dim()
         } else if l.starts_with('+') {
             theme::diff_added()
@@ -221,25 +215,61 @@ fn diff_lines(diff: &str, expand: bool, w: usize) -> Vec<Line<'static>> {
             theme::diff_removed()
         } else {
             theme::diff_context()
-        };
-        let l = l.replace('\t', "    ");
-        if expand {
-            out.extend(hard_wrap(&l, w, style, "  "));
+        }
+    };
+    let shown = Shown {
+        expand,
+        collapsed: COLLAPSED_DIFF_LINES,
+        what: "diff lines",
+    };
+    shown.lines(&lines, w, style)
+}
+
+/// How many lines of a tool's output are drawn, and how.
+struct Shown {
+    /// Tool output is expanded (Ctrl+O): up to [`EXPANDED_RESULT_LINES`],
+    /// wrapped; else `collapsed` lines, each cut to the width.
+    expand: bool,
+    collapsed: usize,
+    /// What the count of the lines left out counts ("lines").
+    what: &'static str,
+}
+
+impl Shown {
+    /// `lines` indented by two columns in `style`'s style for each, then the
+    /// count of those left out.
+    fn lines(&self, lines: &[&str], w: usize, style: impl Fn(&str) -> Style) -> Vec<Line<'static>> {
+        let limit = if self.expand {
+            EXPANDED_RESULT_LINES
         } else {
+            self.collapsed
+        };
+        let mut out = Vec::new();
+        for l in lines.iter().take(limit) {
+            let style = style(l);
+            let l = l.replace('\t', "    ");
+            if self.expand {
+                out.extend(hard_wrap(&l, w, style, "  "));
+            } else {
+                out.push(Line::from(Span::styled(
+                    format!("  {}", truncate(&l, w.saturating_sub(2))),
+                    style,
+                )));
+            }
+        }
+        if lines.len() > limit {
+            let hint = if self.expand {
+                ""
+            } else {
+                " (ctrl+o to expand)"
+            };
             out.push(Line::from(Span::styled(
-                format!("  {}", truncate(&l, w.saturating_sub(2))),
-                style,
+                format!("  … {} more {}{hint}", lines.len() - limit, self.what),
+                theme::dim(),
             )));
         }
+        out
     }
-    if lines.len() > limit {
-        let hint = if expand { "" } else { " (ctrl+o to expand)" };
-        out.push(Line::from(Span::styled(
-            format!("  … {} more diff lines{hint}", lines.len() - limit),
-            theme::dim(),
-        )));
-    }
-    out
 }
 
 fn result_lines(result: &str, is_error: bool, expand: bool, w: usize) -> Vec<Line<'static>> {
@@ -253,31 +283,12 @@ fn result_lines(result: &str, is_error: bool, expand: bool, w: usize) -> Vec<Lin
         return vec![Line::from(Span::styled("  (no output)", theme::dim()))];
     }
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    let limit = if expand {
-        EXPANDED_RESULT_LINES
-    } else {
-        COLLAPSED_RESULT_LINES
+    let shown = Shown {
+        expand,
+        collapsed: COLLAPSED_RESULT_LINES,
+        what: "lines",
     };
-    for l in lines.iter().take(limit) {
-        if expand {
-            out.extend(hard_wrap(l, w, style, "  "));
-        } else {
-            let l = l.replace('\t', "    ");
-            out.push(Line::from(Span::styled(
-                format!("  {}", truncate(&l, w.saturating_sub(2))),
-                style,
-            )));
-        }
-    }
-    if lines.len() > limit {
-        let hint = if expand { "" } else { " (ctrl+o to expand)" };
-        out.push(Line::from(Span::styled(
-            format!("  … {} more lines{hint}", lines.len() - limit),
-            theme::dim(),
-        )));
-    }
-    out
+    shown.lines(&lines, w, |_| style)
 }
 
 #[cfg(test)]

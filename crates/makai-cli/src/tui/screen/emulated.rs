@@ -105,29 +105,14 @@ impl Emulated {
 /// The colour the emulator reports for a cell drawn in `color`: crossterm
 /// writes the sixteen named colours as indexed ones.
 fn vt_color(color: Color) -> vt100::Color {
-    let named = [
-        Color::Black,
-        Color::Red,
-        Color::Green,
-        Color::Yellow,
-        Color::Blue,
-        Color::Magenta,
-        Color::Cyan,
-        Color::Gray,
-        Color::DarkGray,
-        Color::LightRed,
-        Color::LightGreen,
-        Color::LightYellow,
-        Color::LightBlue,
-        Color::LightMagenta,
-        Color::LightCyan,
-        Color::White,
-    ];
     match color {
         Color::Reset => vt100::Color::Default,
         Color::Indexed(i) => vt100::Color::Idx(i),
         Color::Rgb(r, g, b) => vt100::Color::Rgb(r, g, b),
-        named_color => match named.iter().position(|c| *c == named_color) {
+        named_color => match crate::tui::theme::BASIC
+            .iter()
+            .position(|c| *c == named_color)
+        {
             Some(i) => vt100::Color::Idx(i as u8),
             None => panic!("no emulator colour for {named_color:?}"),
         },
