@@ -3,8 +3,9 @@
 //! `--use-theme` overrides it; the `themes` setting's paths resolve from
 //! the settings file's folder; an invalid theme file and an unknown theme
 //! name are said, and the built-in theme is used; a terminal that reports a
-//! light background gets the light theme. The tmux tests are skipped (with
-//! a message) when tmux is not installed, outside CI; the last plays the
+//! light background gets the light theme; `markdown.codeBlockIndent`
+//! prefixes code blocks. The tmux tests are skipped (with
+//! a message) when tmux is not installed, outside CI; one plays the
 //! terminal itself on a pseudo-terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -305,5 +306,29 @@ fn an_edit_s_diff_is_drawn_in_the_theme_s_diff_colours() {
     };
     assert!(line("-old line").contains("\u{1b}[38;5;1m"), "{styled}");
     assert!(line("+new line").contains("\u{1b}[38;5;2m"), "{styled}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// pi's `markdown.codeBlockIndent` prefixes a code block's lines (it was
+/// ignored: two spaces whatever the setting).
+#[test]
+fn code_blocks_take_the_indent_of_the_setting() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text(
+        "Here:\n\n```rust\nlet x = 1;\n```\n",
+    )));
+    let env = Env::new();
+    env.settings(json!({"markdown": {"codeBlockIndent": "│ "}}));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("show code");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("let x = 1;");
+    assert!(
+        screen.lines().any(|l| l.starts_with("│ let x = 1;")),
+        "{screen}"
+    );
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

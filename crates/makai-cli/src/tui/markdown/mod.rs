@@ -17,6 +17,32 @@ use ratatui::text::{Line, Span};
 use super::theme;
 use super::wrap::{hard_wrap, str_width, truncate, wrap_spans};
 
+/// The prefix of a code block's lines (pi's `markdown.codeBlockIndent`),
+/// set once when the UI starts; unset: two spaces.
+static CODE_BLOCK_INDENT: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
+
+/// The default code block indent, as pi's.
+const DEFAULT_CODE_BLOCK_INDENT: &str = "  ";
+
+/// Sets the prefix of code blocks' lines from the settings (pi's
+/// `markdown.codeBlockIndent`; unset or not a string: two spaces).
+pub fn set_code_block_indent(settings: &makai_coding::settings::Settings) {
+    let indent = settings
+        .extra
+        .get("markdown")
+        .and_then(|m| m.get("codeBlockIndent"))
+        .and_then(serde_json::Value::as_str);
+    *CODE_BLOCK_INDENT.write().unwrap_or_else(|e| e.into_inner()) = indent.map(str::to_string);
+}
+
+fn code_block_indent() -> String {
+    CODE_BLOCK_INDENT
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(|| DEFAULT_CODE_BLOCK_INDENT.to_string())
+}
+
 /// Renders `text` as lines at most `width` columns wide.
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width, Resume::default());
@@ -418,7 +444,7 @@ impl Renderer {
             body,
             self.width,
             theme::code_block(),
-            &format!("{indent}  "),
+            &format!("{indent}{}", code_block_indent()),
         ));
         self.out.push(Line::from(vec![
             Span::raw(indent),
