@@ -130,8 +130,8 @@ pub type Ask<'a> = dyn FnMut(&str, &[(Choice, &str)]) -> Result<Choice, CliError
 
 /// A session `--session` names that another directory started.
 struct Elsewhere {
-    /// Its file.
-    path: PathBuf,
+    /// What names it for the run: its file, or its id in a database store.
+    target: String,
     /// The directory its header records.
     recorded: PathBuf,
     /// True when `--session` gave an ID (pi offers a fork for those).
@@ -157,11 +157,10 @@ pub fn adopt(
         return Ok(Start::Run(None));
     };
     let Elsewhere {
-        path,
+        target: shown_path,
         recorded,
         by_id,
     } = found;
-    let shown_path = path.display().to_string();
     if recorded.is_dir() {
         let choice = if interactive && by_id {
             ask(
@@ -241,39 +240,63 @@ pub fn adopt(
 
 /// The session `--session` names, when another directory than `here`
 /// started it: a file, or an ID found only among another directory's
-/// session files (a database store is left to the session's opening).
+/// sessions (in the session files, or in the database store).
 fn elsewhere(args: &Args, here: &Path, home: Option<&Path>) -> Option<Elsewhere> {
     let query = args.session.as_deref()?;
     let as_path = Path::new(query);
     let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
-    let (path, by_id) = if looks_like_path {
-        (as_path.is_file().then(|| as_path.to_path_buf())?, false)
+    let (target, recorded, by_id) = if looks_like_path {
+        let path = as_path.is_file().then(|| as_path.to_path_buf())?;
+        let recorded = recorded_cwd(&path)?;
+        (path.display().to_string(), recorded, false)
     } else {
-        (session_file_by_id(args, here, home, query)?, true)
+        match session_by_id(args, here, home, query)? {
+            Found::File(path) => {
+                let recorded = recorded_cwd(&path)?;
+                (path.display().to_string(), recorded, true)
+            }
+            Found::Stored { cwd } => (query.to_string(), cwd, true),
+        }
     };
-    let recorded = recorded_cwd(&path)?;
     (!same_dir(&recorded, here)).then_some(Elsewhere {
-        path,
+        target,
         recorded,
         by_id,
     })
 }
 
-/// The file of the session with ID (or unique ID prefix) `id`, looked for
-/// as the run will look for it: this directory's sessions first, then every
-/// other directory's. `None` with a database store, or when none or several
-/// match (the run then says so).
-fn session_file_by_id(args: &Args, here: &Path, home: Option<&Path>, id: &str) -> Option<PathBuf> {
+/// Where a session given by id is.
+enum Found {
+    /// In the session files: this file.
+    File(PathBuf),
+    /// In the database store, started in `cwd`.
+    Stored { cwd: PathBuf },
+}
+
+/// The session with ID (or unique ID prefix) `id`, looked for as the run
+/// will look for it: this directory's sessions first, then every other
+/// directory's. `None` when none or several match (the run then says so),
+/// or the store cannot be read (the run says that too).
+fn session_by_id(args: &Args, here: &Path, home: Option<&Path>, id: &str) -> Option<Found> {
     let settings = crate::app::trust::settings_for(here, home, false)
         .ok()?
         .settings;
-    let database = args
-        .store
-        .as_deref()
-        .or(settings.store.as_deref())
-        .is_some_and(|s| s != "jsonl");
-    if database {
-        return None;
+    let store = match crate::store::open(args.store.as_deref(), settings.store.as_deref()) {
+        Ok(store) => store,
+        Err(_) => return None,
+    };
+    if let Some(store) = store {
+        let all = store.list_all().ok()?;
+        let matching: Vec<_> = all.iter().filter(|s| s.id.starts_with(id)).collect();
+        if matching.iter().any(|s| same_dir(Path::new(&s.cwd), here)) {
+            return None;
+        }
+        return match matching[..] {
+            [only] => Some(Found::Stored {
+                cwd: PathBuf::from(&only.cwd),
+            }),
+            _ => None,
+        };
     }
     let files = JsonlStore::resolve(
         args.session_dir.as_deref(),
@@ -282,7 +305,10 @@ fn session_file_by_id(args: &Args, here: &Path, home: Option<&Path>, id: &str) -
         home,
     )
     .ok()?;
-    files.find(&here.display().to_string(), id).ok()
+    files
+        .find(&here.display().to_string(), id)
+        .ok()
+        .map(Found::File)
 }
 
 /// Asks on the terminal (the question on stdout, where the UI will draw;

@@ -2,8 +2,9 @@
 //! there and `-c` continues it, RPC mode reads it (`get_entries`,
 //! `get_tree`, `switch_session` by id), `makai sessions list|export|import`
 //! move it to the session files and back byte for byte, the `store` setting
-//! works (and is refused from a project file); bad input: a wrong password,
-//! a schema from a newer makai.
+//! works (and is refused from a project file), a session id of another
+//! directory runs there; bad input: a wrong password, a schema from a newer
+//! makai.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -425,4 +426,57 @@ fn a_stateless_server_refuses_single_session_flags_and_local() {
         assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(shown), "{flag:?}: {}", stderr(&out));
     }
+}
+
+/// The bug this pins: `--session ID` naming a database session another
+/// directory started ran it in the current directory, its tools on the
+/// wrong tree (the session files' case was fixed in the sixteenth session;
+/// the database's was left to the session's opening).
+#[test]
+fn a_database_session_id_from_another_directory_runs_there() {
+    let Some(url) = database_or_skip("a_database_session_id_from_another_directory") else {
+        return;
+    };
+    let env = Env::new();
+    let project = project_beside(&env);
+    let mock = Mock::start(with_ls_round(
+        Scenario::new().push(ScriptedResponse::text("made")),
+        "listed",
+    ));
+    let project_dir = project.path().to_str().unwrap();
+    let out = env.run(
+        &with(
+            &mock,
+            &["--store", &url, "--cwd", project_dir, "-p", "first"],
+        ),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list = env.run(&s(&["sessions", "list", "--all", "--store", &url]), "");
+    let id = stdout(&list).split_whitespace().next().unwrap().to_string();
+    let out = env.run(
+        &with(
+            &mock,
+            &[
+                "--store",
+                &url,
+                "--session",
+                &id[..8],
+                "-p",
+                "list the files",
+            ],
+        ),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the session runs in its working directory"),
+        "{}",
+        stderr(&out)
+    );
+    let listed = mock.requests()[2].raw_body.clone();
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+    assert!(listed.contains("first"), "the session's history: {listed}");
+    assert!(env.session_files().is_empty());
 }
