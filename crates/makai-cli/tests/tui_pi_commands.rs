@@ -117,6 +117,7 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
     }
     let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
     let env = Env::new();
+    env.settings(serde_json::json!({"compaction": {"reserveTokens": 9000}, "quietStartup": false}));
     let pane = Pane::start(&env, &mock.args());
     pane.wait_text("Ask anything");
     let run = |line: &str| {
@@ -133,6 +134,17 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
     pane.keys(&["Escape"]);
     // A key sent right after Escape would read as Alt+key: wait for the close.
     pane.wait_for("the settings to close", |s| !s.contains("Settings (Enter"));
+    // Saved in the user settings file, as pi saves its /settings, the
+    // file's other keys kept.
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        saved,
+        serde_json::json!({"compaction": {"reserveTokens": 9000, "enabled": false},
+                           "quietStartup": false, "steeringMode": "all"})
+    );
 
     run("/scoped-models mock*,anthropic/*");
     pane.wait_text("Ctrl+P cycles through: mock*, anthropic/*");

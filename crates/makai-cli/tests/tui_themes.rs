@@ -86,6 +86,11 @@ fn a_theme_file_chosen_by_the_setting_colours_the_ui_and_use_theme_overrides_it(
     assert!(!pane.screen_with_styles().contains("\u{1b}[48;5;52m"));
     assert_eq!(pane.quit_with_ctrl_c(), 0);
     drop(pane);
+    // The choice is saved in the user settings, as pi saves it.
+    let saved = std::fs::read_to_string(env.home.path().join("settings.json")).unwrap();
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved, json!({"theme": "forest", "themes": ["more"]}));
+    env.settings(json!({"theme": "ocean", "themes": ["more"]}));
 
     let mut argv = mock.args();
     argv.extend(s(&["--use-theme", "forest"]));

@@ -358,3 +358,44 @@ fn theme_lists_of_every_file_are_kept_each_resolved_from_its_folder() {
     assert_eq!(s.theme.as_deref(), Some("light/dark"));
     assert_eq!(s.themes.len(), 3);
 }
+
+#[test]
+fn a_saved_setting_keeps_the_file_s_other_keys_and_never_clobbers_a_bad_file() {
+    use makai_coding::settings::save_setting;
+    use serde_json::{Value, json};
+    let tmp = tempfile::tempdir().unwrap();
+    // A missing file (and folder) is created.
+    let file = tmp.path().join("home/settings.json");
+    save_setting(&file, &["theme"], json!("light")).unwrap();
+    let read =
+        |f: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap() };
+    assert_eq!(read(&file), json!({"theme": "light"}));
+    // Nested keys go into their objects; other keys stay.
+    write_file(
+        &file,
+        r#"{"compaction": {"reserveTokens": 1000}, "retry": 3, "theme": "light"}"#,
+    );
+    save_setting(&file, &["compaction", "enabled"], json!(false)).unwrap();
+    save_setting(&file, &["retry", "enabled"], json!(true)).unwrap();
+    assert_eq!(
+        read(&file),
+        json!({"compaction": {"reserveTokens": 1000, "enabled": false},
+               "retry": {"enabled": true}, "theme": "light"})
+    );
+    assert!(
+        Settings::load_from(
+            &[makai_coding::settings::SettingsFile {
+                path: file.clone(),
+                project: false,
+                origin: makai_coding::settings::SettingsOrigin::Makai,
+            }],
+            tmp.path()
+        )
+        .is_ok()
+    );
+    // A file that is not JSON is an error and stays as it was.
+    write_file(&file, "{ not json");
+    let err = save_setting(&file, &["theme"], json!("dark")).unwrap_err();
+    assert!(err.to_string().contains("settings.json"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+}

@@ -57,22 +57,47 @@ pub fn open_settings(ctx: &mut Ctx<'_>) {
     ));
 }
 
-/// Flips one setting and shows the list again with the same row selected.
+/// Flips one setting, saves it in the user settings file as pi saves what
+/// its `/settings` changes (expanding tool output is this run's only, as in
+/// pi), and shows the list again with the same row selected.
 pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
     let flip = |m: QueueMode| match m {
         QueueMode::All => QueueMode::OneAtATime,
         _ => QueueMode::All,
     };
     let (steering, follow_up) = ctx.app.queue_modes();
-    match key {
-        "autoCompaction" => ctx.app.set_auto_compaction(!ctx.app.auto_compaction()),
-        "autoRetry" => ctx.app.set_auto_retry(!ctx.app.auto_retry()),
-        "steeringMode" => ctx.app.set_steering_mode(flip(steering)),
-        "followUpMode" => ctx.app.set_follow_up_mode(flip(follow_up)),
-        "showThinking" => ctx.st.show_thinking = !ctx.st.show_thinking,
-        "expandTools" => ctx.st.expand_tools = !ctx.st.expand_tools,
-        "theme" => next_theme(),
-        _ => {}
+    let saved: Option<(&[&str], serde_json::Value)> = match key {
+        "autoCompaction" => {
+            let on = !ctx.app.auto_compaction();
+            ctx.app.set_auto_compaction(on);
+            Some((&["compaction", "enabled"], on.into()))
+        }
+        "autoRetry" => {
+            let on = !ctx.app.auto_retry();
+            ctx.app.set_auto_retry(on);
+            Some((&["retry", "enabled"], on.into()))
+        }
+        "steeringMode" => {
+            ctx.app.set_steering_mode(flip(steering));
+            Some((&["steeringMode"], mode_name(flip(steering)).into()))
+        }
+        "followUpMode" => {
+            ctx.app.set_follow_up_mode(flip(follow_up));
+            Some((&["followUpMode"], mode_name(flip(follow_up)).into()))
+        }
+        "showThinking" => {
+            ctx.st.show_thinking = !ctx.st.show_thinking;
+            Some((&["hideThinkingBlock"], (!ctx.st.show_thinking).into()))
+        }
+        "expandTools" => {
+            ctx.st.expand_tools = !ctx.st.expand_tools;
+            None
+        }
+        "theme" => next_theme().map(|name| (&["theme"][..], name.into())),
+        _ => None,
+    };
+    if let Some((path, value)) = saved {
+        save_user_setting(ctx, path, value);
     }
     open_settings(ctx);
     if let Some(sel) = &mut ctx.st.selector {
@@ -80,15 +105,32 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
     }
 }
 
-/// Switches to the theme after the active one, for this run (pi saves
-/// the choice in its settings; makai's `/settings` changes this run only).
-fn next_theme() {
+/// Writes one key of makai's user settings file (which sits above pi's);
+/// a failure is said, and the change holds for this run.
+fn save_user_setting(ctx: &mut Ctx<'_>, key: &[&str], value: serde_json::Value) {
+    let Some(home) = makai_coding::makai_home() else {
+        ctx.st.notice(
+            Level::Warning,
+            "No home folder for settings.json (set MAKAI_HOME): the change holds for this run only",
+        );
+        return;
+    };
+    let file = makai_coding::settings::Settings::user_file(&home);
+    if let Err(e) = makai_coding::settings::save_setting(&file, key, value) {
+        ctx.st.notice(
+            Level::Error,
+            format!("{e}; the change holds for this run only"),
+        );
+    }
+}
+
+/// Switches to the theme after the active one; returns its name.
+fn next_theme() -> Option<String> {
     let names = super::theme::names();
     let active = super::theme::active_name();
     let at = names.iter().position(|n| *n == active).unwrap_or(0);
-    if let Some(next) = names.get((at + 1) % names.len().max(1)) {
-        super::theme::switch_to(next);
-    }
+    let next = names.get((at + 1) % names.len().max(1))?;
+    super::theme::switch_to(next).then(|| next.clone())
 }
 
 fn auth_store() -> Result<AuthStore, String> {

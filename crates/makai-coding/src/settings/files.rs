@@ -239,8 +239,6 @@ fn read_pi_object(path: &Path, warnings: &mut Vec<String>) -> Result<Option<Valu
     Ok(Some(Value::Object(map)))
 }
 
-/// Reads a settings file as a JSON object; `None` when it does not exist.
-/// Each file is also checked against [`Settings`] alone so a type error names its file.
 /// Reads one settings file as its top-level JSON object: the one reader of
 /// settings files (this module's loader and the MCP server configuration both
 /// use it). `None` when the file is missing or empty.
@@ -266,6 +264,48 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, Set
         Value::Object(map) => Ok(Some(map)),
         _ => Err(invalid("the top level is not a JSON object".into())),
     }
+}
+
+/// Sets one key of the settings file at `path` (`key` a path through nested
+/// objects: `["compaction", "enabled"]`), keeping every other key as it is,
+/// and writes the file whole or not at all (a temporary file renamed over
+/// it). A missing file (and its folder) is created. What `/settings` of the
+/// interactive UI changes is saved so, as pi saves it.
+///
+/// Errors: the file cannot be read or written, or is not a JSON object (it
+/// is left untouched, never overwritten).
+pub fn save_setting(path: &Path, key: &[&str], value: Value) -> Result<(), SettingsError> {
+    let mut root = read_settings_file(path)?.unwrap_or_default();
+    let Some((last, parents)) = key.split_last() else {
+        return Ok(());
+    };
+    let mut map = &mut root;
+    for part in parents {
+        let entry = map
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        let Value::Object(inner) = entry else {
+            return Ok(());
+        };
+        map = inner;
+    }
+    map.insert(last.to_string(), value);
+    let write = |e: std::io::Error| SettingsError::Write {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let text =
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| SettingsError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(write)?;
+    }
+    crate::tools::fsutil::atomic_write(path, format!("{text}\n").as_bytes()).map_err(write)
 }
 
 /// A settings file whose known keys have the right types.

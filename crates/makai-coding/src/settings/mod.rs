@@ -374,6 +374,15 @@ pub enum SettingsError {
         #[source]
         source: std::io::Error,
     },
+    /// The file cannot be written (a setting saved by the UI).
+    #[error("cannot write settings file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The file is not valid JSON or a value has the wrong type.
     #[error(
         "settings file {path} is invalid: {reason}. Fix the file (it must be a JSON object with pi's setting names) or remove it"
@@ -390,4 +399,5 @@ mod files;
 
 pub use files::{
     LoadedSettings, SettingsFile, SettingsOrigin, deep_merge, expand_path, read_settings_file,
+    save_setting,
 };
