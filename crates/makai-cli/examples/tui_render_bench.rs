@@ -263,7 +263,7 @@ fn main() {
         let mut search = Search::open(0);
         search.set_query(query.clone(), 0);
         let started = Instant::now();
-        search.refresh(long.iter().copied(), 1);
+        search.refresh(long.iter().copied(), 1, &[]);
         let ms = started.elapsed().as_secs_f64() * 1e3;
         println!(
             "search of {} rows for {query:?} ({what}): {ms:.2} ms, {}",
@@ -271,6 +271,27 @@ fn main() {
             search.status()
         );
     }
+    // The same search open while the last of the 50 answers streams: each
+    // frame changes that answer's block only, so the search reads again
+    // from its last checkpoint before that block.
+    let query = format!("word{}", tokens / 2);
+    let last = long.len() - whole.len();
+    let mut search = Search::open(0);
+    search.set_query(query.clone(), 0);
+    search.refresh(long.iter().copied(), 1, &[(1, 0), (2, last)]);
+    let frames = 20;
+    let started = Instant::now();
+    for frame in 0..frames {
+        let stamp = 2 + frame as u64;
+        search.refresh(long.iter().copied(), stamp, &[(1, 0), (stamp + 1, last)]);
+    }
+    let ms = started.elapsed().as_secs_f64() * 1e3 / frames as f64;
+    println!(
+        "search of {} rows for {query:?} while the last {} stream: {ms:.2} ms a frame, {}",
+        long.len(),
+        whole.len(),
+        search.status()
+    );
     if d_whole != d_inc {
         eprintln!("the incremental render differs: digest {d_inc:016x}");
         std::process::exit(1);

@@ -72,6 +72,30 @@ pub struct Search {
     pick: Pick,
     /// The query and conversation the matches were found in.
     found_in: Option<(String, u64)>,
+    /// The conversation's blocks at the last scan ([`Block`]).
+    blocks: Vec<Block>,
+    /// The scan's state every [`CHECKPOINT_ROWS`] rows of the last scan: a
+    /// conversation whose first rows did not change is scanned again from
+    /// the last of them before the first change (an answer streaming with
+    /// the search open re-reads only its own rows).
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// One block of the conversation's rows as the renderer lays them out (the
+/// greeting, an item with the blank row before it): a key that changes
+/// whenever its rows do, and its first row.
+pub type Block = (u64, usize);
+
+/// How often the scan keeps its state.
+const CHECKPOINT_ROWS: usize = 64;
+
+/// The scan's state before a row.
+#[derive(Clone, Debug)]
+struct Checkpoint {
+    row: usize,
+    state: ScanState,
+    /// Matches found before the row.
+    found: usize,
 }
 
 impl Search {
@@ -85,6 +109,8 @@ impl Search {
             anchor_row: top,
             pick: Pick::Query,
             found_in: None,
+            blocks: Vec::new(),
+            checkpoints: Vec::new(),
         }
     }
 
@@ -146,6 +172,7 @@ impl Search {
         &mut self,
         rows: impl Iterator<Item = &'a Line<'a>>,
         content: u64,
+        blocks: &[Block],
     ) -> Option<(usize, usize)> {
         let found_in = (self.query.clone(), content);
         if self.pick == Pick::Retain && self.found_in.as_ref() == Some(&found_in) {
@@ -155,7 +182,32 @@ impl Search {
             .selected
             .and_then(|i| self.matches.get(i))
             .map(|m| (m.first(), m.last()));
-        self.matches = find(rows, &normalize(&self.query));
+        let same_query = self
+            .found_in
+            .as_ref()
+            .is_some_and(|(q, _)| *q == self.query);
+        let resume = if same_query {
+            let unchanged = unchanged_rows(&self.blocks, blocks);
+            self.checkpoints.retain(|c| c.row <= unchanged);
+            self.checkpoints.pop()
+        } else {
+            self.checkpoints.clear();
+            None
+        };
+        let mut matches = std::mem::take(&mut self.matches);
+        match &resume {
+            Some(c) => matches.truncate(c.found),
+            None => matches.clear(),
+        }
+        let from = resume.as_ref().map_or(0, |c| c.row);
+        self.matches = find(
+            rows.skip(from),
+            &normalize(&self.query),
+            resume,
+            matches,
+            &mut self.checkpoints,
+        );
+        self.blocks = blocks.to_vec();
         self.found_in = Some(found_in);
         let pick = std::mem::replace(&mut self.pick, Pick::Retain);
         let n = self.matches.len();
@@ -214,25 +266,53 @@ fn normalize(query: &str) -> Vec<char> {
         .collect()
 }
 
+/// The first row at which `now` may differ from `before`: the first row of
+/// the first block whose key changed (or that is new); everything when a
+/// block was removed.
+fn unchanged_rows(before: &[Block], now: &[Block]) -> usize {
+    // No blocks: nothing is known to be unchanged.
+    if now.is_empty() || now.len() < before.len() {
+        return 0;
+    }
+    match before.iter().zip(now).position(|(b, n)| b != n) {
+        Some(i) => now[i].1,
+        None => now.get(before.len()).map_or(usize::MAX, |b| b.1),
+    }
+}
+
 /// Every match of `pattern` (normalized) in `rows`: the rows read as one
 /// text, lower case, each run of white space (and each row's end) one space.
 /// A Knuth-Morris-Pratt scan that remembers where the last `pattern.len()`
-/// characters came from, so no text is copied.
-fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<Match> {
+/// characters came from, so no text is copied. With `resume`, `rows` start
+/// at its row and the scan goes on from its state, `found` holding the
+/// matches before it; the scan's state is kept in `checkpoints` every
+/// [`CHECKPOINT_ROWS`] rows.
+fn find<'a>(
+    rows: impl Iterator<Item = &'a Line<'a>>,
+    pattern: &[char],
+    resume: Option<Checkpoint>,
+    found: Vec<Match>,
+    checkpoints: &mut Vec<Checkpoint>,
+) -> Vec<Match> {
     if pattern.is_empty() {
+        checkpoints.clear();
         return Vec::new();
     }
+    let first = resume.as_ref().map_or(0, |c| c.row);
     let mut scan = Scanner {
         pattern,
         table: prefix_table(pattern),
-        sources: vec![None; pattern.len()],
-        matches: Vec::new(),
-        matched: 0,
-        position: 0,
-        any_text: false,
-        pending_space: false,
+        state: resume.map_or_else(|| ScanState::new(pattern.len()), |c| c.state),
+        matches: found,
     };
-    for (row, line) in rows.enumerate() {
+    for (row, line) in (first..).zip(rows) {
+        if row % CHECKPOINT_ROWS == 0 && checkpoints.last().is_none_or(|c| c.row < row) {
+            checkpoints.push(Checkpoint {
+                row,
+                state: scan.state.clone(),
+                found: scan.matches.len(),
+            });
+        }
         // The cells a row shows: those `rows::draw` writes (no control
         // characters, no zero-width ones), ASCII a byte a cell.
         let mut x = 0usize;
@@ -269,19 +349,25 @@ fn find<'a>(rows: impl Iterator<Item = &'a Line<'a>>, pattern: &[char]) -> Vec<M
                 return scan.matches;
             }
         }
-        scan.pending_space |= scan.any_text;
+        scan.state.pending_space |= scan.state.any_text;
     }
     scan.matches
 }
 
-/// The state of [`find`]'s scan.
+/// [`find`]'s scan: the pattern, and where the scan is.
 struct Scanner<'p> {
     pattern: &'p [char],
     table: Vec<usize>,
+    state: ScanState,
+    matches: Vec<Match>,
+}
+
+/// Where [`find`]'s scan is (kept at checkpoints to go on from).
+#[derive(Clone, Debug)]
+struct ScanState {
     /// Where each of the last `pattern.len()` characters came from (none: a
     /// space standing for white space).
     sources: Vec<Option<Segment>>,
-    matches: Vec<Match>,
     /// Characters of the pattern matched so far.
     matched: usize,
     /// Characters read so far.
@@ -292,18 +378,30 @@ struct Scanner<'p> {
     pending_space: bool,
 }
 
+impl ScanState {
+    fn new(pattern_len: usize) -> ScanState {
+        ScanState {
+            sources: vec![None; pattern_len],
+            matched: 0,
+            position: 0,
+            any_text: false,
+            pending_space: false,
+        }
+    }
+}
+
 impl Scanner<'_> {
     /// Reads one cell: white space (`blank`), or text that reads as `chars`
     /// (lower case). False once [`MAX_MATCHES`] are found.
     fn cell(&mut self, cell: Segment, blank: bool, chars: impl Iterator<Item = char>) -> bool {
         if blank {
-            self.pending_space |= self.any_text;
+            self.state.pending_space |= self.state.any_text;
             return true;
         }
-        if std::mem::take(&mut self.pending_space) && !self.read(' ', None) {
+        if std::mem::take(&mut self.state.pending_space) && !self.read(' ', None) {
             return false;
         }
-        self.any_text = true;
+        self.state.any_text = true;
         for c in chars {
             if !self.read(c, Some(cell)) {
                 return false;
@@ -315,20 +413,20 @@ impl Scanner<'_> {
     /// Reads one character (from `source`); false once the limit is reached.
     fn read(&mut self, c: char, source: Option<Segment>) -> bool {
         let len = self.pattern.len();
-        self.sources[self.position % len] = source;
-        self.position += 1;
-        while self.matched > 0 && c != self.pattern[self.matched] {
-            self.matched = self.table[self.matched - 1];
+        self.state.sources[self.state.position % len] = source;
+        self.state.position += 1;
+        while self.state.matched > 0 && c != self.pattern[self.state.matched] {
+            self.state.matched = self.table[self.state.matched - 1];
         }
-        if c == self.pattern[self.matched] {
-            self.matched += 1;
+        if c == self.pattern[self.state.matched] {
+            self.state.matched += 1;
         }
-        if self.matched < len {
+        if self.state.matched < len {
             return true;
         }
         let mut segments: Vec<Segment> = Vec::with_capacity(1);
-        for p in self.position - len..self.position {
-            let Some(s) = self.sources[p % len] else {
+        for p in self.state.position - len..self.state.position {
+            let Some(s) = self.state.sources[p % len] else {
                 continue;
             };
             match segments.last_mut() {
@@ -341,7 +439,7 @@ impl Scanner<'_> {
         if !segments.is_empty() {
             self.matches.push(Match { segments });
         }
-        self.matched = 0;
+        self.state.matched = 0;
         self.matches.len() < MAX_MATCHES
     }
 }
@@ -426,10 +524,16 @@ mod tests {
 
     fn found(rows: &[&str], query: &str) -> Vec<Vec<(usize, usize, usize)>> {
         let rows = lines(rows);
-        find(rows.iter(), &normalize(query))
-            .into_iter()
-            .map(|m| m.segments.iter().map(|s| (s.row, s.start, s.end)).collect())
-            .collect()
+        find(
+            rows.iter(),
+            &normalize(query),
+            None,
+            Vec::new(),
+            &mut Vec::new(),
+        )
+        .into_iter()
+        .map(|m| m.segments.iter().map(|s| (s.row, s.start, s.end)).collect())
+        .collect()
     }
 
     #[test]
@@ -464,7 +568,13 @@ mod tests {
             Span::raw("xt"),
         ]);
         let rows = [row];
-        let matches = find(rows.iter(), &normalize("text"));
+        let matches = find(
+            rows.iter(),
+            &normalize("text"),
+            None,
+            Vec::new(),
+            &mut Vec::new(),
+        );
         assert_eq!(matches.len(), 1);
         assert_eq!(
             matches[0].segments,
@@ -487,25 +597,70 @@ mod tests {
         let rows = lines(&["one", "two one", "three", "one"]);
         let mut s = Search::open(1);
         s.set_query("one".into(), 1);
-        assert_eq!(s.refresh(rows.iter(), 1), Some((1, 1)));
+        assert_eq!(s.refresh(rows.iter(), 1, &[]), Some((1, 1)));
         assert_eq!(s.status(), "2/3");
         // Nothing changed: nothing to do.
-        assert_eq!(s.refresh(rows.iter(), 1), None);
+        assert_eq!(s.refresh(rows.iter(), 1, &[]), None);
         s.next();
-        assert_eq!(s.refresh(rows.iter(), 1), Some((3, 3)));
+        assert_eq!(s.refresh(rows.iter(), 1, &[]), Some((3, 3)));
         s.next();
-        assert_eq!(s.refresh(rows.iter(), 1), Some((0, 0)));
+        assert_eq!(s.refresh(rows.iter(), 1, &[]), Some((0, 0)));
         assert_eq!(s.status(), "1/3");
         s.previous();
-        assert_eq!(s.refresh(rows.iter(), 1), Some((3, 3)));
+        assert_eq!(s.refresh(rows.iter(), 1, &[]), Some((3, 3)));
         // New rows below keep the selected match selected.
         let more = lines(&["one", "two one", "three", "one", "one again"]);
-        assert_eq!(s.refresh(more.iter(), 2), None);
+        assert_eq!(s.refresh(more.iter(), 2, &[]), None);
         assert_eq!(s.status(), "3/4");
         s.set_query("zzz".into(), 0);
-        assert_eq!(s.refresh(more.iter(), 2), None);
+        assert_eq!(s.refresh(more.iter(), 2, &[]), None);
         assert_eq!(s.status(), "No matches");
         assert!(s.highlights(0).is_empty());
+    }
+
+    /// A conversation whose first blocks did not change is scanned again
+    /// from a checkpoint before the first change, and finds what a whole
+    /// scan finds, a match running from an unchanged block into the
+    /// changed one included.
+    #[test]
+    fn a_scan_resumed_after_the_unchanged_blocks_finds_what_a_whole_one_does() {
+        // A match also runs over row 128, where a checkpoint is kept.
+        let text = |n: usize, tail: &str| -> Vec<String> {
+            (0..n)
+                .map(|i| match i {
+                    127 => "this row ends with the first".to_string(),
+                    128 => "half of a match over a checkpoint".to_string(),
+                    _ => format!("row {i} needle {tail}"),
+                })
+                .chain(["ends with the first".to_string()])
+                .collect()
+        };
+        let before: Vec<String> = text(150, "old")
+            .into_iter()
+            .chain((0..100).map(|i| format!("answer {i} needle")))
+            .collect();
+        let mut after: Vec<String> = before[..151].to_vec();
+        after.push("half of it".into());
+        after.extend((0..120).map(|i| format!("answer {i} changed needle")));
+        let rows = |v: &[String]| lines(&v.iter().map(String::as_str).collect::<Vec<_>>());
+        for query in ["needle", "the first half", "changed needle"] {
+            let mut s = Search::open(0);
+            s.set_query(query.into(), 0);
+            s.refresh(rows(&before).iter(), 1, &[(1, 0), (2, 151)]);
+            s.refresh(rows(&after).iter(), 2, &[(1, 0), (3, 151)]);
+            assert!(
+                s.checkpoints.iter().any(|c| c.row == 128),
+                "the checkpoints before the change are kept"
+            );
+            let mut whole = Search::open(0);
+            whole.set_query(query.into(), 0);
+            whole.refresh(rows(&after).iter(), 2, &[]);
+            assert_eq!(s.matches, whole.matches, "{query}");
+            assert!(!s.matches.is_empty(), "{query}");
+            if query == "the first half" {
+                assert_eq!(s.matches.len(), 2, "{:?}", s.matches);
+            }
+        }
     }
 
     #[test]
@@ -513,7 +668,7 @@ mod tests {
         let rows = lines(&["say hello, hello"]);
         let mut s = Search::open(0);
         s.set_query("hello".into(), 0);
-        s.refresh(rows.iter(), 0);
+        s.refresh(rows.iter(), 0, &[]);
         let marks = s.highlights(0);
         assert_eq!(marks, vec![(4, 9, true), (11, 16, false)]);
         let lit = highlight(&rows[0], &marks);

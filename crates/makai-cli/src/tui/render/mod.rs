@@ -202,8 +202,16 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
     let mut total = header.len();
     let mut prompt_rows = std::mem::take(&mut st.cache.prompt_rows);
     prompt_rows.clear();
+    // The blocks of rows the search may skip when they did not change.
+    let mut blocks: Vec<search::Block> = Vec::new();
+    if st.search.is_some() {
+        blocks.push((block_key(&header, view), 0));
+    }
     for (i, item) in items.iter().enumerate() {
         if let Some(Some(entry)) = st.cache.entries.get(i) {
+            if st.search.is_some() {
+                blocks.push((block_key(&item.rev, view), total));
+            }
             if i > 0 {
                 runs.push(&blank);
                 total += 1;
@@ -227,7 +235,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         let stamp = content_stamp(items, view, total);
         let rows = runs.iter().flat_map(|run| run.iter());
         // A selected match off screen comes to a third of the way down.
-        if let Some((first, last)) = search.refresh(rows, stamp) {
+        if let Some((first, last)) = search.refresh(rows, stamp, &blocks) {
             let end = total - st.scroll.min(max_scroll);
             let start = end.saturating_sub(height);
             if first < start || last >= end {
@@ -308,6 +316,14 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
 /// A stamp of the conversation's rows: it changes when an item changes, is
 /// added or dropped, or the view or the number of rows changes (item
 /// revisions only grow).
+/// The key of a block of rows for the search: what its rows are drawn from.
+fn block_key(what: &impl std::hash::Hash, view: View) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (what, view).hash(&mut h);
+    h.finish()
+}
+
 fn content_stamp(items: &[Item], view: View, total: usize) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
