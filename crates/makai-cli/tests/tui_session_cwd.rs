@@ -11,7 +11,7 @@ mod common;
 use common::tmux::{Pane, tmux_available};
 use common::{Env, Mock, s};
 use makai_mockllm::{Scenario, ScriptedResponse};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const ID: &str = common::ELSEWHERE_ID;
 
@@ -154,15 +154,7 @@ fn import_of_another_directorys_session_reopens_it_there_and_of_a_gone_one_asks(
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed them")),
-    );
+    let mock = Mock::start(common::with_ls_round(Scenario::new(), "listed them"));
     let env = Env::new();
     let project = common::project_beside(&env);
     let file = session_from(&env, project.path().to_str().unwrap());
@@ -220,28 +212,19 @@ fn resume_lists_every_directorys_sessions_with_tab_and_opens_one_in_its_director
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("made"))
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed them")),
-    );
+    let mock = Mock::start(common::with_ls_round(
+        Scenario::new().push(ScriptedResponse::text("made")),
+        "listed them",
+    ));
     let env = Env::new();
     let project = common::project_beside(&env);
     // A session of the project, made by a print run there.
-    let mut argv = mock.args();
-    argv.extend(s(&[
-        "--cwd",
-        project.path().to_str().unwrap(),
-        "-p",
-        "the project question",
-    ]));
-    let out = env.run(&argv, "");
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let project_dir = project.path().to_str().unwrap();
+    common::run_ok(
+        &env,
+        &mock,
+        &["--cwd", project_dir, "-p", "the project question"],
+    );
 
     // None here yet: every directory's are listed.
     let pane = Pane::start(&env, &mock.args());
@@ -276,32 +259,21 @@ fn resume_flag_lists_every_directory_on_a_and_runs_the_choice_in_its_directory()
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
+    let mock = Mock::start(common::with_ls_round(
         Scenario::new()
             .push(ScriptedResponse::text("made here"))
-            .push(ScriptedResponse::text("made there"))
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "ls",
-                json!({}).to_string(),
-            ))
-            .push(ScriptedResponse::text("listed them")),
-    );
+            .push(ScriptedResponse::text("made there")),
+        "listed them",
+    ));
     let env = Env::new();
     let project = common::project_beside(&env);
-    let print_run = |extra: &[&str]| {
-        let mut argv = mock.args();
-        argv.extend(s(extra));
-        let out = env.run(&argv, "");
-        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
-    };
-    print_run(&["-p", "the question here"]);
-    print_run(&[
-        "--cwd",
-        project.path().to_str().unwrap(),
-        "-p",
-        "the project question",
-    ]);
+    common::run_ok(&env, &mock, &["-p", "the question here"]);
+    let project_dir = project.path().to_str().unwrap();
+    common::run_ok(
+        &env,
+        &mock,
+        &["--cwd", project_dir, "-p", "the project question"],
+    );
     let mut argv = mock.args();
     argv.push("-r".into());
 

@@ -470,6 +470,28 @@ pub fn with_ls_round(scenario: Scenario, then: &str) -> Scenario {
         .push(makai_mockllm::ScriptedResponse::text(then))
 }
 
+/// Runs `makai` with `mock`'s arguments and `extra`; asserts it succeeded.
+pub fn run_ok(env: &Env, mock: &Mock, extra: &[&str]) -> Output {
+    let mut argv = mock.args();
+    argv.extend(s(extra));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// Asserts that the print run `out` said it ran in the session's own
+/// directory and that `listed`, the request after its `ls` round, saw the
+/// project's file (of [`project_beside`]) and not the work folder's.
+pub fn assert_ran_in_the_project(out: &Output, listed: &str) {
+    assert!(
+        stderr(out).contains("the session runs in its working directory"),
+        "{}",
+        stderr(out)
+    );
+    assert!(listed.contains("only-in-the-project.txt"), "{listed}");
+    assert!(!listed.contains("only-in-the-current-dir.txt"), "{listed}");
+}
+
 /// A project folder with a file only it has (`only-in-the-project.txt`),
 /// and one only the test's work folder has (`only-in-the-current-dir.txt`):
 /// an `ls` result says which of the two a tool ran in.
