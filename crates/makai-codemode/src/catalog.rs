@@ -1,0 +1,274 @@
+//! What a script can call and find: the tools with their TypeScript
+//! declarations, grouped by namespace, and the BM25 ranking of
+//! `searchTools()`.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::declare::{function_declaration, js_name};
+
+/// One tool a script can call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallableTool {
+    /// Its name, as the model and the session know it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its arguments' JSON Schema.
+    pub parameters: Value,
+    /// The TypeScript type its call resolves to (`string` for plain text).
+    pub result_type: String,
+    /// Its namespace (an MCP server, say); `None` for the built-in tools.
+    pub namespace: Option<String>,
+    /// Listed in the tool's description (`false`: found through
+    /// `searchTools()` and the like only, as MCP tools are).
+    pub listed: bool,
+}
+
+/// A namespace: an MCP server, say.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Namespace {
+    /// Its name.
+    pub name: String,
+    /// What it offers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// How to use it (an MCP server's instructions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Every tool a script can call, and their namespaces.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: Vec<CallableTool>,
+    namespaces: Vec<Namespace>,
+    by_js_name: HashMap<String, usize>,
+}
+
+/// A tool as `ALL_TOOLS` and `searchTools()` give it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolSummary<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its description's first paragraph.
+    pub description: &'a str,
+}
+
+impl Catalog {
+    /// A catalog of these tools and namespaces.
+    pub fn new(tools: Vec<CallableTool>, namespaces: Vec<Namespace>) -> Self {
+        let mut by_js_name = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            by_js_name.entry(t.name.clone()).or_insert(i);
+            by_js_name.entry(js_name(&t.name)).or_insert(i);
+        }
+        Catalog {
+            tools,
+            namespaces,
+            by_js_name,
+        }
+    }
+
+    /// The tools.
+    pub fn tools(&self) -> &[CallableTool] {
+        &self.tools
+    }
+
+    /// The tool a script names, by its name or its identifier form.
+    pub fn resolve(&self, name: &str) -> Option<&CallableTool> {
+        self.by_js_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// `ALL_TOOLS`.
+    pub fn summaries(&self) -> Vec<ToolSummary<'_>> {
+        self.tools
+            .iter()
+            .map(|t| ToolSummary {
+                name: &t.name,
+                description: first_paragraph(&t.description),
+            })
+            .collect()
+    }
+
+    /// `describeTool(name)`: the description and the declaration.
+    pub fn describe(&self, name: &str) -> Option<Value> {
+        let t = self.resolve(name)?;
+        Some(serde_json::json!({
+            "name": t.name,
+            "description": t.description,
+            "declaration": function_declaration(t),
+        }))
+    }
+
+    /// `describeNamespace(name)`.
+    pub fn describe_namespace(&self, name: &str) -> Option<Value> {
+        let ns = self.namespaces.iter().find(|n| n.name == name)?;
+        let tools: Vec<ToolSummary<'_>> = self
+            .tools
+            .iter()
+            .filter(|t| t.namespace.as_deref() == Some(name))
+            .map(|t| ToolSummary {
+                name: &t.name,
+                description: first_paragraph(&t.description),
+            })
+            .collect();
+        let mut v = serde_json::to_value(ns).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut v {
+            m.insert(
+                "tools".into(),
+                serde_json::to_value(tools).unwrap_or(Value::Null),
+            );
+        }
+        Some(v)
+    }
+
+    /// `searchTools(query, {limit, namespace})`: BM25 over each tool's name
+    /// (its parts count twice) and description.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        namespace: Option<&str>,
+    ) -> Vec<ToolSummary<'_>> {
+        let docs: Vec<(usize, Vec<String>)> = self
+            .tools
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| namespace.is_none_or(|ns| t.namespace.as_deref() == Some(ns)))
+            .map(|(i, t)| {
+                let mut doc = words(&t.name);
+                doc.extend(words_of_name(&t.name));
+                doc.extend(words(&t.description));
+                (i, doc)
+            })
+            .collect();
+        let terms = words(query);
+        if docs.is_empty() || terms.is_empty() {
+            return Vec::new();
+        }
+        let n = docs.len() as f64;
+        let avg = docs.iter().map(|(_, w)| w.len() as f64).sum::<f64>() / n;
+        let (k1, b) = (1.2, 0.75);
+        let mut scored: Vec<(f64, usize)> = docs
+            .iter()
+            .map(|(i, doc)| {
+                let len = doc.len() as f64;
+                let score: f64 = terms
+                    .iter()
+                    .map(|term| {
+                        let df = docs.iter().filter(|(_, d)| d.contains(term)).count() as f64;
+                        let tf = doc.iter().filter(|w| *w == term).count() as f64;
+                        if tf == 0.0 {
+                            return 0.0;
+                        }
+                        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                        idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg.max(1.0)))
+                    })
+                    .sum();
+                (score, *i)
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(_, i)| ToolSummary {
+                name: &self.tools[i].name,
+                description: first_paragraph(&self.tools[i].description),
+            })
+            .collect()
+    }
+
+    /// The namespaces.
+    pub fn namespaces(&self) -> &[Namespace] {
+        &self.namespaces
+    }
+}
+
+/// A description's first paragraph.
+pub fn first_paragraph(text: &str) -> &str {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(i, _)| text[i..].starts_with("\n\n") || text[i..].starts_with("\n \n"))
+        .map_or(text.len(), |(i, _)| i);
+    &text[..end]
+}
+
+/// Lower-case words of letters and digits.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The parts of a name written in camel case (`readFile`: `read`, `file`).
+fn words_of_name(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in name.chars() {
+        if c.is_uppercase() && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur).to_lowercase());
+        }
+        if c.is_alphanumeric() {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur).to_lowercase());
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur.to_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str, namespace: Option<&str>) -> CallableTool {
+        CallableTool {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::json!({"type": "object"}),
+            result_type: "string".into(),
+            namespace: namespace.map(Into::into),
+            listed: true,
+        }
+    }
+
+    #[test]
+    fn search_ranks_by_name_and_description() {
+        let c = Catalog::new(
+            vec![
+                tool("read", "Read the contents of a file.", None),
+                tool("bash", "Run a shell command.", None),
+                tool(
+                    "mcp__gh__search_issues",
+                    "Search issues of a repository.",
+                    Some("gh"),
+                ),
+            ],
+            vec![],
+        );
+        let hits = c.search("search issues", 8, None);
+        assert_eq!(hits[0].name, "mcp__gh__search_issues");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(c.search("file", 8, None)[0].name, "read");
+        assert!(c.search("file", 8, Some("gh")).is_empty());
+        assert_eq!(
+            c.resolve("mcp__gh__search_issues").unwrap().name,
+            "mcp__gh__search_issues"
+        );
+    }
+
+    #[test]
+    fn first_paragraph_stops_at_a_blank_line() {
+        assert_eq!(first_paragraph("One.\nTwo.\n\nThree."), "One.\nTwo.");
+    }
+}
