@@ -103,7 +103,7 @@ pub use message::{
 };
 pub use subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Subscription};
 pub use tool::{
-    AgentSnapshot, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, TypedTool,
+    AgentSnapshot, NestedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, TypedTool,
     schema_for,
 };
 pub use types::{AgentContext, QueueMode};

@@ -263,6 +263,7 @@ impl Batch<'_> {
             self.run.cfg.options.session_id.as_deref().map(Arc::from),
             snapshot,
             self.run.sink.clone(),
+            self.run.hooks.clone(),
         );
         self.gates[i] = Some(gate);
         self.started[i] = Some(Instant::now());

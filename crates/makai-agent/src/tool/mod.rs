@@ -5,6 +5,7 @@
 //! tool carry on. Arguments are validated against the tool's JSON Schema before
 //! the tool runs ([`ToolSet`]); [`TypedTool`] derives the schema from a Rust type.
 
+mod nested;
 mod set;
 mod typed;
 
@@ -22,6 +23,7 @@ use makai_ai::{Model, ThinkingLevel, UserContent};
 use crate::event::{AgentEvent, EventSink};
 use crate::message::AgentMessage;
 
+pub use nested::NestedCall;
 pub use set::ToolSet;
 pub use typed::{TypedTool, schema_for};
 
@@ -253,6 +255,10 @@ pub struct ToolContext {
     session_id: Option<Arc<str>>,
     snapshot: Option<Arc<AgentSnapshot>>,
     updater: Option<Arc<Updater>>,
+    /// The run's hooks, which nested calls ([`ToolContext::call_tool`]) go through.
+    hooks: Option<Arc<crate::hooks::RunHooks>>,
+    /// Nested calls made so far (their ids count up).
+    nested: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -278,6 +284,8 @@ impl ToolContext {
             session_id: None,
             snapshot: None,
             updater: None,
+            hooks: None,
+            nested: Default::default(),
         }
     }
 
@@ -291,6 +299,7 @@ impl ToolContext {
         session_id: Option<Arc<str>>,
         snapshot: Arc<AgentSnapshot>,
         sink: Arc<dyn EventSink>,
+        hooks: Arc<crate::hooks::RunHooks>,
     ) -> (Self, UpdateGate) {
         let updater = Arc::new(Updater {
             open: Mutex::new(true),
@@ -308,6 +317,8 @@ impl ToolContext {
                 session_id,
                 snapshot: Some(snapshot),
                 updater: Some(updater.clone()),
+                hooks: Some(hooks),
+                nested: Default::default(),
             },
             UpdateGate(updater),
         )
