@@ -103,8 +103,8 @@ pub use message::{
 };
 pub use subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Subscription};
 pub use tool::{
-    AgentSnapshot, NestedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, TypedTool,
-    schema_for,
+    AgentSnapshot, NestedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec,
+    TypedTool, schema_for,
 };
 pub use types::{AgentContext, QueueMode};
 

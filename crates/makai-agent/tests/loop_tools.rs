@@ -617,15 +617,28 @@ async fn without_a_transform_the_model_sees_the_whole_transcript() {
 /// A tool that calls `echo` three times through its context: once blocked by
 /// the hook, once with arguments that do not match the schema, once allowed.
 fn caller_tool() -> Arc<dyn makai_agent::Tool> {
-    TypedTool::new("caller", "Calls echo.", |_a: EchoArgs, ctx: ToolContext| async move {
-        let tools = ctx.snapshot().expect("a run's snapshot").tools.clone();
-        let mut lines = Vec::new();
-        for args in [json!({"text": "rm -rf"}), json!({"text": 5}), json!({"text": "hello"})] {
-            let call = ctx.call_tool(&tools, "echo", args).await;
-            lines.push(format!("{} {} {}", call.id, call.is_error, call.output.text_content()));
-        }
-        Ok(ToolOutput::text(lines.join("\n")))
-    })
+    TypedTool::new(
+        "caller",
+        "Calls echo.",
+        |_a: EchoArgs, ctx: ToolContext| async move {
+            let tools = ctx.snapshot().expect("a run's snapshot").tools.clone();
+            let mut lines = Vec::new();
+            for args in [
+                json!({"text": "rm -rf"}),
+                json!({"text": 5}),
+                json!({"text": "hello"}),
+            ] {
+                let call = ctx.call_tool(&tools, "echo", args).await;
+                lines.push(format!(
+                    "{} {} {}",
+                    call.id,
+                    call.is_error,
+                    call.output.text_content()
+                ));
+            }
+            Ok(ToolOutput::text(lines.join("\n")))
+        },
+    )
     .into_arc()
 }
 
@@ -675,7 +688,10 @@ async fn nested_tool_calls_go_through_the_hooks_and_the_schema() {
     let results = tool_result_texts(&events);
     let lines: Vec<&str> = results[0].1.lines().collect();
     assert_eq!(lines[0], "c1/1 true The user denied this call.");
-    assert!(lines[1].starts_with("c1/2 true Invalid arguments for tool 'echo'"), "{lines:?}");
+    assert!(
+        lines[1].starts_with("c1/2 true Invalid arguments for tool 'echo'"),
+        "{lines:?}"
+    );
     assert_eq!(lines.last().copied(), Some("c1/3 false hello"));
 }
 

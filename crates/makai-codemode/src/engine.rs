@@ -163,10 +163,7 @@ pub(crate) fn run_script(input: EngineInput) -> EngineResult {
         writes: StoreWrites::default(),
         done: None,
     }));
-    let failure = match drive(&code, &state, &replies, &stop) {
-        Ok(()) => None,
-        Err(f) => Some(f),
-    };
+    let failure = drive(&code, &state, &replies, &stop).err();
     let mut st = state.borrow_mut();
     EngineResult {
         items: std::mem::take(&mut st.items),

@@ -1,4 +1,5 @@
 //! Scripts run through the public API with a host of test tools.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
-use makai_ai::{AssistantMessage, Message, ToolCall};
+use makai_ai::{Message, ToolCall};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 use crate::hooks::{ToolCallDecision, ToolCallInfo};
@@ -54,7 +54,11 @@ impl ToolContext {
         let Some(tool) = tools.get(name).cloned() else {
             return failed(
                 id,
-                format!("Tool '{}' not found. Available tools: {}.", name, tools.names().join(", ")),
+                format!(
+                    "Tool '{}' not found. Available tools: {}.",
+                    name,
+                    tools.names().join(", ")
+                ),
             );
         };
         if let Err(problems) = tools.validate(name, &args) {
@@ -83,7 +87,7 @@ impl ToolContext {
                     _ => None,
                 })
             })
-            .unwrap_or_else(AssistantMessage::default);
+            .unwrap_or_default();
         let info = ToolCallInfo {
             assistant_message: &assistant,
             tool_call: &call,
@@ -111,7 +115,8 @@ impl ToolContext {
             hooks: self.hooks.clone(),
             nested: Default::default(),
         };
-        let (mut output, mut is_error) = run_spawned(tool, id.clone(), args.clone(), child, dry_run).await;
+        let (mut output, mut is_error) =
+            run_spawned(tool, id.clone(), args.clone(), child, dry_run).await;
         if let Some(hooks) = &self.hooks
             && let Some(o) = hooks.after_tool_call(&info, &output, is_error).await
         {

@@ -26,33 +26,7 @@ impl AppSession {
     /// credentials) or needs none, plus the current one.
     pub async fn available_models(&self) -> Vec<Model> {
         let current = self.model();
-        let mut out = Vec::new();
-        let mut with_key: std::collections::HashMap<String, bool> = Default::default();
-        for m in self.inner.registry.models() {
-            let ok = match with_key.get(&m.provider) {
-                Some(ok) => *ok,
-                None => {
-                    let ok = !makai_ai::credentials::needs_credential(m)
-                        || makai_ai::credentials::ambient_configured(
-                            m,
-                            &makai_ai::credentials::Env::process(),
-                        )
-                        || self
-                            .inner
-                            .keys
-                            .source(&m.provider)
-                            .await
-                            .ok()
-                            .flatten()
-                            .is_some();
-                    with_key.insert(m.provider.clone(), ok);
-                    ok
-                }
-            };
-            if ok {
-                out.push(m.clone());
-            }
-        }
+        let mut out = with_credentials(self.inner.registry.models(), &self.inner.keys).await;
         // The model the session started with (a `--base-url` model is in no
         // catalog) stays selectable after switching away from it.
         let started = &self.inner.start_model;
@@ -221,6 +195,54 @@ fn wildcard(pattern: &str, text: &str) -> bool {
         }
     }
     remaining.is_empty()
+}
+
+/// The models of `models` whose provider has a credential (a key, a login,
+/// configured cloud credentials) or needs none.
+pub(crate) async fn with_credentials(
+    models: &[Model],
+    keys: &makai_auth::KeyResolver,
+) -> Vec<Model> {
+    let mut out = Vec::new();
+    let mut with_key: std::collections::HashMap<String, bool> = Default::default();
+    for m in models {
+        let ok = match with_key.get(&m.provider) {
+            Some(ok) => *ok,
+            None => {
+                let ok = !makai_ai::credentials::needs_credential(m)
+                    || makai_ai::credentials::ambient_configured(
+                        m,
+                        &makai_ai::credentials::Env::process(),
+                    )
+                    || keys.source(&m.provider).await.ok().flatten().is_some();
+                with_key.insert(m.provider.clone(), ok);
+                ok
+            }
+        };
+        if ok {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
+/// The catalog a `codemode` script lists through `models`.
+pub(crate) struct CatalogModels {
+    /// The catalog's models.
+    pub models: Vec<Model>,
+    /// The keys that make them usable.
+    pub keys: makai_auth::KeyResolver,
+}
+
+#[async_trait::async_trait]
+impl makai_coding::tools::codemode::ModelCatalog for CatalogModels {
+    fn models(&self) -> Vec<Model> {
+        self.models.clone()
+    }
+
+    async fn available(&self) -> Vec<Model> {
+        with_credentials(&self.models, &self.keys).await
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::system_files::SystemFiles;
+use makai_coding::tools::codemode::CODEMODE_TOOL_NAME;
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::trust::TrustSource;
 use makai_coding::{
@@ -432,7 +433,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         let excluded = excluded_tools(args);
         names.retain(|n| !super::model::tool_excluded(n, &excluded));
         let task = names.iter().any(|n| n == makai_coding::subagent::TASK_TOOL);
-        names.retain(|n| n != makai_coding::subagent::TASK_TOOL);
+        let codemode = names.iter().any(|n| n == CODEMODE_TOOL_NAME);
+        names.retain(|n| n != makai_coding::subagent::TASK_TOOL && n != CODEMODE_TOOL_NAME);
         let mut tools = if names.is_empty() {
             Vec::new()
         } else {
@@ -449,6 +451,17 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 settings: settings.subagents,
                 spec: spec.subagents,
             }));
+        }
+        if codemode {
+            tools = makai_coding::tools::codemode::with_codemode(
+                tools,
+                &settings.codemode,
+                Some(Arc::new(session.clone())),
+                Some(Arc::new(super::model::CatalogModels {
+                    models: registry.models().to_vec(),
+                    keys: keys.clone(),
+                })),
+            );
         }
         tools
     };
@@ -490,6 +503,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
+    if tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(makai_coding::tools::codemode::PROMPT_GUIDELINE);
+    }
     let mut system_prompt_without_tools =
         build_system_prompt(&spec_without_tools, &files, &cwd, today());
     let appended = system_files.append.iter().map(|f| Ok(f.text.clone()));
@@ -679,9 +696,10 @@ fn checked_tools(
     match names.iter().find(|n| {
         !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
             && n.as_str() != makai_coding::subagent::TASK_TOOL
+            && n.as_str() != CODEMODE_TOOL_NAME
     }) {
         Some(bad) => Err(make(format!(
-            "{source}: unknown tool '{}'; the built-in tools are: {}, {}",
+            "{source}: unknown tool '{}'; the built-in tools are: {}, {}, {CODEMODE_TOOL_NAME}",
             makai_ai::quote::bounded(bad),
             makai_coding::tools::BUILTIN_TOOL_NAMES.join(", "),
             makai_coding::subagent::TASK_TOOL

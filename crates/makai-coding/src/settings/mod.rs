@@ -306,6 +306,10 @@ pub struct Settings {
     /// top of the user's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_tools: Option<Vec<String>>,
+    /// pi's `codemode` settings (`mode`, `inlineBudget`), used when the
+    /// `codemode` tool is on (`defaultTools: ["+codemode"]`, `--tools +codemode`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub codemode: crate::tools::codemode::CodemodeSettings,
     /// What Esc twice in an empty, idle editor opens (pi's `doubleEscapeAction`).
     #[serde(skip_serializing_if = "is_default")]
     pub double_escape_action: DoubleEscapeAction,

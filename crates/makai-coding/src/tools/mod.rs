@@ -12,6 +12,7 @@ pub mod args;
 pub mod bash;
 mod bash_escalate;
 mod bash_output;
+pub mod codemode;
 pub mod edit;
 mod edit_apply;
 mod error;
