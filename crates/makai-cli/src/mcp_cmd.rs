@@ -72,6 +72,15 @@ pub enum McpCommand {
         /// Longest a tool call may take, in seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
+        /// How the model reaches the server's tools: codemode (the default:
+        /// from codemode scripts only), deferred, direct (declared to the
+        /// model) or hidden.
+        #[arg(long, value_name = "MODE", value_parser = parse_exposure)]
+        exposure: Option<makai_mcp::Exposure>,
+        /// What the server offers, in a sentence (shown in the system prompt
+        /// and by describeNamespace()).
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
         /// Which settings file to write.
         #[arg(long, value_enum, default_value = "user")]
         scope: Scope,
@@ -126,6 +135,10 @@ pub fn parse(rest: &[OsString]) -> Result<Invocation, CliError> {
             )),
         },
     }
+}
+
+fn parse_exposure(text: &str) -> Result<makai_mcp::Exposure, String> {
+    text.parse()
 }
 
 fn validate(command: &McpCommand) -> Result<(), CliError> {
@@ -247,6 +260,8 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
             env,
             header,
             timeout,
+            exposure,
+            description,
             scope,
             replace,
             cwd,
@@ -272,6 +287,10 @@ pub async fn run(command: McpCommand) -> Result<i32, CliError> {
             if let Some(secs) = timeout {
                 config = config.with_timeout(Duration::from_secs(secs));
             }
+            if let Some(e) = exposure {
+                config = config.with_exposure(e);
+            }
+            config.description = description;
             let file = settings_file(scope, &cwd, home.as_deref())?;
             let message = makai_mcp::add_server(&file, &name, &config, replace)
                 .map_err(|e| CliError::config(e.to_string()))?;

@@ -16,22 +16,31 @@ fn settings(env: &Env) -> Value {
 }
 
 fn add_self(env: &Env) {
+    add_self_with(env, &[]);
+}
+
+/// Registers makai's own MCP server as `self`, with `extra` options of
+/// `makai mcp add`.
+fn add_self_with(env: &Env, extra: &[&str]) {
     let work = env.work().display().to_string();
     let home = env.home.path().display().to_string();
+    let mut argv = s(&["mcp", "add", "self"]);
+    argv.extend(s(extra));
+    argv.extend(s(&["-e"]));
     let out = env.run(
-        &s(&[
-            "mcp",
-            "add",
-            "self",
-            "-e",
-            &format!("MAKAI_HOME={home}"),
-            "--",
-            env!("CARGO_BIN_EXE_makai"),
-            "mcp",
-            "serve",
-            "--cwd",
-            &work,
-        ]),
+        &[
+            argv,
+            s(&[
+                &format!("MAKAI_HOME={home}"),
+                "--",
+                env!("CARGO_BIN_EXE_makai"),
+                "mcp",
+                "serve",
+                "--cwd",
+                &work,
+            ]),
+        ]
+        .concat(),
         "",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -96,7 +105,8 @@ fn add_list_remove() {
 fn the_agent_calls_an_mcp_tool() {
     let env = Env::new();
     std::fs::write(env.work().join("secret.txt"), "the word is pelican\n").unwrap();
-    add_self(&env);
+    add_self_with(&env, &["--exposure", "direct"]);
+    assert_eq!(settings(&env)["mcpServers"]["self"]["exposure"], "direct");
     let mock = Mock::start(
         Scenario::new()
             .push(ScriptedResponse::tool_call(
@@ -145,5 +155,100 @@ fn the_agent_calls_an_mcp_tool() {
             .body
             .get("tools")
             .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+    );
+}
+
+/// The names of the tools a request offered.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_servers_tools_are_reached_through_codemode_by_default_as_in_pi() {
+    let env = Env::new();
+    std::fs::write(env.work().join("secret.txt"), "the word is pelican\n").unwrap();
+    add_self_with(&env, &["--description", "makai's own file tools"]);
+    // One tool declared, one unreachable, the rest for scripts.
+    let mut cfg = settings(&env);
+    cfg["mcpServers"]["self"]["toolExposure"] = serde_json::json!({"ls": "direct", "b*": "hidden"});
+    env.settings(cfg);
+    let code = r#"
+const ns = await describeNamespace("mcp__self");
+const read = await tools.self__read({ path: "secret.txt" });
+const names = ALL_TOOLS.map((t) => t.name);
+return {
+  description: ns.description,
+  text: read.content[0].text,
+  error: read.isError === true,
+  bash: names.includes("self__bash"),
+  ls: names.includes("self__ls"),
+};
+"#;
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "codemode",
+                serde_json::json!({ "code": code }).to_string(),
+            ))
+            .push(ScriptedResponse::text("It is pelican.")),
+    );
+    let mut argv = s(&["--no-session"]);
+    argv.extend(mock.args());
+    argv.extend(s(&["-p", "What is the secret word?"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = mock.requests();
+    let tools = offered(&requests[0].body);
+    assert!(
+        tools.contains(&"codemode".to_string()) && tools.contains(&"self__ls".to_string()),
+        "codemode is turned on for the server, its direct tool declared: {tools:?}"
+    );
+    assert!(
+        !tools.iter().any(|t| t == "self__read" || t == "self__bash"),
+        "{tools:?}"
+    );
+    let first = request_text(&requests[0]);
+    assert!(
+        first.contains("<mcp_servers>") && first.contains("- self: makai's own file tools"),
+        "{first}"
+    );
+    let sent = request_text(&requests[1]);
+    assert!(sent.contains("the word is pelican"), "{sent}");
+    assert!(
+        sent.contains(r#"\"description\": \"makai's own file tools\""#),
+        "{sent}"
+    );
+    assert!(sent.contains(r#"\"error\": false"#), "{sent}");
+    assert!(
+        sent.contains(r#"\"bash\": false"#),
+        "hidden tools are unreachable: {sent}"
+    );
+    assert!(sent.contains(r#"\"ls\": true"#), "{sent}");
+
+    // autoEnableCodemode: false leaves codemode off, and says so.
+    let mut cfg = settings(&env);
+    cfg["autoEnableCodemode"] = Value::Bool(false);
+    env.settings(cfg);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut argv = s(&["--no-session"]);
+    argv.extend(mock.args());
+    argv.extend(s(&["-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tools = offered(&mock.requests()[0].body);
+    assert!(!tools.contains(&"codemode".to_string()), "{tools:?}");
+    assert!(
+        stderr(&out).contains("autoEnableCodemode: false"),
+        "{}",
+        stderr(&out)
     );
 }

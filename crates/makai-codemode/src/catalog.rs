@@ -103,13 +103,18 @@ impl Catalog {
         }))
     }
 
-    /// `describeNamespace(name)`.
+    /// `describeNamespace(name)`: `name` as written, in its identifier form,
+    /// or either with `mcp__` before it.
     pub fn describe_namespace(&self, name: &str) -> Option<Value> {
-        let ns = self.namespaces.iter().find(|n| n.name == name)?;
+        let key = namespace_key(name);
+        let ns = self
+            .namespaces
+            .iter()
+            .find(|n| namespace_key(&n.name) == key)?;
         let tools: Vec<ToolSummary<'_>> = self
             .tools
             .iter()
-            .filter(|t| t.namespace.as_deref() == Some(name))
+            .filter(|t| t.namespace.as_deref() == Some(ns.name.as_str()))
             .map(|t| ToolSummary {
                 name: &t.name,
                 description: first_paragraph(&t.description),
@@ -133,11 +138,16 @@ impl Catalog {
         limit: usize,
         namespace: Option<&str>,
     ) -> Vec<ToolSummary<'_>> {
+        let wanted = namespace.map(namespace_key);
         let docs: Vec<(usize, Vec<String>)> = self
             .tools
             .iter()
             .enumerate()
-            .filter(|(_, t)| namespace.is_none_or(|ns| t.namespace.as_deref() == Some(ns)))
+            .filter(|(_, t)| {
+                wanted
+                    .as_ref()
+                    .is_none_or(|w| t.namespace.as_deref().map(namespace_key).as_ref() == Some(w))
+            })
             .map(|(i, t)| {
                 let mut doc = words(&t.name);
                 doc.extend(words_of_name(&t.name));
@@ -187,6 +197,12 @@ impl Catalog {
     pub fn namespaces(&self) -> &[Namespace] {
         &self.namespaces
     }
+}
+
+/// A namespace's name compared: without `mcp__`, in identifier form
+/// (`mcp__dev-radius`, `dev_radius` and `dev-radius` are one).
+fn namespace_key(name: &str) -> String {
+    js_name(name.strip_prefix("mcp__").unwrap_or(name))
 }
 
 /// A description's first paragraph.
@@ -261,6 +277,7 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert_eq!(c.search("file", 8, None)[0].name, "read");
         assert!(c.search("file", 8, Some("gh")).is_empty());
+        assert_eq!(c.search("issues", 8, Some("mcp__gh")).len(), 1);
         assert_eq!(
             c.resolve("mcp__gh__search_issues").unwrap().name,
             "mcp__gh__search_issues"

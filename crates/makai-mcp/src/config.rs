@@ -35,14 +35,19 @@
 //! `mcp.json`, an `env` or `headers` value written `!command` is that
 //! command's output (`"Authorization": "!echo Bearer $(gh auth token)"`), and
 //! a leading `~/` in `command`, an argument or `cwd` is the home folder.
-//! pi's `description`, `exposure`, `toolExposure` and `oauth` are read past:
-//! makai declares every tool of a server to the model.
+//! `exposure` and `toolExposure` (pi's) say how the model reaches the
+//! server's tools (see [`crate::exposure`]: by default from `codemode`
+//! scripts only); `description` says what the server offers, in a sentence
+//! (the system prompt and `describeNamespace()` show it). pi's `oauth` is
+//! read past.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use makai_sandbox::{Policy, SandboxConfig};
+
+use crate::exposure::{Exposure, ToolExposure};
 use serde_json::{Map, Value};
 
 /// Default longest time one tool call may take.
@@ -164,6 +169,12 @@ pub struct McpServerConfig {
     pub startup_timeout: Option<Duration>,
     /// The server's own sandbox settings (stdio servers only).
     pub sandbox: Option<ServerSandbox>,
+    /// How the model reaches its tools (`None`: the default, `codemode`).
+    pub exposure: Option<Exposure>,
+    /// Per-tool overrides of `exposure`.
+    pub tool_exposure: ToolExposure,
+    /// What the server offers, in a sentence.
+    pub description: Option<String>,
 }
 
 /// A server entry that cannot be used.
@@ -193,6 +204,9 @@ impl McpServerConfig {
             timeout: None,
             startup_timeout: None,
             sandbox: None,
+            exposure: None,
+            tool_exposure: ToolExposure::default(),
+            description: None,
         }
     }
 
@@ -207,6 +221,9 @@ impl McpServerConfig {
             timeout: None,
             startup_timeout: None,
             sandbox: None,
+            exposure: None,
+            tool_exposure: ToolExposure::default(),
+            description: None,
         }
     }
 
@@ -256,6 +273,29 @@ impl McpServerConfig {
     pub fn with_enabled(mut self, enabled: bool) -> Self {
         self.enabled = enabled;
         self
+    }
+
+    /// Sets how the model reaches the server's tools.
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = Some(exposure);
+        self
+    }
+
+    /// How the model reaches the server's tool `tool` (its name on the
+    /// server): its `toolExposure`, else the server's `exposure`, else
+    /// `codemode`.
+    pub fn exposure_of(&self, tool: &str) -> Exposure {
+        self.tool_exposure
+            .of(tool)
+            .or(self.exposure)
+            .unwrap_or_default()
+    }
+
+    /// True when some of its tools are reached from `codemode` scripts only
+    /// (its `exposure`, or one of its `toolExposure` overrides).
+    pub fn has_indirect_tools(&self) -> bool {
+        self.exposure.unwrap_or_default().is_indirect()
+            || self.tool_exposure.exposures().any(Exposure::is_indirect)
     }
 
     /// The per-call timeout in force.
@@ -364,6 +404,9 @@ impl McpServerConfig {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(ServerSandbox::from_json(v).map_err(&err)?),
             },
+            exposure: exposure_field(obj).map_err(&err)?,
+            tool_exposure: tool_exposure_field(obj).map_err(&err)?,
+            description: opt_string(obj, "description").map_err(&err)?,
         })
     }
 
@@ -407,7 +450,31 @@ impl McpServerConfig {
         if let Some(sb) = &self.sandbox {
             obj.insert("sandbox".into(), sb.to_json());
         }
+        if let Some(e) = self.exposure {
+            obj.insert("exposure".into(), Value::from(e.as_str()));
+        }
+        if !self.tool_exposure.is_empty() {
+            obj.insert("toolExposure".into(), self.tool_exposure.to_json());
+        }
+        if let Some(d) = &self.description {
+            obj.insert("description".into(), Value::from(d.clone()));
+        }
         Value::Object(obj)
+    }
+}
+
+/// The `exposure` of an entry, if set.
+pub(crate) fn exposure_field(obj: &Map<String, Value>) -> Result<Option<Exposure>, String> {
+    opt_string(obj, "exposure")?
+        .map(|s| s.parse().map_err(|e| format!("\"exposure\": {e}")))
+        .transpose()
+}
+
+/// The `toolExposure` of an entry (empty when unset).
+pub(crate) fn tool_exposure_field(obj: &Map<String, Value>) -> Result<ToolExposure, String> {
+    match obj.get("toolExposure") {
+        None | Some(Value::Null) => Ok(ToolExposure::default()),
+        Some(v) => ToolExposure::from_json(v),
     }
 }
 

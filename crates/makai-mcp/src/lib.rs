@@ -40,6 +40,7 @@ pub mod admin;
 pub mod config;
 pub mod content;
 pub mod env;
+pub mod exposure;
 pub mod load;
 mod manager;
 pub mod naming;
@@ -54,6 +55,7 @@ pub use admin::{
     validate_server_name,
 };
 pub use config::{McpServerConfig, ServerConfigError, ServerSandbox, ServerTransport};
+pub use exposure::{Exposure, ToolExposure};
 pub use load::{
     ConfigScope, LoadedMcpConfig, MCP_FILE, McpConfigError, McpSources, ServerEntry,
     load_mcp_config, load_mcp_sources, project_settings_file, user_settings_file,

@@ -9,10 +9,13 @@
 //!   `<cwd>/.pi/mcp.json`, `<cwd>/.makai/mcp.json`, `<cwd>/.makai/settings.json`.
 //!
 //! A later entry replaces an earlier one of the same name. A later entry
-//! without `command`, `url` or `type` changes only `enabled` of the earlier
-//! one and keeps the rest (pi's project override: `{"enabled": false}` turns a
-//! user server off in one project; pi's `exposure` and `toolExposure` have no
-//! meaning in makai, which declares every tool).
+//! without `command`, `url` or `type` changes only `enabled`, `exposure` and
+//! `toolExposure` of the earlier one and keeps the rest (pi's project
+//! override: `{"enabled": false}` turns a user server off in one project).
+//!
+//! `autoEnableCodemode` beside `mcpServers` (default `true`; a later file's
+//! value wins) lets makai turn the `codemode` tool on when servers have
+//! tools only scripts reach.
 //!
 //! A project settings file comes with the repository, and an MCP server entry
 //! runs a command as soon as makai starts. Like the other keys that widen what
@@ -130,6 +133,17 @@ pub struct LoadedMcpConfig {
     pub warnings: Vec<String>,
     /// The settings files that existed, user first.
     pub sources: Vec<PathBuf>,
+    /// pi's `autoEnableCodemode`: turn `codemode` on for servers whose tools
+    /// only scripts reach (`None`: unset, which means yes).
+    pub auto_enable_codemode: Option<bool>,
+}
+
+impl LoadedMcpConfig {
+    /// Whether `codemode` is turned on for servers whose tools only scripts
+    /// reach (pi's `autoEnableCodemode`, default `true`).
+    pub fn auto_enables_codemode(&self) -> bool {
+        self.auto_enable_codemode.unwrap_or(true)
+    }
 }
 
 impl LoadedMcpConfig {
@@ -211,6 +225,7 @@ pub fn load_mcp_sources(
         };
         out.sources.push(path.to_path_buf());
         trust |= obj.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
+        read_auto_enable(&mut out, path, &obj);
         for (name, value) in servers_of(path, &obj)? {
             merge_entry(&mut out, path, ConfigScope::User, name, value);
         }
@@ -220,6 +235,7 @@ pub fn load_mcp_sources(
             continue;
         };
         out.sources.push(path.to_path_buf());
+        read_auto_enable(&mut out, path, &obj);
         let servers = servers_of(path, &obj)?;
         if !servers.is_empty() && !trust {
             out.warnings.push(format!(
@@ -282,6 +298,22 @@ fn merge_entry(
         if let Some(enabled) = enabled {
             out.servers[i].config.enabled = enabled;
         }
+        let exposure = crate::config::exposure_field(obj)
+            .and_then(|e| Ok((e, crate::config::tool_exposure_field(obj)?)));
+        match exposure {
+            Ok((e, t)) => {
+                let config = &mut out.servers[i].config;
+                if e.is_some() {
+                    config.exposure = e;
+                }
+                if !t.is_empty() {
+                    config.tool_exposure = t;
+                }
+            }
+            Err(e) => out
+                .warnings
+                .push(format!("MCP server '{name}': {e} (in {})", path.display())),
+        }
         return;
     }
     match McpServerConfig::from_json(&name, &value) {
@@ -298,6 +330,18 @@ fn merge_entry(
             }
         }
         Err(e) => out.warnings.push(format!("{e} (in {})", path.display())),
+    }
+}
+
+/// Takes a file's `autoEnableCodemode`, if it sets one.
+fn read_auto_enable(out: &mut LoadedMcpConfig, path: &Path, obj: &serde_json::Map<String, Value>) {
+    match obj.get("autoEnableCodemode") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => out.auto_enable_codemode = Some(*b),
+        Some(_) => out.warnings.push(format!(
+            "\"autoEnableCodemode\" must be true or false (in {})",
+            path.display()
+        )),
     }
 }
 

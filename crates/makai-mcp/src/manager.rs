@@ -9,6 +9,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::McpServerConfig;
+use crate::exposure::Exposure;
 use crate::load::{LoadedMcpConfig, McpConfigError, load_mcp_config};
 use crate::status::{McpEvent, ServerState, ServerStatus};
 use crate::supervisor::{McpOptions, ServerShared, supervise};
@@ -118,15 +119,38 @@ impl McpManager {
         tasks.push(task);
     }
 
-    /// The tools of every server that is ready now, as agent tools named
-    /// `<server>__<tool>`.
+    /// The reachable tools of every server that is ready now (`hidden`
+    /// ones left out), as agent tools named `<server>__<tool>`.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools_with_exposure()
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect()
+    }
+
+    /// [`McpManager::tools`] with how the model reaches each
+    /// ([`crate::exposure`]).
+    pub fn tools_with_exposure(&self) -> Vec<(Arc<dyn Tool>, Exposure)> {
         self.inner
             .servers
             .iter()
             .filter(|s| s.state().is_ready())
             .flat_map(|s| s.tools())
-            .map(|t| t as Arc<dyn Tool>)
+            .filter(|t| t.exposure() != Exposure::Hidden)
+            .map(|t| {
+                let e = t.exposure();
+                (t as Arc<dyn Tool>, e)
+            })
+            .collect()
+    }
+
+    /// Every configured server's name and `description`, in configuration
+    /// order.
+    pub fn descriptions(&self) -> Vec<(String, Option<String>)> {
+        self.inner
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), s.config.description.clone()))
             .collect()
     }
 

@@ -183,7 +183,17 @@ impl ServerShared {
         let tools: Vec<Arc<McpTool>> = remote
             .into_iter()
             .zip(names.iter().cloned())
-            .map(|(r, n)| Arc::new(McpTool::new(n, &self.name, r, timeout, self.myself.clone())))
+            .map(|(r, n)| {
+                let exposure = self.config.exposure_of(&r.name);
+                Arc::new(McpTool::new(
+                    n,
+                    &self.name,
+                    r,
+                    timeout,
+                    self.myself.clone(),
+                    exposure,
+                ))
+            })
             .collect();
         *lock(&self.tools) = tools;
         tracing::debug!(server = %self.name, tools = ?names, "MCP server tools");

@@ -8,6 +8,7 @@ use makai_agent::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use serde_json::Value;
 
 use crate::content::outcome_from_json;
+use crate::exposure::Exposure;
 use crate::sdk::client::ProgressFn;
 use crate::sdk::{CallFailure, ProgressUpdate, RemoteTool};
 use crate::supervisor::ServerShared;
@@ -26,6 +27,7 @@ pub struct McpTool {
     remote: RemoteTool,
     timeout: Duration,
     server: Weak<ServerShared>,
+    exposure: Exposure,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -46,6 +48,7 @@ impl McpTool {
         remote: RemoteTool,
         timeout: Duration,
         server: Weak<ServerShared>,
+        exposure: Exposure,
     ) -> Self {
         let description = if remote.description.trim().is_empty() {
             format!("Tool '{}' of the MCP server '{server_name}'.", remote.name)
@@ -62,7 +65,14 @@ impl McpTool {
             remote,
             timeout,
             server,
+            exposure,
         }
+    }
+
+    /// How the model reaches this tool (its server's `exposure` and
+    /// `toolExposure`).
+    pub fn exposure(&self) -> Exposure {
+        self.exposure
     }
 
     /// The server's name.

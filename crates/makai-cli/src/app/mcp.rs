@@ -1,7 +1,13 @@
 //! MCP tools of an [`AppSession`]: the servers start in the background (see
-//! [`makai_mcp::McpManager`]); each run gets the tools of those ready by then.
+//! [`makai_mcp::McpManager`]); each run gets the tools of those ready by then:
+//! the `direct` ones declared, the others reached through `codemode`
+//! ([`makai_mcp::exposure`]).
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use makai_agent::Tool;
+use makai_coding::tools::codemode::{CODEMODE_TOOL_NAME, IndirectTools, Namespace};
 
 use super::AppSession;
 
@@ -11,8 +17,9 @@ impl AppSession {
         self.inner.mcp.as_ref()
     }
 
-    /// Sets the agent's tools for the next run: its own tools plus the tools
-    /// of the MCP servers that are ready now. Called before every prompt. A
+    /// Sets the agent's tools for the next run: its own tools plus the
+    /// `direct` tools of the MCP servers that are ready now (their others go
+    /// to `codemode`, added for them when the tools chosen lack it). Called before every prompt. A
     /// model switched to mid-session whose entry says it cannot call tools
     /// gets none (unless `--tools` named them), as at start-up; switching
     /// back brings them back. Returns whether the run has any tools.
@@ -25,16 +32,42 @@ impl AppSession {
             self.inner.agent.set_tools(makai_agent::ToolSet::new([]));
             return false;
         }
-        let mcp_tools: Vec<_> = match &self.inner.mcp {
+        let (direct, indirect): (Vec<_>, Vec<_>) = match &self.inner.mcp {
             Some(mcp) => mcp
-                .tools()
+                .tools_with_exposure()
                 .into_iter()
-                .filter(|t| !super::model::tool_excluded(t.name(), &excluded))
-                .collect(),
-            None => Vec::new(),
+                .filter(|(t, _)| !super::model::tool_excluded(t.name(), &excluded))
+                .partition(|(_, e)| !e.is_indirect()),
+            None => (Vec::new(), Vec::new()),
         };
-        let tools =
-            makai_agent::ToolSet::new(self.inner.base_tools.iter().cloned().chain(mcp_tools));
+        // Tools only scripts reach go to `codemode`, which is turned on for
+        // them unless the settings say otherwise.
+        let reach = &self.inner.codemode;
+        let namespaces = self.inner.mcp.as_ref().map_or_else(Vec::new, |mcp| {
+            mcp.descriptions()
+                .into_iter()
+                .map(|(name, description)| Namespace {
+                    name,
+                    description,
+                    instructions: None,
+                })
+                .collect()
+        });
+        let standby = (!indirect.is_empty()
+            && self.inner.base_tools.get(CODEMODE_TOOL_NAME).is_none())
+        .then(|| reach.standby.clone())
+        .flatten();
+        reach
+            .indirect
+            .set(indirect.into_iter().map(|(t, _)| t).collect(), namespaces);
+        let tools = makai_agent::ToolSet::new(
+            self.inner
+                .base_tools
+                .iter()
+                .cloned()
+                .chain(direct.into_iter().map(|(t, _)| t))
+                .chain(standby),
+        );
         let any = !tools.is_empty();
         self.inner.agent.set_tools(tools);
         any
@@ -69,18 +102,46 @@ impl AppSession {
     }
 }
 
-/// Starts the MCP servers of the settings and `mcp.json` files (the
-/// project's only when it is trusted; `makai_mcp::McpSources`) in the background, stdio
-/// servers under `sandbox` (or their own entry's); `None`
-/// when none is configured. Problems with the settings are said (`say`: on
+/// How `codemode` reaches the MCP tools the model is not offered.
+#[derive(Clone, Default)]
+pub struct CodemodeReach {
+    /// The tools only scripts reach, updated with each run's tools.
+    pub indirect: IndirectTools,
+    /// A `codemode` tool added to the runs while such tools exist, when the
+    /// tools chosen have none (pi's `autoEnableCodemode`).
+    pub standby: Option<Arc<dyn Tool>>,
+}
+
+/// The system prompt's section on the MCP servers whose tools only
+/// `codemode` scripts reach (pi's `mcp_servers` section), if any.
+pub(crate) fn indirect_servers_section(loaded: &makai_mcp::LoadedMcpConfig) -> Option<String> {
+    let lines: Vec<String> = loaded
+        .servers
+        .iter()
+        .filter(|s| s.config.enabled && s.config.has_indirect_tools())
+        .map(|s| match &s.config.description {
+            Some(d) => format!("- {}: {}", s.name, d.lines().next().unwrap_or_default()),
+            None => format!("- {}", s.name),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| {
+        format!(
+            "<mcp_servers>\nThe tools of these MCP servers are not declared to you: call them from codemode scripts as tools.<server>__<tool>(args), and find them with searchTools(), describeTool() or describeNamespace(\"<server>\").\n{}\n</mcp_servers>",
+            lines.join("\n")
+        )
+    })
+}
+
+/// Reads the MCP servers of the settings and `mcp.json` files (the
+/// project's only when it is trusted; `makai_mcp::McpSources`); `None` when
+/// none is configured. Problems with the settings are said (`say`: on
 /// stderr, and kept for a full-screen UI) and never stop the run.
-pub(crate) fn start_servers(
+pub(crate) fn load_servers(
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
-    sandbox: makai_sandbox::SandboxConfig,
     project_trusted: bool,
     said: &mut Vec<String>,
-) -> Option<makai_mcp::McpManager> {
+) -> Option<makai_mcp::LoadedMcpConfig> {
     // An untrusted project's files are not read at all.
     let pi_dir = makai_coding::resources::pi_agent_dir();
     let sources = makai_mcp::McpSources::standard(cwd, home, pi_dir.as_deref(), project_trusted);
@@ -94,11 +155,18 @@ pub(crate) fn start_servers(
     for w in &loaded.warnings {
         super::warnings::say(said, format!("MCP: {w}"));
     }
-    if loaded.servers.is_empty() {
-        return None;
-    }
+    (!loaded.servers.is_empty()).then_some(loaded)
+}
+
+/// Starts the servers `loaded` in the background, stdio servers under
+/// `sandbox` (or their own entry's).
+pub(crate) fn start_servers(
+    loaded: makai_mcp::LoadedMcpConfig,
+    cwd: &std::path::Path,
+    sandbox: makai_sandbox::SandboxConfig,
+) -> makai_mcp::McpManager {
     let servers = loaded.servers.into_iter().map(|e| (e.name, e.config));
     let mut options = makai_mcp::McpOptions::new(cwd);
     options.sandbox = Some(sandbox);
-    Some(makai_mcp::McpManager::start(servers, options))
+    makai_mcp::McpManager::start(servers, options)
 }

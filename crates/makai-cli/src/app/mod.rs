@@ -97,6 +97,8 @@ pub(crate) struct Shared {
     mcp: Option<makai_mcp::McpManager>,
     /// The agent's own tools (the MCP tools are added to these before each run).
     base_tools: makai_agent::ToolSet,
+    /// How `codemode` reaches the MCP tools the model is not offered.
+    codemode: mcp::CodemodeReach,
     /// False from a run's `agent_start` until its `agent_settled` went out.
     settled: tokio::sync::watch::Sender<bool>,
     /// The model the session started with.
@@ -181,6 +183,8 @@ pub struct AppParts {
     pub resource_options: ResourceOptions,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
+    /// How `codemode` reaches the MCP tools the model is not offered.
+    pub codemode: mcp::CodemodeReach,
     /// The sandbox of shell commands.
     pub sandbox: makai_coding::tools::SandboxChoice,
     /// The approvals (already installed as the agent's hooks).
@@ -227,6 +231,7 @@ impl AppSession {
             state: Mutex::new(state),
             mcp: parts.mcp,
             base_tools,
+            codemode: parts.codemode,
             settled: tokio::sync::watch::Sender::new(true),
             start_model: start.model,
             first_turn_policy: parts.first_turn_policy,

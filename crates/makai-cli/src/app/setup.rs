@@ -12,7 +12,7 @@ use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::system_files::SystemFiles;
-use makai_coding::tools::codemode::CODEMODE_TOOL_NAME;
+use makai_coding::tools::codemode::{CODEMODE_TOOL_NAME, CodemodeParts, with_codemode};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::trust::TrustSource;
 use makai_coding::{
@@ -398,6 +398,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             ),
         );
     }
+    // The MCP servers are read now (they start once the agent is built):
+    // whether `codemode` is needed for them shapes the tools and the prompt.
+    let mcp_config = if tools_off || args.no_mcp {
+        None
+    } else {
+        super::mcp::load_servers(&cwd, home.as_deref(), trust.trusted, &mut said)
+    };
+    let mut codemode_reach = super::mcp::CodemodeReach::default();
     let tools = if tools_off {
         Vec::new()
     } else {
@@ -452,16 +460,38 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 spec: spec.subagents,
             }));
         }
+        let parts = CodemodeParts {
+            settings: settings.codemode.clone(),
+            store: Some(Arc::new(session.clone())),
+            models: Some(Arc::new(super::model::CatalogModels {
+                models: registry.models().to_vec(),
+                keys: keys.clone(),
+            })),
+            indirect: codemode_reach.indirect.clone(),
+        };
+        let for_servers = mcp_config.as_ref().is_some_and(|c| {
+            c.servers
+                .iter()
+                .any(|s| s.config.enabled && s.config.has_indirect_tools())
+        });
         if codemode {
-            tools = makai_coding::tools::codemode::with_codemode(
-                tools,
-                &settings.codemode,
-                Some(Arc::new(session.clone())),
-                Some(Arc::new(super::model::CatalogModels {
-                    models: registry.models().to_vec(),
-                    keys: keys.clone(),
-                })),
-            );
+            tools = with_codemode(tools, parts);
+        } else if for_servers {
+            if mcp_config
+                .as_ref()
+                .is_some_and(|c| c.auto_enables_codemode())
+            {
+                // The same tool, standing by until a server's indirect tools
+                // are ready ("on" mode: the chosen tools stay declared).
+                let mut parts = parts;
+                parts.settings.mode = makai_coding::tools::codemode::CodemodeMode::On;
+                codemode_reach.standby = with_codemode(tools.clone(), parts).pop();
+            } else {
+                super::warnings::say(
+                    &mut said,
+                    "MCP: some servers' tools are reached only from codemode scripts, and codemode is off (autoEnableCodemode: false): the model cannot call them; give them \"exposure\": \"direct\" or add codemode to the tools".into(),
+                );
+            }
         }
         tools
     };
@@ -503,9 +533,16 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
-    if tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) {
+    if tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) || codemode_reach.standby.is_some() {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(makai_coding::tools::codemode::PROMPT_GUIDELINE);
+        if let Some(section) = mcp_config
+            .as_ref()
+            .and_then(super::mcp::indirect_servers_section)
+        {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(&section);
+        }
     }
     let mut system_prompt_without_tools =
         build_system_prompt(&spec_without_tools, &files, &cwd, today());
@@ -583,17 +620,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
-    let mcp = if tools_off || args.no_mcp {
-        None
-    } else {
+    let mcp = mcp_config.map(|loaded| {
         super::mcp::start_servers(
+            loaded,
             &cwd,
-            home.as_deref(),
             crate::sandboxing::config(&settings, args.sandbox),
-            trust.trusted,
-            &mut said,
         )
-    };
+    });
     let app = AppSession::new(AppParts {
         agent,
         session,
@@ -607,6 +640,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         resources,
         resource_options,
         mcp,
+        codemode: codemode_reach,
         sandbox,
         approvals,
         ledger,

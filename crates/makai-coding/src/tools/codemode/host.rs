@@ -73,8 +73,9 @@ pub fn call_summary(calls: &[NestedRecord]) -> String {
 
 pub(super) struct ScriptHost {
     ctx: ToolContext,
-    declared: ToolSet,
-    hidden: ToolSet,
+    /// Where a tool is looked up, in order: the declared tools, the hidden
+    /// ones, the indirect ones.
+    sets: [ToolSet; 3],
     models: Option<Arc<dyn ModelCatalog>>,
     records: Arc<Mutex<Vec<NestedRecord>>>,
 }
@@ -95,14 +96,12 @@ fn publish(ctx: &ToolContext, records: &Mutex<Vec<NestedRecord>>) {
 impl ScriptHost {
     pub(super) fn new(
         ctx: ToolContext,
-        declared: ToolSet,
-        hidden: ToolSet,
+        sets: [ToolSet; 3],
         models: Option<Arc<dyn ModelCatalog>>,
     ) -> Self {
         ScriptHost {
             ctx,
-            declared,
-            hidden,
+            sets,
             models,
             records: Arc::default(),
         }
@@ -121,11 +120,12 @@ impl ScriptHost {
 
 impl makai_codemode::Host for ScriptHost {
     fn call_tool(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
-        let set = if self.declared.get(&name).is_some() {
-            self.declared.clone()
-        } else {
-            self.hidden.clone()
-        };
+        let set = self
+            .sets
+            .iter()
+            .find(|s| s.get(&name).is_some())
+            .unwrap_or(&self.sets[0])
+            .clone();
         let ctx = self.ctx.clone();
         let records = self.records.clone();
         Box::pin(async move {

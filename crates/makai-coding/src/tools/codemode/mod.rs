@@ -18,16 +18,17 @@ mod host;
 pub mod project;
 pub mod store;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use makai_agent::{Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec};
-use makai_codemode::{CallableTool, Catalog, Namespace, Part, RunEnv, Script};
+use makai_codemode::{CallableTool, Catalog, Part, RunEnv, Script};
 
 pub use host::ModelCatalog;
+pub use makai_codemode::Namespace;
 pub use store::{CodemodeStore, STORE_ENTRY_TYPE};
 
 use host::ScriptHost;
@@ -98,6 +99,10 @@ declare const models: {
   getModelOfType(type: ModelType, provider: string, id: string): Promise<ModelInfo | undefined>;
 };"#;
 
+fn tools_named(tools: &[CallableTool], name: &str) -> bool {
+    tools.iter().any(|t| t.name == name)
+}
+
 /// A tool as scripts reach it.
 fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
     let name = tool.name().to_string();
@@ -118,13 +123,46 @@ fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
     }
 }
 
+/// Tools scripts reach that the model is not offered (MCP tools of
+/// `codemode` or `deferred` exposure), with their namespaces. Shared: the
+/// application updates it as servers come and go, and each script sees it
+/// as it is when the script starts.
+#[derive(Clone, Default)]
+pub struct IndirectTools(Arc<RwLock<(ToolSet, Vec<Namespace>)>>);
+
+impl IndirectTools {
+    /// Replaces the tools and the namespaces (an MCP server's name and
+    /// description).
+    pub fn set(&self, tools: Vec<Arc<dyn Tool>>, namespaces: Vec<Namespace>) {
+        let set = ToolSet::new(tools);
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = (set, namespaces);
+    }
+
+    /// The tools and namespaces now.
+    pub fn get(&self) -> (ToolSet, Vec<Namespace>) {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// What a `codemode` tool is built with besides the tools.
+#[derive(Clone, Default)]
+pub struct CodemodeParts {
+    /// `mode` and `inlineBudget`.
+    pub settings: CodemodeSettings,
+    /// Keeps `store()`'s values (none: they last one script).
+    pub store: Option<Arc<dyn CodemodeStore>>,
+    /// Answers `models.*`.
+    pub models: Option<Arc<dyn ModelCatalog>>,
+    /// The tools only scripts reach.
+    pub indirect: IndirectTools,
+}
+
 /// The `codemode` tool.
 pub struct CodemodeTool {
     spec: ToolSpec,
     /// Tools only scripts reach (`"only"` mode).
     hidden: ToolSet,
-    store: Option<Arc<dyn CodemodeStore>>,
-    models: Option<Arc<dyn ModelCatalog>>,
+    parts: CodemodeParts,
 }
 
 impl std::fmt::Debug for CodemodeTool {
@@ -135,16 +173,10 @@ impl std::fmt::Debug for CodemodeTool {
     }
 }
 
-/// `tools` with the `codemode` tool added as `settings` say: in `"only"`
-/// mode the result is `codemode` alone, holding the others. `store` keeps
-/// `store()`'s values (none: they last one script); `models` answers
-/// `models.*`.
-pub fn with_codemode(
-    tools: Vec<Arc<dyn Tool>>,
-    settings: &CodemodeSettings,
-    store: Option<Arc<dyn CodemodeStore>>,
-    models: Option<Arc<dyn ModelCatalog>>,
-) -> Vec<Arc<dyn Tool>> {
+/// `tools` with the `codemode` tool added as `parts.settings` say: in
+/// `"only"` mode the result is `codemode` alone, holding the others.
+pub fn with_codemode(tools: Vec<Arc<dyn Tool>>, parts: CodemodeParts) -> Vec<Arc<dyn Tool>> {
+    let settings = parts.settings.clone();
     let tools: Vec<Arc<dyn Tool>> = tools
         .into_iter()
         .filter(|t| t.name() != CODEMODE_TOOL_NAME)
@@ -153,7 +185,7 @@ pub fn with_codemode(
         CodemodeMode::On => {
             let declared: Vec<&Arc<dyn Tool>> = tools.iter().collect();
             let description = description(&[], &declared, settings.inline_budget);
-            let tool = CodemodeTool::new(description, ToolSet::default(), store, models);
+            let tool = CodemodeTool::new(description, ToolSet::default(), parts);
             let mut out = tools;
             out.push(Arc::new(tool));
             out
@@ -164,8 +196,7 @@ pub fn with_codemode(
             vec![Arc::new(CodemodeTool::new(
                 description,
                 ToolSet::new(tools),
-                store,
-                models,
+                parts,
             ))]
         }
     }
@@ -195,12 +226,7 @@ fn description(listed: &[CallableTool], declared: &[&Arc<dyn Tool>], budget: usi
 }
 
 impl CodemodeTool {
-    fn new(
-        description: String,
-        hidden: ToolSet,
-        store: Option<Arc<dyn CodemodeStore>>,
-        models: Option<Arc<dyn ModelCatalog>>,
-    ) -> Self {
+    fn new(description: String, hidden: ToolSet, parts: CodemodeParts) -> Self {
         let parameters = json!({
             "type": "object",
             "properties": {
@@ -214,33 +240,36 @@ impl CodemodeTool {
         CodemodeTool {
             spec: ToolSpec::new(CODEMODE_TOOL_NAME, description, parameters).with_label("codemode"),
             hidden,
-            store,
-            models,
+            parts,
         }
     }
 
-    /// The catalog of this call: the run's tools but `codemode`, then the
-    /// hidden ones; MCP tools grouped by server.
-    fn catalog(&self, declared: &ToolSet) -> Catalog {
+    /// The catalog of this call: the run's tools but `codemode`, the
+    /// hidden ones, then the indirect ones; MCP tools grouped by server.
+    fn catalog(&self, declared: &ToolSet, indirect: &ToolSet, known: &[Namespace]) -> Catalog {
         let mut tools: Vec<CallableTool> = declared
             .iter()
             .filter(|t| t.name() != CODEMODE_TOOL_NAME)
             .map(|t| callable(t, false))
             .collect();
-        tools.extend(
-            self.hidden
-                .iter()
-                .filter(|t| declared.get(t.name()).is_none())
-                .map(|t| callable(t, true)),
-        );
+        for set in [&self.hidden, indirect] {
+            tools.extend(
+                set.iter()
+                    .filter(|t| !tools_named(&tools, t.name()))
+                    .map(|t| callable(t, true))
+                    .collect::<Vec<_>>(),
+            );
+        }
         let mut namespaces: Vec<Namespace> = Vec::new();
         for ns in tools.iter().filter_map(|t| t.namespace.as_deref()) {
             if !namespaces.iter().any(|n| n.name == ns) {
-                namespaces.push(Namespace {
-                    name: ns.to_string(),
-                    description: Some(format!("The tools of the MCP server '{ns}'.")),
-                    instructions: None,
-                });
+                namespaces.push(known.iter().find(|n| n.name == ns).cloned().unwrap_or(
+                    Namespace {
+                        name: ns.to_string(),
+                        description: None,
+                        instructions: None,
+                    },
+                ));
             }
         }
         Catalog::new(tools, namespaces)
@@ -263,14 +292,19 @@ impl Tool for CodemodeTool {
         let script = Script::parse(source)
             .map_err(|e| ToolError::Failed(format!("Script failed before it ran: {e}")))?;
         let declared = ctx.snapshot().map(|s| s.tools.clone()).unwrap_or_default();
-        let catalog = Arc::new(self.catalog(&declared));
+        let (indirect, namespaces) = self.parts.indirect.get();
+        let catalog = Arc::new(self.catalog(&declared, &indirect, &namespaces));
         let host = Arc::new(ScriptHost::new(
             ctx.clone(),
-            declared,
-            self.hidden.clone(),
-            self.models.clone(),
+            [declared, self.hidden.clone(), indirect],
+            self.parts.models.clone(),
         ));
-        let store = self.store.as_ref().map(|s| s.load()).unwrap_or_default();
+        let store = self
+            .parts
+            .store
+            .as_ref()
+            .map(|s| s.load())
+            .unwrap_or_default();
         let outcome = makai_codemode::run(
             &script,
             RunEnv {
@@ -284,7 +318,7 @@ impl Tool for CodemodeTool {
         let mut notes = Vec::new();
         if outcome.completed()
             && !outcome.store_writes.is_empty()
-            && let Some(store) = &self.store
+            && let Some(store) = &self.parts.store
             && let Err(e) = store.save(&outcome.store_writes)
         {
             notes.push(format!("The values stored could not be kept: {e}"));
