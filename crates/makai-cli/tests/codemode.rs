@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::tmux::{Pane, tmux_available};
 use common::*;
 use makai_mockllm::{RecordedRequest, Scenario, ScriptedResponse};
 use serde_json::{Value, json};
@@ -240,4 +241,36 @@ fn a_bad_options_line_fails_the_call_before_the_script_runs() {
         "{result}"
     );
     assert!(!env.work().join("ran").exists());
+}
+
+#[test]
+fn the_ui_shows_the_script_its_running_calls_and_its_output() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    env.settings(json!({"defaultTools": ["+codemode"]}));
+    let code = "const run = await tools.bash({ command: 'sleep 2; echo slept' });\nreturn 'bash said ' + run.output;";
+    let mock = Mock::start(
+        Scenario::new()
+            .push(script("c1", code))
+            .push(ScriptedResponse::text("All done.")),
+    );
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("run it");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("(running)");
+    assert!(
+        screen.contains("● codemode const run = await tools.bash"),
+        "the script's first line:\n{screen}"
+    );
+    assert!(
+        screen.contains(r#"bash {"command":"sleep 2; echo slept"} (running)"#),
+        "the nested call while it runs:\n{screen}"
+    );
+    let screen = pane.wait_text("All done.");
+    assert!(screen.contains("Script completed"), "{screen}");
+    assert!(screen.contains("bash said slept"), "{screen}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

@@ -80,6 +80,10 @@ fn add_list_remove() {
     for tool in ["self__read", "self__ls", "self__bash"] {
         assert!(listing.contains(tool), "no {tool}: {listing}");
     }
+    assert!(
+        listing.contains("exposure: codemode"),
+        "pi's default: {listing}"
+    );
 
     let out = env.run(&s(&["mcp", "remove", "self"]), "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

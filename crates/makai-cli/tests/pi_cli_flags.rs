@@ -90,6 +90,9 @@ fn exclude_tools_and_no_mcp_reach_the_mcp_tools() {
             "mcp",
             "add",
             "self",
+            // Declared to the model (pi's default reaches them from codemode).
+            "--exposure",
+            "direct",
             "-e",
             &format!("MAKAI_HOME={home}"),
             "--",

@@ -75,6 +75,20 @@ fn workers() -> &'static Arc<Semaphore> {
     WORKERS.get_or_init(|| Arc::new(Semaphore::new(max_workers())))
 }
 
+/// Interrupts a script still running when its caller goes away.
+struct StopOnDrop(Arc<AtomicU8>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.compare_exchange(
+            engine::RUNNING,
+            ABORTED,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+}
+
 /// What a script runs with besides its source.
 pub struct RunEnv {
     /// The tools and `models` it calls.
@@ -129,6 +143,9 @@ async fn run_inner(script: &Script, env: RunEnv, deadline: Option<Instant>) -> O
     let (reply_tx, reply_rx) = std_mpsc::channel::<ToEngine>();
     let (done_tx, done_rx) = oneshot::channel();
     let stop = Arc::new(AtomicU8::new(engine::RUNNING));
+    // Dropped before the script ended (the caller stopped waiting): the
+    // script is interrupted, so its thread ends and frees its worker.
+    let _interrupt_if_dropped = StopOnDrop(stop.clone());
     let input = EngineInput {
         code: script.code.clone(),
         catalog: env.catalog.clone(),

@@ -336,3 +336,27 @@ async fn running_out_of_memory_is_an_error_the_script_sees() {
     assert!(o.completed(), "{:?}", o.failure);
     assert!(texts(&o)[0].contains("out of memory"), "{:?}", texts(&o));
 }
+
+#[tokio::test]
+async fn a_dropped_run_interrupts_its_script_and_frees_its_worker() {
+    // Far more dropped busy scripts than workers: each must end, or the
+    // last run would wait for a worker for a minute and fail.
+    for _ in 0..(makai_codemode::max_workers() + 2) {
+        let script = Script::parse("while (true) {}").unwrap();
+        let run = run(
+            &script,
+            RunEnv {
+                host: Arc::new(TestHost::default()),
+                catalog: catalog(),
+                store: Map::new(),
+                cancel: CancellationToken::new(),
+            },
+        );
+        // Stop waiting after the script started.
+        let _ = tokio::time::timeout(Duration::from_millis(100), run).await;
+    }
+    let o = tokio::time::timeout(Duration::from_secs(20), run_script("return 'free';"))
+        .await
+        .expect("a worker is free again");
+    assert!(o.completed(), "{:?}", o.failure);
+}

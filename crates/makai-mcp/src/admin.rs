@@ -229,13 +229,15 @@ pub fn format_report(
         let state = st
             .map(|s| s.state.to_string())
             .unwrap_or_else(|| "not started".into());
+        let server_exposure = entry.config.exposure.unwrap_or_default();
         out.push_str(&format!(
-            "{} [{}] {}\n  {}\n  defined in {}\n",
+            "{} [{}] {}\n  {}\n  defined in {}\n  exposure: {}\n",
             entry.name,
             entry.scope,
             state,
             entry.config.target(),
-            entry.source.display()
+            entry.source.display(),
+            server_exposure.as_str()
         ));
         if let Some(info) = st.and_then(|s| s.server_info.as_deref()) {
             out.push_str(&format!("  server: {info}\n"));
@@ -247,13 +249,23 @@ pub fn format_report(
                 out.push_str("  (no tools)\n");
             }
             for name in &st.tools {
+                // A tool whose exposure is not its server's says its own.
+                let remote = name
+                    .strip_prefix(&format!("{}{}", entry.name, crate::naming::SEPARATOR))
+                    .unwrap_or(name);
+                let own = entry.config.exposure_of(remote);
+                let marked = if own == server_exposure {
+                    String::new()
+                } else {
+                    format!(" [{}]", own.as_str())
+                };
                 match tools.iter().find(|(n, _, _)| n == name) {
                     Some((_, desc, ro)) => out.push_str(&format!(
-                        "  - {name}{}{}{desc}\n",
+                        "  - {name}{marked}{}{}{desc}\n",
                         if *ro { " (read-only)" } else { "" },
                         if desc.is_empty() { "" } else { ": " }
                     )),
-                    None => out.push_str(&format!("  - {name}\n")),
+                    None => out.push_str(&format!("  - {name}{marked}\n")),
                 }
             }
         }

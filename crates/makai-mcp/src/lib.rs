@@ -60,7 +60,7 @@ pub use load::{
     ConfigScope, LoadedMcpConfig, MCP_FILE, McpConfigError, McpSources, ServerEntry,
     load_mcp_config, load_mcp_sources, project_settings_file, user_settings_file,
 };
-pub use manager::McpManager;
+pub use manager::{McpManager, ServerDescription};
 pub use sdk::ProgressUpdate;
 pub use serve::{ServeError, serve_builtin_tools_stdio, serve_tools_stdio};
 pub use status::{McpEvent, ServerState, ServerStatus};

@@ -17,6 +17,17 @@ use crate::supervisor::{McpOptions, ServerShared, supervise};
 /// How many events a slow subscriber may fall behind before it misses some.
 const EVENT_CAPACITY: usize = 256;
 
+/// What a server is for: pi's `describeNamespace()` of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerDescription {
+    /// Its name.
+    pub name: String,
+    /// Its configured `description`.
+    pub description: Option<String>,
+    /// The `instructions` it gave when it connected.
+    pub instructions: Option<String>,
+}
+
 /// The MCP servers of a session.
 ///
 /// [`McpManager::start`] returns at once: each enabled server starts on its
@@ -144,13 +155,17 @@ impl McpManager {
             .collect()
     }
 
-    /// Every configured server's name and `description`, in configuration
-    /// order.
-    pub fn descriptions(&self) -> Vec<(String, Option<String>)> {
+    /// Every configured server's name, `description` and `instructions`
+    /// (once connected), in configuration order.
+    pub fn descriptions(&self) -> Vec<ServerDescription> {
         self.inner
             .servers
             .iter()
-            .map(|s| (s.name.clone(), s.config.description.clone()))
+            .map(|s| ServerDescription {
+                name: s.name.clone(),
+                description: s.config.description.clone(),
+                instructions: s.instructions(),
+            })
             .collect()
     }
 

@@ -82,6 +82,7 @@ pub(crate) struct ServerShared {
     conn: Mutex<Option<Arc<Connection>>>,
     tools: Mutex<Vec<Arc<McpTool>>>,
     server_info: Mutex<Option<String>>,
+    instructions: Mutex<Option<String>>,
     events: broadcast::Sender<McpEvent>,
     list_changed: Arc<Notify>,
     pub(crate) stop: CancellationToken,
@@ -111,6 +112,7 @@ impl ServerShared {
             conn: Mutex::new(None),
             tools: Mutex::new(Vec::new()),
             server_info: Mutex::new(None),
+            instructions: Mutex::new(None),
             events,
             list_changed: Arc::new(Notify::new()),
             stop,
@@ -124,6 +126,11 @@ impl ServerShared {
 
     pub(crate) fn watch_state(&self) -> watch::Receiver<ServerState> {
         self.state.subscribe()
+    }
+
+    /// The server's `instructions`, once connected (if it gave any).
+    pub(crate) fn instructions(&self) -> Option<String> {
+        lock(&self.instructions).clone()
     }
 
     pub(crate) fn tools(&self) -> Vec<Arc<McpTool>> {
@@ -206,6 +213,7 @@ impl ServerShared {
 
     fn install(&self, conn: Arc<Connection>, tools: Vec<RemoteTool>) {
         *lock(&self.server_info) = conn.server_info.clone();
+        *lock(&self.instructions) = conn.instructions.clone();
         *lock(&self.conn) = Some(conn);
         self.set_tools(tools);
         self.set_state(ServerState::Ready);

@@ -196,6 +196,22 @@ async fn agent_uses_the_official_everything_server() {
         "the dialect marker is dropped"
     );
     assert!(!tool(&m, "everything__toggle-simulated-logging").read_only());
+    // Its instructions, kept for codemode's describeNamespace(); its tools
+    // are reached from scripts by default, as in pi.
+    let described = m.descriptions();
+    assert_eq!(described[0].name, "everything");
+    assert!(
+        described[0]
+            .instructions
+            .as_deref()
+            .is_some_and(|i| !i.trim().is_empty()),
+        "{described:?}"
+    );
+    assert!(
+        m.tools_with_exposure()
+            .iter()
+            .all(|(_, e)| *e == makai_mcp::Exposure::Codemode)
+    );
     let server = llm(vec![
         Mock::new()
             .with_tool_call(

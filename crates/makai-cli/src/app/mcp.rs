@@ -46,10 +46,17 @@ impl AppSession {
         let namespaces = self.inner.mcp.as_ref().map_or_else(Vec::new, |mcp| {
             mcp.descriptions()
                 .into_iter()
-                .map(|(name, description)| Namespace {
-                    name,
-                    description,
-                    instructions: None,
+                .map(|d| Namespace {
+                    // pi: the configured description, else the first line
+                    // of the server's instructions.
+                    description: d.description.or_else(|| {
+                        d.instructions
+                            .as_deref()
+                            .and_then(|i| i.lines().next())
+                            .map(str::to_string)
+                    }),
+                    instructions: d.instructions,
+                    name: d.name,
                 })
                 .collect()
         });

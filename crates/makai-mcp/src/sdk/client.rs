@@ -126,6 +126,8 @@ pub(crate) struct Connection {
     stderr_done: CancellationToken,
     /// `name version` of the server, when it said.
     pub(crate) server_info: Option<String>,
+    /// How to use the server, when it said (its `instructions`).
+    pub(crate) instructions: Option<String>,
     /// The sandbox of a stdio server (owns its private temporary directory).
     _confinement: Option<makai_sandbox::Confinement>,
 }
@@ -264,6 +266,10 @@ impl Connection {
                 .as_ref()
                 .map(|i| format!("{} {}", i.name, i.version))
         });
+        let instructions = peer
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|i| !i.trim().is_empty());
         let closed = CancellationToken::new();
         let stop = CancellationToken::new();
         {
@@ -292,6 +298,7 @@ impl Connection {
             stderr_tail,
             stderr_done,
             server_info,
+            instructions,
             _confinement: confinement,
         })
     }

@@ -109,6 +109,9 @@ fn summary(t: &ToolCallView) -> Option<String> {
             format!("{} ({lines} lines)", path?)
         }
         "edit" => path?.to_string(),
+        // A script: its lines (the first in the call's line, the others
+        // when tool output is expanded).
+        "codemode" => str_arg(a, "code")?.trim_start_matches('\n').to_string(),
         "ls" => path.unwrap_or(".").to_string(),
         "find" | "grep" => {
             let pattern = str_arg(a, "pattern")?;

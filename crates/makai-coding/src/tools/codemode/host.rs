@@ -84,10 +84,20 @@ fn lock(records: &Mutex<Vec<NestedRecord>>) -> MutexGuard<'_, Vec<NestedRecord>>
     records.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Sends the calls so far as the `codemode` call's update: pi's
+/// `details.calls`, and one line per call as its text for front ends that
+/// show an update's text (`read {"path":"a.txt"} (ok, 3 ms)`).
 fn publish(ctx: &ToolContext, records: &Mutex<Vec<NestedRecord>>) {
     let calls = lock(records).clone();
+    let lines: Vec<String> = calls
+        .iter()
+        .map(|c| match c.duration_ms {
+            Some(ms) => format!("{} {} ({}, {ms} ms)", c.name, c.args, c.status),
+            None => format!("{} {} ({})", c.name, c.args, c.status),
+        })
+        .collect();
     ctx.update(ToolOutput {
-        content: Vec::new(),
+        content: vec![makai_ai::UserContent::text(lines.join("\n"))],
         details: json!({ "calls": calls, "logs": [] }),
         usage: None,
     });
