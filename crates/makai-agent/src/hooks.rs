@@ -101,6 +101,21 @@ pub struct ToolResultOverride {
     pub is_error: Option<bool>,
 }
 
+impl ToolResultOverride {
+    /// Applies the replacements to a call's result and error flag.
+    pub fn apply(self, output: &mut crate::tool::ToolOutput, is_error: &mut bool) {
+        if let Some(c) = self.content {
+            output.content = c;
+        }
+        if let Some(d) = self.details {
+            output.details = d;
+        }
+        if let Some(e) = self.is_error {
+            *is_error = e;
+        }
+    }
+}
+
 /// Callbacks of the agent loop. Every method has a default that changes nothing.
 ///
 /// # Panics in hooks

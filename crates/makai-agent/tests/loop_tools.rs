@@ -642,17 +642,14 @@ fn caller_tool() -> Arc<dyn makai_agent::Tool> {
     .into_arc()
 }
 
-#[tokio::test]
-async fn nested_tool_calls_go_through_the_hooks_and_the_schema() {
-    let hooks = Arc::new(Approvals {
-        after_calls: Mutex::new(0),
-    });
+/// The tool results of a run in which the model calls `caller` once, under `hooks`.
+async fn caller_run(hooks: Arc<dyn AgentHooks>) -> Vec<(String, String, bool)> {
     let client = ScriptedClient::new([
         ScriptedResponse::tool_call("c1", "caller", json!({"text": ""})),
         ScriptedResponse::text("ok"),
     ]);
-    let mut cfg = config(client.clone());
-    cfg.hooks = hooks.clone();
+    let mut cfg = config(client);
+    cfg.hooks = hooks;
     let (events, _) = agent_loop(
         vec!["go".into()],
         context(vec![echo_tool(), caller_tool()]),
@@ -663,29 +660,22 @@ async fn nested_tool_calls_go_through_the_hooks_and_the_schema() {
     .await
     .unwrap();
     assert_contract(&events);
-    let results = tool_result_texts(&events);
+    tool_result_texts(&events)
+}
+
+#[tokio::test]
+async fn nested_tool_calls_go_through_the_hooks_and_the_schema() {
+    let hooks = Arc::new(Approvals {
+        after_calls: Mutex::new(0),
+    });
+    let results = caller_run(hooks.clone()).await;
     // after_tool_call saw the one nested call that ran and the caller's own:
     // the blocked and the invalid calls never ran.
     assert_eq!(results.len(), 1);
     assert_eq!(*hooks.after_calls.lock().unwrap(), 2);
     // That hook rewrites every result, so the nested calls' own texts are
     // read in a second run with a hook that only blocks.
-    let client = ScriptedClient::new([
-        ScriptedResponse::tool_call("c1", "caller", json!({"text": ""})),
-        ScriptedResponse::text("ok"),
-    ]);
-    let mut cfg = config(client);
-    cfg.hooks = Arc::new(BlockOnly);
-    let (events, _) = agent_loop(
-        vec!["go".into()],
-        context(vec![echo_tool(), caller_tool()]),
-        cfg,
-        CancellationToken::new(),
-    )
-    .collect()
-    .await
-    .unwrap();
-    let results = tool_result_texts(&events);
+    let results = caller_run(Arc::new(BlockOnly)).await;
     let lines: Vec<&str> = results[0].1.lines().collect();
     assert_eq!(lines[0], "c1/1 true The user denied this call.");
     assert!(

@@ -34,6 +34,23 @@ fn last_tool_result(r: &RecordedRequest) -> String {
     }
 }
 
+/// Runs `makai -p go` (with `extra`) against a model that calls `codemode`
+/// once with `code`, then answers; returns the requests and the script's
+/// result as the model read it.
+fn one_script(env: &Env, code: &str, extra: &[&str]) -> (Vec<RecordedRequest>, String) {
+    let mock = Mock::start(
+        Scenario::new()
+            .push(script("c1", code))
+            .push(ScriptedResponse::text("done")),
+    );
+    let mut args = extra.to_vec();
+    args.extend(["-p", "go"]);
+    run_ok(env, &mock, &args);
+    let reqs = mock.requests();
+    let result = last_tool_result(&reqs[1]);
+    (reqs, result)
+}
+
 fn offered(r: &RecordedRequest) -> Vec<String> {
     r.body["tools"]
         .as_array()
@@ -70,13 +87,7 @@ let missing;
 try { await tools.read({ path: "nope.txt" }); } catch (e) { missing = e.message.split("\n")[0]; }
 return { first: a.includes("alpha"), second: b.includes("beta"), code: run.exit_code, output: run.output, missing };
 "#;
-    let mock = Mock::start(
-        Scenario::new()
-            .push(script("c1", code))
-            .push(ScriptedResponse::text("done")),
-    );
-    run_ok(&env, &mock, &["-p", "go"]);
-    let reqs = mock.requests();
+    let (reqs, result) = one_script(&env, code, &[]);
     let tools = offered(&reqs[0]);
     assert_eq!(
         tools.last().map(String::as_str),
@@ -95,7 +106,6 @@ return { first: a.includes("alpha"), second: b.includes("beta"), code: run.exit_
         request_text(&reqs[0]).contains("Use codemode to batch or chain"),
         "the system prompt gains pi's guideline"
     );
-    let result = last_tool_result(&reqs[1]);
     assert!(
         result.starts_with("Script completed (wall time "),
         "{result}"
@@ -135,13 +145,7 @@ try {
   return "refused: " + e.message;
 }
 "#;
-    let mock = Mock::start(
-        Scenario::new()
-            .push(script("c1", code))
-            .push(ScriptedResponse::text("done")),
-    );
-    run_ok(&env, &mock, &["-p", "go"]);
-    let result = last_tool_result(&mock.requests()[1]);
+    let (_, result) = one_script(&env, code, &[]);
     assert!(
         result.contains("refused: The user did not approve running write"),
         "{result}"
@@ -199,22 +203,16 @@ fn only_mode_hides_the_other_tools_behind_codemode() {
     let env = Env::new();
     std::fs::write(env.work().join("a.txt"), "alpha\n").unwrap();
     env.settings(json!({"codemode": {"mode": "only"}}));
-    let mock = Mock::start(
-        Scenario::new()
-            .push(script(
-                "c1",
-                "const hits = await searchTools('file contents'); return [(await tools.read({ path: 'a.txt' })).includes('alpha'), ALL_TOOLS.map((t) => t.name).join(',')];",
-            ))
-            .push(ScriptedResponse::text("done")),
+    let (reqs, result) = one_script(
+        &env,
+        "const hits = await searchTools('file contents'); return [(await tools.read({ path: 'a.txt' })).includes('alpha'), ALL_TOOLS.map((t) => t.name).join(',')];",
+        &["--tools", "+codemode"],
     );
-    run_ok(&env, &mock, &["--tools", "+codemode", "-p", "go"]);
-    let reqs = mock.requests();
     assert_eq!(offered(&reqs[0]), ["codemode"]);
     let description = reqs[0].body["tools"][0]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(description.contains("read(args: {"), "{description}");
-    let result = last_tool_result(&reqs[1]);
     assert!(result.contains("true"), "{result}");
     assert!(
         result.contains("read,write,edit,bash,grep,find,ls,task"),
@@ -226,16 +224,11 @@ fn only_mode_hides_the_other_tools_behind_codemode() {
 fn a_bad_options_line_fails_the_call_before_the_script_runs() {
     let env = Env::new();
     env.settings(json!({"defaultTools": ["+codemode"]}));
-    let mock = Mock::start(
-        Scenario::new()
-            .push(script(
-                "c1",
-                "await tools.bash({ command: 'touch ran' });\n// @options: {\"timeout_ms\": 10}",
-            ))
-            .push(ScriptedResponse::text("done")),
+    let (_, result) = one_script(
+        &env,
+        "await tools.bash({ command: 'touch ran' });\n// @options: {\"timeout_ms\": 10}",
+        &[],
     );
-    run_ok(&env, &mock, &["-p", "go"]);
-    let result = last_tool_result(&mock.requests()[1]);
     assert!(
         result.contains("options line must be the script's first line"),
         "{result}"

@@ -19,38 +19,6 @@ fn add_self(env: &Env) {
     add_self_with(env, &[]);
 }
 
-/// Registers makai's own MCP server as `self`, with `extra` options of
-/// `makai mcp add`.
-fn add_self_with(env: &Env, extra: &[&str]) {
-    let work = env.work().display().to_string();
-    let home = env.home.path().display().to_string();
-    let mut argv = s(&["mcp", "add", "self"]);
-    argv.extend(s(extra));
-    argv.extend(s(&["-e"]));
-    let out = env.run(
-        &[
-            argv,
-            s(&[
-                &format!("MAKAI_HOME={home}"),
-                "--",
-                env!("CARGO_BIN_EXE_makai"),
-                "mcp",
-                "serve",
-                "--cwd",
-                &work,
-            ]),
-        ]
-        .concat(),
-        "",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("Added MCP server 'self'"),
-        "{}",
-        stdout(&out)
-    );
-}
-
 #[test]
 fn add_list_remove() {
     let env = Env::new();

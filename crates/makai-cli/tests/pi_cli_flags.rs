@@ -83,28 +83,8 @@ fn short_flags_and_tool_exclusion_choose_the_offered_tools() {
 #[test]
 fn exclude_tools_and_no_mcp_reach_the_mcp_tools() {
     let env = Env::new();
-    let work = env.work().display().to_string();
-    let home = env.home.path().display().to_string();
-    let out = env.run(
-        &s(&[
-            "mcp",
-            "add",
-            "self",
-            // Declared to the model (pi's default reaches them from codemode).
-            "--exposure",
-            "direct",
-            "-e",
-            &format!("MAKAI_HOME={home}"),
-            "--",
-            env!("CARGO_BIN_EXE_makai"),
-            "mcp",
-            "serve",
-            "--cwd",
-            &work,
-        ]),
-        "",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Declared to the model (pi's default reaches them from codemode).
+    add_self_with(&env, &["--exposure", "direct"]);
     let all = tool_names(&first_request(&env, true, &["--tools", "read"]));
     assert!(all.contains(&"self__ls".to_string()), "{all:?}");
     assert!(all.contains(&"self__bash".to_string()), "{all:?}");

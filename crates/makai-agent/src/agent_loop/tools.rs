@@ -267,28 +267,16 @@ impl Batch<'_> {
         );
         self.gates[i] = Some(gate);
         self.started[i] = Some(Instant::now());
-        let call_id = call.id.clone();
-        let name = call.name.clone();
         let args = (*self.args[i]).clone();
-        let timeout = tool.timeout();
         // Dry run: a tool that is not read-only only says what it would do.
         let dry_run = self.run.cfg.dry_run && !tool.read_only();
-        let handle = tokio::spawn(async move {
-            let exec = if dry_run {
-                tool.dry_run(&call_id, args, ctx)
-            } else {
-                tool.execute(&call_id, args, ctx)
-            };
-            match timeout {
-                None => exec.await,
-                Some(limit) => tokio::time::timeout(limit, exec).await.unwrap_or_else(|_| {
-                    Err(ToolError::Failed(format!(
-                        "Tool '{name}' timed out after {:.1} s and was stopped.",
-                        limit.as_secs_f64()
-                    )))
-                }),
-            }
-        });
+        let handle = tokio::spawn(crate::tool::run_call(
+            tool,
+            call.id.clone(),
+            args,
+            ctx,
+            dry_run,
+        ));
         self.aborts.push((i, handle.abort_handle()));
         self.slots[i] = Slot::Running;
         self.running += 1;
@@ -340,15 +328,7 @@ impl Batch<'_> {
             .after_tool_call(&info, &output, is_error)
             .await
         {
-            if let Some(c) = o.content {
-                output.content = c;
-            }
-            if let Some(d) = o.details {
-                output.details = d;
-            }
-            if let Some(e) = o.is_error {
-                is_error = e;
-            }
+            o.apply(&mut output, &mut is_error);
         }
         (output, is_error)
     }

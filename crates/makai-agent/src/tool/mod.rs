@@ -225,6 +225,34 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
+/// Runs one call of `tool`: its `dry_run` under a dry run, else its
+/// `execute`, failing with a timeout error when the tool's own limit passes.
+/// The loop and nested calls both spawn this.
+pub(crate) async fn run_call(
+    tool: Arc<dyn Tool>,
+    call_id: String,
+    args: Value,
+    ctx: ToolContext,
+    dry_run: bool,
+) -> Result<ToolOutput, ToolError> {
+    let timeout = tool.timeout();
+    let exec = if dry_run {
+        tool.dry_run(&call_id, args, ctx)
+    } else {
+        tool.execute(&call_id, args, ctx)
+    };
+    match timeout {
+        None => exec.await,
+        Some(limit) => tokio::time::timeout(limit, exec).await.unwrap_or_else(|_| {
+            Err(ToolError::Failed(format!(
+                "Tool '{}' timed out after {:.1} s and was stopped.",
+                tool.name(),
+                limit.as_secs_f64()
+            )))
+        }),
+    }
+}
+
 /// A read-only view of the agent taken when a tool batch started, so a tool (a
 /// sub-agent, say) can build on it without calling back into the running agent.
 #[derive(Clone, Debug)]

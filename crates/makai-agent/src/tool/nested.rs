@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use makai_ai::{Message, ToolCall};
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
+use super::{Tool, ToolContext, ToolOutput, ToolSet};
 use crate::hooks::{ToolCallDecision, ToolCallInfo};
 use crate::message::AgentMessage;
 
@@ -120,15 +120,7 @@ impl ToolContext {
         if let Some(hooks) = &self.hooks
             && let Some(o) = hooks.after_tool_call(&info, &output, is_error).await
         {
-            if let Some(c) = o.content {
-                output.content = c;
-            }
-            if let Some(d) = o.details {
-                output.details = d;
-            }
-            if let Some(e) = o.is_error {
-                is_error = e;
-            }
+            o.apply(&mut output, &mut is_error);
         }
         NestedCall {
             id,
@@ -146,24 +138,7 @@ async fn run_spawned(
     dry_run: bool,
 ) -> (ToolOutput, bool) {
     let name = tool.name().to_string();
-    let timeout = tool.timeout();
-    let name_in_task = name.clone();
-    let handle = tokio::spawn(async move {
-        let exec = if dry_run {
-            tool.dry_run(&id, args, ctx)
-        } else {
-            tool.execute(&id, args, ctx)
-        };
-        match timeout {
-            None => exec.await,
-            Some(limit) => tokio::time::timeout(limit, exec).await.unwrap_or_else(|_| {
-                Err(ToolError::Failed(format!(
-                    "Tool '{name_in_task}' timed out after {:.1} s and was stopped.",
-                    limit.as_secs_f64()
-                )))
-            }),
-        }
-    });
+    let handle = tokio::spawn(super::run_call(tool, id, args, ctx, dry_run));
     let _guard = AbortOnDrop(handle.abort_handle());
     match handle.await {
         Ok(Ok(o)) => (o, false),
