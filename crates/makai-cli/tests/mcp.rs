@@ -224,3 +224,42 @@ return {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_long_mcp_text_result_reaches_the_model_cut_with_the_whole_in_a_file() {
+    let env = Env::new();
+    std::fs::write(env.work().join("long.txt"), "x".repeat(30_000)).unwrap();
+    add_self_with(&env, &["--exposure", "direct"]);
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "call_1",
+                "self__read",
+                r#"{"path":"long.txt"}"#,
+            ))
+            .push(ScriptedResponse::text("Long.")),
+    );
+    let mut argv = s(&["--no-session"]);
+    argv.extend(mock.args());
+    argv.extend(s(&["-p", "go"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = request_text(&mock.requests()[1]);
+    assert!(
+        sent.contains("chars truncated…"),
+        "{}",
+        &sent[sent.len().saturating_sub(1500)..]
+    );
+    assert!(
+        !sent.contains(&"x".repeat(25_000)),
+        "the model reads it cut"
+    );
+    let at = sent
+        .find("[The full result is in ")
+        .expect("the file is named");
+    let rest = &sent[at + "[The full result is in ".len()..];
+    let path = &rest[..rest.find(']').unwrap()];
+    let whole = std::fs::read_to_string(path).unwrap();
+    assert!(whole.contains(&"x".repeat(30_000)), "{}", whole.len());
+    let _ = std::fs::remove_file(path);
+}

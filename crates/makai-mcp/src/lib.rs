@@ -42,6 +42,7 @@ pub mod content;
 pub mod env;
 pub mod exposure;
 pub mod load;
+pub mod long_text;
 mod manager;
 pub mod naming;
 mod sdk;

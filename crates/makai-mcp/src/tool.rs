@@ -154,7 +154,8 @@ impl Tool for McpTool {
             .await;
         match result {
             Ok(wire) => {
-                let outcome = outcome_from_json(server, tool, &wire);
+                let mut outcome = outcome_from_json(server, tool, &wire);
+                crate::long_text::cut_long_texts(&mut outcome.output, server, tool);
                 if outcome.is_error {
                     Err(ToolError::Output(outcome.output))
                 } else {

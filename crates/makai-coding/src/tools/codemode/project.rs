@@ -215,12 +215,29 @@ fn read_result(output: &ToolOutput) -> Value {
     }
 }
 
+/// The whole text of content part `index`, when the model read it cut
+/// (an MCP text part over 20 KB: `details.fullText`).
+fn full_text(output: &ToolOutput, index: usize) -> Option<String> {
+    output
+        .details
+        .get("fullText")?
+        .as_array()?
+        .iter()
+        .find(|f| f.get("index").and_then(Value::as_u64) == Some(index as u64))
+        .and_then(|f| f.get("path")?.as_str())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+}
+
 fn call_tool_result(output: &ToolOutput) -> Value {
     let content: Vec<Value> = output
         .content
         .iter()
-        .filter_map(|c| match c {
-            UserContent::Text(t) => Some(json!({"type": "text", "text": t.text})),
+        .enumerate()
+        .filter_map(|(i, c)| match c {
+            UserContent::Text(t) => {
+                let text = full_text(output, i).unwrap_or_else(|| t.text.clone());
+                Some(json!({"type": "text", "text": text}))
+            }
             UserContent::Image(i) => {
                 Some(json!({"type": "image", "data": i.data, "mimeType": i.mime_type}))
             }
@@ -267,6 +284,19 @@ mod tests {
         assert_eq!(v["truncated"], json!(true));
         assert_eq!(v["full_output_path"], json!(path.display().to_string()));
         assert!(v["output"].as_str().unwrap().contains("10 bytes omitted"));
+    }
+
+    #[test]
+    fn mcp_results_cut_for_the_model_reach_scripts_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.txt");
+        std::fs::write(&path, "the whole text").unwrap();
+        let out = ToolOutput::text("the wh…5 chars truncated…text").with_details(json!({
+            "server": "s", "tool": "t",
+            "fullText": [{"index": 0, "path": path.display().to_string()}]
+        }));
+        let v = project(Projection::Mcp, &out, false, 0.0).unwrap();
+        assert_eq!(v["content"][0]["text"], "the whole text");
     }
 
     #[test]
