@@ -15,6 +15,19 @@ fn settings(env: &Env) -> Value {
         .unwrap()
 }
 
+/// A model that reads `file` through makai's own MCP server, then answers `then`.
+fn reads_through_self(file: &str, then: &str) -> Mock {
+    Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "call_1",
+                "self__read",
+                serde_json::json!({ "path": file }).to_string(),
+            ))
+            .push(ScriptedResponse::text(then)),
+    )
+}
+
 fn add_self(env: &Env) {
     add_self_with(env, &[]);
 }
@@ -79,15 +92,7 @@ fn the_agent_calls_an_mcp_tool() {
     std::fs::write(env.work().join("secret.txt"), "the word is pelican\n").unwrap();
     add_self_with(&env, &["--exposure", "direct"]);
     assert_eq!(settings(&env)["mcpServers"]["self"]["exposure"], "direct");
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "call_1",
-                "self__read",
-                r#"{"path":"secret.txt"}"#,
-            ))
-            .push(ScriptedResponse::text("It is pelican.")),
-    );
+    let mock = reads_through_self("secret.txt", "It is pelican.");
     let mut argv = s(&["--mode", "json", "--no-session"]);
     argv.extend(mock.args());
     argv.push("What is the secret word?".into());
@@ -230,15 +235,7 @@ fn a_long_mcp_text_result_reaches_the_model_cut_with_the_whole_in_a_file() {
     let env = Env::new();
     std::fs::write(env.work().join("long.txt"), "x".repeat(30_000)).unwrap();
     add_self_with(&env, &["--exposure", "direct"]);
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "call_1",
-                "self__read",
-                r#"{"path":"long.txt"}"#,
-            ))
-            .push(ScriptedResponse::text("Long.")),
-    );
+    let mock = reads_through_self("long.txt", "Long.");
     let mut argv = s(&["--no-session"]);
     argv.extend(mock.args());
     argv.extend(s(&["-p", "go"]));
