@@ -1,7 +1,7 @@
 //! `makai mcp list|add|remove|serve` through the built binary, and MCP tools
 //! in the agent: makai is registered as an MCP server of itself (`makai mcp
 //! serve`), `makai mcp list` shows its tools, and a run against the scripted
-//! server calls `self__read` through MCP and sends the file's content back.
+//! server calls `mcp__self__read` through MCP and sends the file's content back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -21,7 +21,7 @@ fn reads_through_self(file: &str, then: &str) -> Mock {
         Scenario::new()
             .push(ScriptedResponse::tool_call(
                 "call_1",
-                "self__read",
+                "mcp__self__read",
                 serde_json::json!({ "path": file }).to_string(),
             ))
             .push(ScriptedResponse::text(then)),
@@ -58,7 +58,7 @@ fn add_list_remove() {
     let out = env.run(&s(&["mcp", "list", "--wait", "30"]), "");
     let listing = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for tool in ["self__read", "self__ls", "self__bash"] {
+    for tool in ["mcp__self__read", "mcp__self__ls", "mcp__self__bash"] {
         assert!(listing.contains(tool), "no {tool}: {listing}");
     }
     assert!(
@@ -107,7 +107,7 @@ fn the_agent_calls_an_mcp_tool() {
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(
-        offered.contains(&"self__read") && offered.contains(&"read"),
+        offered.contains(&"mcp__self__read") && offered.contains(&"read"),
         "{offered:?}"
     );
     let sent = request_text(&requests[1]);
@@ -117,7 +117,7 @@ fn the_agent_calls_an_mcp_tool() {
         .iter()
         .find(|e| e["type"] == "tool_execution_end")
         .unwrap();
-    assert_eq!(result["toolName"], "self__read");
+    assert_eq!(result["toolName"], "mcp__self__read");
     assert_eq!(result["isError"], false, "{result}");
 
     // --no-tools starts no MCP server: nothing offered.
@@ -159,14 +159,14 @@ fn a_servers_tools_are_reached_through_codemode_by_default_as_in_pi() {
     env.settings(cfg);
     let code = r#"
 const ns = await describeNamespace("mcp__self");
-const read = await tools.self__read({ path: "secret.txt" });
+const read = await tools.mcp__self__read({ path: "secret.txt" });
 const names = ALL_TOOLS.map((t) => t.name);
 return {
   description: ns.description,
   text: read.content[0].text,
   error: read.isError === true,
-  bash: names.includes("self__bash"),
-  ls: names.includes("self__ls"),
+  bash: names.includes("mcp__self__bash"),
+  ls: names.includes("mcp__self__ls"),
 };
 "#;
     let mock = Mock::start(
@@ -186,11 +186,13 @@ return {
     let requests = mock.requests();
     let tools = offered(&requests[0].body);
     assert!(
-        tools.contains(&"codemode".to_string()) && tools.contains(&"self__ls".to_string()),
+        tools.contains(&"codemode".to_string()) && tools.contains(&"mcp__self__ls".to_string()),
         "codemode is turned on for the server, its direct tool declared: {tools:?}"
     );
     assert!(
-        !tools.iter().any(|t| t == "self__read" || t == "self__bash"),
+        !tools
+            .iter()
+            .any(|t| t == "mcp__self__read" || t == "mcp__self__bash"),
         "{tools:?}"
     );
     let first = request_text(&requests[0]);

@@ -81,24 +81,49 @@ fn short_flags_and_tool_exclusion_choose_the_offered_tools() {
 }
 
 #[test]
-fn exclude_tools_and_no_mcp_reach_the_mcp_tools() {
+fn tools_exclude_tools_and_no_mcp_reach_the_mcp_tools_as_in_pi() {
     let env = Env::new();
     // Declared to the model (pi's default reaches them from codemode).
     add_self_with(&env, &["--exposure", "direct"]);
-    let all = tool_names(&first_request(&env, true, &["--tools", "read"]));
-    assert!(all.contains(&"self__ls".to_string()), "{all:?}");
-    assert!(all.contains(&"self__bash".to_string()), "{all:?}");
-    let kept = tool_names(&first_request(
+    let all = tool_names(&first_request(&env, true, &[]));
+    assert!(all.contains(&"mcp__self__ls".to_string()), "{all:?}");
+    assert!(all.contains(&"mcp__self__bash".to_string()), "{all:?}");
+    // A plain --tools list declares no MCP tool it does not name: they
+    // stay reachable from codemode, which is turned on for them.
+    let plain = tool_names(&first_request(&env, true, &["--tools", "read"]));
+    assert_eq!(plain, ["read", "codemode"]);
+    // An `mcp__` entry selects MCP tools: the others are left out.
+    let named = tool_names(&first_request(
         &env,
         true,
-        &["--tools", "read", "-xt", "self__b*"],
+        &["--tools", "read,mcp__self__l*"],
     ));
-    assert!(kept.contains(&"self__ls".to_string()), "{kept:?}");
-    assert!(!kept.iter().any(|t| t.starts_with("self__b")), "{kept:?}");
+    assert_eq!(named, ["read", "mcp__self__ls"]);
+    let kept = tool_names(&first_request(&env, true, &["-xt", "mcp__self__b*"]));
+    assert!(kept.contains(&"mcp__self__ls".to_string()), "{kept:?}");
+    assert!(
+        !kept.iter().any(|t| t.starts_with("mcp__self__b")),
+        "{kept:?}"
+    );
+    // A change list removes an MCP tool by its exact name.
+    let changed = tool_names(&first_request(
+        &env,
+        true,
+        &["--tools", "+ls,-mcp__self__bash"],
+    ));
+    assert!(changed.contains(&"ls".to_string()), "{changed:?}");
+    assert!(
+        changed.contains(&"mcp__self__read".to_string()),
+        "{changed:?}"
+    );
+    assert!(
+        !changed.contains(&"mcp__self__bash".to_string()),
+        "{changed:?}"
+    );
     // -nbt keeps the MCP tools; --no-mcp drops them.
     let mcp_only = tool_names(&first_request(&env, true, &["-nbt"]));
     assert!(
-        mcp_only.iter().all(|t| t.starts_with("self__")),
+        mcp_only.iter().all(|t| t.starts_with("mcp__self__")),
         "{mcp_only:?}"
     );
     assert!(!mcp_only.is_empty());

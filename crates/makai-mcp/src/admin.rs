@@ -35,7 +35,7 @@ pub fn settings_file_for(
 }
 
 /// Checks a server name for `makai mcp add`: letters, digits, `-` and `_`,
-/// at most 40 characters (its tools are named `<name>__<tool>`).
+/// at most 40 characters (its tools are named `mcp__<name>__<tool>`).
 pub fn validate_server_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 40 {
         return Err(format!(
@@ -251,7 +251,7 @@ pub fn format_report(
             for name in &st.tools {
                 // A tool whose exposure is not its server's says its own.
                 let remote = name
-                    .strip_prefix(&format!("{}{}", entry.name, crate::naming::SEPARATOR))
+                    .strip_prefix(&crate::naming::server_prefix(&entry.name))
                     .unwrap_or(name);
                 let own = entry.config.exposure_of(remote);
                 let marked = if own == server_exposure {

@@ -298,6 +298,15 @@ impl McpServerConfig {
             || self.tool_exposure.exposures().any(Exposure::is_indirect)
     }
 
+    /// True when some of its tools are declared to the model (`direct`).
+    pub fn has_direct_tools(&self) -> bool {
+        self.exposure.unwrap_or_default() == Exposure::Direct
+            || self
+                .tool_exposure
+                .exposures()
+                .any(|e| e == Exposure::Direct)
+    }
+
     /// The per-call timeout in force.
     pub fn call_timeout(&self) -> Duration {
         self.timeout.unwrap_or(DEFAULT_CALL_TIMEOUT)

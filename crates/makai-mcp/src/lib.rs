@@ -7,7 +7,7 @@
 //! [`McpSources`]; shape in [`config`]). Servers start in
 //! the background and never hold up start-up: [`McpManager::tools`] returns,
 //! at any moment, the tools of the servers that are ready, as agent tools
-//! named `<server>__<tool>` (sanitized to `^[a-zA-Z0-9_-]{1,64}$`, see
+//! named `mcp__<server>__<tool>`, as pi names them (sanitized to `^[a-zA-Z0-9_-]{1,64}$`, see
 //! [`naming`]) whose parameters are the server's input schema and which are
 //! read-only when the server marks them `readOnlyHint`. State changes
 //! (starting, ready, restarting, failed) are logged and broadcast as

@@ -8,6 +8,9 @@
 //! - project (only when the project is trusted, `makai_coding::trust`):
 //!   `<cwd>/.pi/mcp.json`, `<cwd>/.makai/mcp.json`, `<cwd>/.makai/settings.json`.
 //!
+//! A server's name has only letters, digits, `-` and `_` (an entry with
+//! another name is skipped with a warning). Names that differ only in `-` and
+//! `_` are one server, as in pi: a second such entry in one file is skipped.
 //! A later entry replaces an earlier one of the same name. A later entry
 //! without `command`, `url` or `type` changes only `enabled`, `exposure` and
 //! `toolExposure` of the earlier one and keeps the rest (pi's project
@@ -56,7 +59,7 @@ impl std::fmt::Display for ConfigScope {
 /// One configured server and where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerEntry {
-    /// The name under `mcpServers` (its tools are called `<name>__<tool>`).
+    /// The name under `mcpServers` (its tools are called `mcp__<name>__<tool>`).
     pub name: String,
     /// Its configuration.
     pub config: McpServerConfig,
@@ -275,7 +278,25 @@ fn merge_entry(
     name: String,
     value: Value,
 ) {
-    let existing = out.servers.iter().position(|s| s.name == name);
+    if let Err(reason) = crate::validate_server_name(&name) {
+        out.warnings
+            .push(format!("{reason}; skipped (in {})", path.display()));
+        return;
+    }
+    // pi: names that differ only in `-` and `_` are the same server; a
+    // second one in the same file is refused, a later file's overrides.
+    let existing = out.servers.iter().position(|s| same_server(&s.name, &name));
+    if let Some(i) = existing
+        && out.servers[i].name != name
+        && out.servers[i].source == path
+    {
+        out.warnings.push(format!(
+            "MCP server '{name}' is the same server as '{}' (names that differ only in '-' and '_' are one server); skipped (in {})",
+            out.servers[i].name,
+            path.display()
+        ));
+        return;
+    }
     // An entry without a transport (`{"enabled": false}`) changes only the
     // earlier entry's `enabled`.
     if let (Some(i), Value::Object(obj)) = (existing, &value)
@@ -331,6 +352,15 @@ fn merge_entry(
         }
         Err(e) => out.warnings.push(format!("{e} (in {})", path.display())),
     }
+}
+
+/// Whether two server names are one server: they differ only in `-` and `_`
+/// (their tools' names, as script identifiers, would coincide).
+fn same_server(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .all(|(x, y)| x == y || (matches!(x, b'-' | b'_') && matches!(y, b'-' | b'_')))
 }
 
 /// Takes a file's `autoEnableCodemode`, if it sets one.

@@ -131,7 +131,7 @@ impl McpManager {
     }
 
     /// The reachable tools of every server that is ready now (`hidden`
-    /// ones left out), as agent tools named `<server>__<tool>`.
+    /// ones left out), as agent tools named `mcp__<server>__<tool>`.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools_with_exposure()
             .into_iter()

@@ -17,7 +17,7 @@ use crate::supervisor::ServerShared;
 /// up on the call itself (the tool normally ends the call first).
 const LOOP_GRACE: Duration = Duration::from_secs(10);
 
-/// A tool of an MCP server, named `<server>__<tool>` for the agent.
+/// A tool of an MCP server, named `mcp__<server>__<tool>` for the agent.
 ///
 /// Calls go to the server's current connection; while the server is not
 /// ready (restarting, failed) a call gets an error result saying so.

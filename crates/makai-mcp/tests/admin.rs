@@ -202,11 +202,11 @@ async fn list_report_shows_states_tools_and_reasons() {
         "{report}"
     );
     assert!(
-        report.contains("  - t__echo (read-only): Returns its text.\n"),
+        report.contains("  - mcp__t__echo (read-only): Returns its text.\n"),
         "{report}"
     );
     assert!(
-        report.contains("  - t__fail: Always returns an error result.\n"),
+        report.contains("  - mcp__t__fail: Always returns an error result.\n"),
         "{report}"
     );
     assert!(
@@ -222,5 +222,5 @@ async fn list_report_shows_states_tools_and_reasons() {
         report.contains("warning: ignored the MCP servers of project file"),
         "{report}"
     );
-    assert!(!report.contains("broken__"), "{report}");
+    assert!(!report.contains("mcp__broken__"), "{report}");
 }

@@ -98,9 +98,9 @@ async fn agent_calls_test_server_tools_with_progress_and_images() {
     let m = ready_manager("t", testserver(&[]), dir.path()).await;
     let server = llm(vec![
         Mock::new()
-            .with_tool_call("c1", "t__progress", r#"{"steps": 3, "ms": 40}"#)
-            .with_tool_call("c2", "t__image", "{}")
-            .with_tool_call("c3", "t__fail", "{}"),
+            .with_tool_call("c1", "mcp__t__progress", r#"{"steps": 3, "ms": 40}"#)
+            .with_tool_call("c2", "mcp__t__image", "{}")
+            .with_tool_call("c3", "mcp__t__fail", "{}"),
         Mock::text("all done"),
     ])
     .await;
@@ -136,7 +136,7 @@ async fn agent_calls_test_server_tools_with_progress_and_images() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
     assert!(
-        reqs[0].raw_body.contains("\"t__echo\""),
+        reqs[0].raw_body.contains("\"mcp__t__echo\""),
         "tool definitions are sent"
     );
     assert!(reqs[1].raw_body.contains("finished 3 steps"));
@@ -154,7 +154,7 @@ async fn aborting_a_run_cancels_the_mcp_call() {
         dir.path(),
     )
     .await;
-    let server = llm(vec![Mock::tool_call("c1", "t__hang", "{}")]).await;
+    let server = llm(vec![Mock::tool_call("c1", "mcp__t__hang", "{}")]).await;
     let cancel = CancellationToken::new();
     let run = agent_loop(
         vec!["go".into()],
@@ -185,7 +185,7 @@ async fn agent_uses_the_official_everything_server() {
         dir.path(),
     )
     .await;
-    let echo = tool(&m, "everything__echo");
+    let echo = tool(&m, "mcp__everything__echo");
     assert!(echo.read_only());
     assert_eq!(
         echo.parameters()["required"],
@@ -195,7 +195,7 @@ async fn agent_uses_the_official_everything_server() {
         echo.parameters().get("$schema").is_none(),
         "the dialect marker is dropped"
     );
-    assert!(!tool(&m, "everything__toggle-simulated-logging").read_only());
+    assert!(!tool(&m, "mcp__everything__toggle_simulated_logging").read_only());
     // Its instructions, kept for codemode's describeNamespace(); its tools
     // are reached from scripts by default, as in pi.
     let described = m.descriptions();
@@ -216,19 +216,19 @@ async fn agent_uses_the_official_everything_server() {
         Mock::new()
             .with_tool_call(
                 "c1",
-                "everything__echo",
+                "mcp__everything__echo",
                 r#"{"message": "hello from makai"}"#,
             )
-            .with_tool_call("c2", "everything__get-sum", r#"{"a": 2, "b": 3}"#)
-            .with_tool_call("c3", "everything__get-tiny-image", "{}")
+            .with_tool_call("c2", "mcp__everything__get_sum", r#"{"a": 2, "b": 3}"#)
+            .with_tool_call("c3", "mcp__everything__get_tiny_image", "{}")
             .with_tool_call(
                 "c4",
-                "everything__trigger-long-running-operation",
+                "mcp__everything__trigger_long_running_operation",
                 r#"{"duration": 1, "steps": 2}"#,
             )
             .with_tool_call(
                 "c5",
-                "everything__get-structured-content",
+                "mcp__everything__get_structured_content",
                 r#"{"location": "Chicago"}"#,
             ),
         Mock::text("done"),
@@ -287,30 +287,30 @@ async fn agent_uses_the_official_filesystem_server_confined_to_a_folder() {
         dir.path(),
     )
     .await;
-    assert!(tool(&m, "fs__read_text_file").read_only());
-    assert!(!tool(&m, "fs__write_file").read_only());
+    assert!(tool(&m, "mcp__fs__read_text_file").read_only());
+    assert!(!tool(&m, "mcp__fs__write_file").read_only());
     let note = root.join("note.txt");
     let args = |v: serde_json::Value| v.to_string();
     let server = llm(vec![
         Mock::tool_call(
             "c1",
-            "fs__write_file",
+            "mcp__fs__write_file",
             args(serde_json::json!({"path": note, "content": "written by the agent"})),
         ),
         Mock::new()
             .with_tool_call(
                 "c2",
-                "fs__read_text_file",
+                "mcp__fs__read_text_file",
                 args(serde_json::json!({"path": note})),
             )
             .with_tool_call(
                 "c3",
-                "fs__read_text_file",
+                "mcp__fs__read_text_file",
                 args(serde_json::json!({"path": "/etc/hostname"})),
             )
             .with_tool_call(
                 "c4",
-                "fs__list_directory",
+                "mcp__fs__list_directory",
                 args(serde_json::json!({"path": root})),
             ),
         Mock::text("done"),
@@ -369,12 +369,12 @@ async fn dry_run_describes_mutating_mcp_tools_and_runs_read_only_ones() {
         Mock::new()
             .with_tool_call(
                 "w",
-                "fs__write_file",
+                "mcp__fs__write_file",
                 args(serde_json::json!({"path": note, "content": "must not be written"})),
             )
             .with_tool_call(
                 "r",
-                "fs__read_text_file",
+                "mcp__fs__read_text_file",
                 args(serde_json::json!({"path": root.join("existing.txt")})),
             ),
         Mock::text("done"),
@@ -395,7 +395,7 @@ async fn dry_run_describes_mutating_mcp_tools_and_runs_read_only_ones() {
     assert!(
         write
             .1
-            .starts_with("Dry run: the 'fs__write_file' tool would have been called with"),
+            .starts_with("Dry run: the 'mcp__fs__write_file' tool would have been called with"),
         "{write:?}"
     );
     assert!(!note.exists(), "the MCP server was never asked to write");

@@ -21,12 +21,12 @@ async fn tools_are_named_described_and_flagged() {
     let tools = m.tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     for expected in [
-        "t__echo",
-        "t__add",
-        "t__fail",
-        "t__image",
-        "t__hang",
-        "t__has_dots_in_name",
+        "mcp__t__echo",
+        "mcp__t__add",
+        "mcp__t__fail",
+        "mcp__t__image",
+        "mcp__t__hang",
+        "mcp__t__has_dots_in_name",
     ] {
         assert!(
             names.contains(&expected),
@@ -34,21 +34,21 @@ async fn tools_are_named_described_and_flagged() {
         );
     }
     assert!(names.iter().all(|n| is_valid_tool_name(n)), "{names:?}");
-    let echo = tool(&m, "t__echo");
+    let echo = tool(&m, "mcp__t__echo");
     assert!(echo.read_only(), "readOnlyHint maps to read_only");
-    assert!(!tool(&m, "t__fail").read_only());
+    assert!(!tool(&m, "mcp__t__fail").read_only());
     assert_eq!(echo.label(), "Echo");
     assert_eq!(echo.description(), "Returns its text.");
     assert_eq!(echo.parameters()["required"], json!(["text"]));
     // A schema without "type" gets "type": "object" (providers require it).
     assert_eq!(
-        tool(&m, "t__has_dots_in_name").parameters()["type"],
+        tool(&m, "mcp__t__has_dots_in_name").parameters()["type"],
         "object"
     );
     // The agent's tool set accepts every schema.
     let set = ToolSet::new(tools.clone());
-    assert!(set.validate("t__echo", &json!({"text": "x"})).is_ok());
-    assert!(set.validate("t__echo", &json!({})).is_err());
+    assert!(set.validate("mcp__t__echo", &json!({"text": "x"})).is_ok());
+    assert!(set.validate("mcp__t__echo", &json!({})).is_err());
     let status = &m.status()[0];
     assert_eq!(status.state, ServerState::Ready);
     assert_eq!(
@@ -65,14 +65,14 @@ async fn tools_are_named_described_and_flagged() {
 async fn results_map_text_structured_errors_and_images() {
     let dir = tempfile::tempdir().unwrap();
     let m = ready_manager("t", testserver(&[]), dir.path()).await;
-    let out = call(&tool(&m, "t__echo"), json!({"text": "hi"}))
+    let out = call(&tool(&m, "mcp__t__echo"), json!({"text": "hi"}))
         .await
         .unwrap();
     assert_eq!(out.text_content(), "echo: hi");
     assert_eq!(out.details["server"], "t");
     assert_eq!(out.details["tool"], "echo");
 
-    let out = call(&tool(&m, "t__add"), json!({"a": 2, "b": 3.5}))
+    let out = call(&tool(&m, "mcp__t__add"), json!({"a": 2, "b": 3.5}))
         .await
         .unwrap();
     assert_eq!(out.details["structuredContent"], json!({"sum": 5.5}));
@@ -83,7 +83,7 @@ async fn results_map_text_structured_errors_and_images() {
         "structured content reaches the model as JSON text"
     );
 
-    match call(&tool(&m, "t__fail"), json!({})).await {
+    match call(&tool(&m, "mcp__t__fail"), json!({})).await {
         Err(ToolError::Output(o)) => {
             assert_eq!(o.text_content(), "the operation failed on purpose");
             assert_eq!(o.details["isError"], true);
@@ -91,7 +91,7 @@ async fn results_map_text_structured_errors_and_images() {
         other => panic!("isError must become an error result: {other:?}"),
     }
 
-    let out = call(&tool(&m, "t__image"), json!({})).await.unwrap();
+    let out = call(&tool(&m, "mcp__t__image"), json!({})).await.unwrap();
     assert_eq!(out.content.len(), 2);
     match &out.content[1] {
         UserContent::Image(i) => {
@@ -101,7 +101,7 @@ async fn results_map_text_structured_errors_and_images() {
         other => panic!("expected an image, got {other:?}"),
     }
     assert_eq!(
-        call(&tool(&m, "t__has_dots_in_name"), json!({}))
+        call(&tool(&m, "mcp__t__has_dots_in_name"), json!({}))
             .await
             .unwrap()
             .text_content(),
@@ -115,14 +115,14 @@ async fn list_changed_updates_the_tools() {
     let dir = tempfile::tempdir().unwrap();
     let m = ready_manager("t", testserver(&[]), dir.path()).await;
     let mut rx = m.subscribe();
-    assert!(m.tools().iter().all(|t| t.name() != "t__late"));
-    let out = call(&tool(&m, "t__add_tool"), json!({"name": "late"}))
+    assert!(m.tools().iter().all(|t| t.name() != "mcp__t__late"));
+    let out = call(&tool(&m, "mcp__t__add_tool"), json!({"name": "late"}))
         .await
         .unwrap();
     assert_eq!(out.text_content(), "added late");
-    let ev = wait_event(&mut rx, 10, |e| matches!(e, McpEvent::ToolsChanged { tools, .. } if tools.iter().any(|t| t == "t__late"))).await;
+    let ev = wait_event(&mut rx, 10, |e| matches!(e, McpEvent::ToolsChanged { tools, .. } if tools.iter().any(|t| t == "mcp__t__late"))).await;
     assert_eq!(ev.server(), "t");
-    let late = tool(&m, "t__late");
+    let late = tool(&m, "mcp__t__late");
     assert_eq!(
         call(&late, json!({})).await.unwrap().text_content(),
         "late ran"
@@ -138,7 +138,9 @@ async fn a_call_over_its_timeout_is_cancelled_and_reported() {
         testserver(&["--log", log.to_str().unwrap()]).with_timeout(Duration::from_millis(500));
     let m = ready_manager("t", cfg, dir.path()).await;
     let started = Instant::now();
-    let err = call(&tool(&m, "t__hang"), json!({})).await.unwrap_err();
+    let err = call(&tool(&m, "mcp__t__hang"), json!({}))
+        .await
+        .unwrap_err();
     let took = started.elapsed();
     assert!(
         took >= Duration::from_millis(450) && took < Duration::from_secs(5),
@@ -152,7 +154,7 @@ async fn a_call_over_its_timeout_is_cancelled_and_reported() {
     wait_log(&log, "hang saw its request cancelled", 10).await;
     // The server is still usable.
     assert_eq!(
-        call(&tool(&m, "t__echo"), json!({"text": "x"}))
+        call(&tool(&m, "mcp__t__echo"), json!({"text": "x"}))
             .await
             .unwrap()
             .text_content(),
@@ -171,7 +173,7 @@ async fn aborting_sends_mcp_cancellation() {
         dir.path(),
     )
     .await;
-    let hang = tool(&m, "t__hang");
+    let hang = tool(&m, "mcp__t__hang");
     let ctx = ToolContext::detached("c1", dir.path());
     let cancel = ctx.cancel_token().clone();
     let task = tokio::spawn(async move { hang.execute("c1", json!({}), ctx).await });
@@ -197,8 +199,8 @@ async fn a_crash_mid_call_is_an_error_result_and_the_server_restarts() {
     let m = McpManager::start([("t".to_string(), testserver(&[]))], opts);
     m.wait_ready("t", Duration::from_secs(30)).await.unwrap();
     let mut rx = m.subscribe();
-    let echo = tool(&m, "t__echo");
-    let err = call(&tool(&m, "t__crash"), json!({}))
+    let echo = tool(&m, "mcp__t__echo");
+    let err = call(&tool(&m, "mcp__t__crash"), json!({}))
         .await
         .unwrap_err()
         .to_string();
@@ -304,7 +306,11 @@ async fn start_up_never_blocks_and_slow_or_broken_servers_are_reported() {
     m.wait_ready("fast", Duration::from_secs(20)).await.unwrap();
     // The fast server's tools are there while the slow one still starts.
     assert_eq!(m.state("slow"), Some(ServerState::Starting));
-    assert!(m.tools().iter().all(|t| t.name().starts_with("fast__")));
+    assert!(
+        m.tools()
+            .iter()
+            .all(|t| t.name().starts_with("mcp__fast__"))
+    );
     assert!(!m.tools().is_empty());
     assert!(m.wait_settled(Duration::from_secs(20)).await);
     assert_eq!(m.state("slow"), Some(ServerState::Ready));
@@ -336,13 +342,13 @@ async fn start_up_never_blocks_and_slow_or_broken_servers_are_reported() {
     );
     let names: Vec<String> = m.tools().iter().map(|t| t.name().to_string()).collect();
     assert!(
-        names.iter().any(|n| n.starts_with("slow__"))
-            && names.iter().any(|n| n.starts_with("fast__"))
+        names.iter().any(|n| n.starts_with("mcp__slow__"))
+            && names.iter().any(|n| n.starts_with("mcp__fast__"))
     );
     assert!(
         !names
             .iter()
-            .any(|n| n.starts_with("broken__") || n.starts_with("off__"))
+            .any(|n| n.starts_with("mcp__broken__") || n.starts_with("off__"))
     );
     // A failed server can be retried on demand.
     assert!(m.retry("broken"));
@@ -369,7 +375,7 @@ async fn the_child_environment_holds_no_secrets() {
         .with_env("FROM_PARENT", "${PASS_ME}");
     let m = McpManager::start([("t".to_string(), cfg)], opts);
     m.wait_ready("t", Duration::from_secs(30)).await.unwrap();
-    let out = call(&tool(&m, "t__env"), json!({})).await.unwrap();
+    let out = call(&tool(&m, "mcp__t__env"), json!({})).await.unwrap();
     let env: serde_json::Map<String, Value> = serde_json::from_str(&out.text_content()).unwrap();
     assert_eq!(env.get("GIVEN"), Some(&json!("1")));
     assert_eq!(env.get("FROM_PARENT"), Some(&json!("chosen")));

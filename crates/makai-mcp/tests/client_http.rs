@@ -91,7 +91,7 @@ async fn http_server_with_bearer_header() {
         McpServerConfig::http(&server.url).with_header("Authorization", "Bearer ${MCP_TOKEN}");
     let m = McpManager::start([("web".to_string(), cfg)], opts);
     m.wait_ready("web", Duration::from_secs(20)).await.unwrap();
-    let echo = tool(&m, "web__echo");
+    let echo = tool(&m, "mcp__web__echo");
     assert!(echo.read_only());
     assert_eq!(
         call(&echo, json!({"text": "over http"}))
@@ -100,9 +100,11 @@ async fn http_server_with_bearer_header() {
             .text_content(),
         "echo: over http"
     );
-    let img = call(&tool(&m, "web__image"), json!({})).await.unwrap();
+    let img = call(&tool(&m, "mcp__web__image"), json!({})).await.unwrap();
     assert_eq!(img.content.len(), 2);
-    let err = call(&tool(&m, "web__fail"), json!({})).await.unwrap_err();
+    let err = call(&tool(&m, "mcp__web__fail"), json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(err.to_string(), "the operation failed on purpose");
     let seen = server.seen_auth.lock().unwrap().clone();
     assert!(

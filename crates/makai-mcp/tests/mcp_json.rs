@@ -128,6 +128,37 @@ fn pi_and_makai_mcp_json_files_are_read_and_later_files_win() {
 }
 
 #[test]
+fn server_names_follow_pis_rules_and_dash_and_underscore_name_one_server() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    write_json(
+        &home.path().join("mcp.json"),
+        json!({"mcpServers": {
+            "dev-radius": {"command": "first"},
+            "dev_radius": {"command": "second"},
+            "bad name": {"command": "x"},
+            "ok_1": {"command": "kept"}
+        }}),
+    );
+    write_json(
+        &home.path().join("settings.json"),
+        json!({"mcpServers": {"dev_radius": {"command": "later-file"}}}),
+    );
+    let sources = McpSources::standard(cwd.path(), Some(home.path()), None, false);
+    let loaded = load_mcp_sources(&sources, cwd.path()).unwrap();
+    let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["dev_radius", "ok_1"], "{:?}", loaded.warnings);
+    // The later file's spelling overrides the earlier server.
+    assert_eq!(command_of(&loaded, "dev_radius"), "later-file");
+    let said = loaded.warnings.join("\n");
+    assert!(
+        said.contains("'dev_radius' is the same server as 'dev-radius'"),
+        "{said}"
+    );
+    assert!(said.contains("\"bad name\" contains ' '"), "{said}");
+}
+
+#[test]
 fn a_home_that_is_pis_agent_folder_is_read_once() {
     let home = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
@@ -178,7 +209,7 @@ async fn command_values_and_home_paths_reach_a_real_server() {
     if let Err(state) = m.wait_ready("t", std::time::Duration::from_secs(30)).await {
         panic!("server t did not become ready: {state}");
     }
-    let out = call(&tool(&m, "t__env"), json!({})).await.unwrap();
+    let out = call(&tool(&m, "mcp__t__env"), json!({})).await.unwrap();
     let env: serde_json::Map<String, Value> = serde_json::from_str(&out.text_content()).unwrap();
     assert_eq!(env.get("FROM_COMMAND"), Some(&json!("tok-42")));
     assert_eq!(env.get("PLAIN"), Some(&json!("plain-value")));

@@ -53,7 +53,7 @@ async fn start(f: &Fixture, server: McpServerConfig) -> McpManager {
 async fn stdio_server_under_the_policy_cannot_read_a_denied_path() {
     let f = fixture();
     let m = start(&f, McpServerConfig::stdio(TESTSERVER, Vec::<String>::new())).await;
-    let read = tool(&m, "s__read_file");
+    let read = tool(&m, "mcp__s__read_file");
     let out = match call(&read, json!({"path": f.key.display().to_string()})).await {
         Err(ToolError::Output(o)) => o,
         other => panic!("reading the key must fail: {other:?}"),
@@ -80,7 +80,7 @@ async fn a_server_entry_can_choose_its_own_policy() {
             ..Default::default()
         });
     let m = start(&f, server).await;
-    let read = tool(&m, "s__read_file");
+    let read = tool(&m, "mcp__s__read_file");
     let out = call(&read, json!({"path": f.key.display().to_string()}))
         .await
         .unwrap();

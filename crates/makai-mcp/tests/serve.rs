@@ -30,18 +30,18 @@ async fn makai_client_uses_makai_server() {
     assert_eq!(
         names,
         [
-            "makai__bash",
-            "makai__edit",
-            "makai__find",
-            "makai__grep",
-            "makai__ls",
-            "makai__read",
-            "makai__write"
+            "mcp__makai__bash",
+            "mcp__makai__edit",
+            "mcp__makai__find",
+            "mcp__makai__grep",
+            "mcp__makai__ls",
+            "mcp__makai__read",
+            "mcp__makai__write"
         ]
     );
-    let read = tool(&m, "makai__read");
+    let read = tool(&m, "mcp__makai__read");
     assert!(read.read_only());
-    assert!(!tool(&m, "makai__write").read_only());
+    assert!(!tool(&m, "mcp__makai__write").read_only());
     assert_eq!(read.parameters()["required"], json!(["path"]));
     let out = call(&read, json!({"path": "a.txt"})).await.unwrap();
     assert!(
@@ -60,7 +60,7 @@ async fn makai_client_uses_makai_server() {
     );
     // Writing works (not dry-run), edits really happen.
     call(
-        &tool(&m, "makai__write"),
+        &tool(&m, "mcp__makai__write"),
         json!({"path": "b.txt", "content": "new"}),
     )
     .await
@@ -83,7 +83,7 @@ async fn makai_server_honours_dry_run() {
     let dir = tempfile::tempdir().unwrap();
     let m = ready_manager("makai", builtin(dir.path(), true), dir.path()).await;
     let out = call(
-        &tool(&m, "makai__write"),
+        &tool(&m, "mcp__makai__write"),
         json!({"path": "c.txt", "content": "x"}),
     )
     .await
@@ -94,9 +94,12 @@ async fn makai_server_honours_dry_run() {
         out.text_content()
     );
     assert!(!dir.path().join("c.txt").exists());
-    let out = call(&tool(&m, "makai__bash"), json!({"command": "touch d.txt"}))
-        .await
-        .unwrap();
+    let out = call(
+        &tool(&m, "mcp__makai__bash"),
+        json!({"command": "touch d.txt"}),
+    )
+    .await
+    .unwrap();
     assert!(
         out.text_content().to_lowercase().contains("dry run"),
         "{}",

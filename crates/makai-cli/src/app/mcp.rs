@@ -24,9 +24,13 @@ impl AppSession {
     /// gets none (unless `--tools` named them), as at start-up; switching
     /// back brings them back. Returns whether the run has any tools.
     pub fn refresh_tools(&self) -> bool {
-        let (excluded, tools_named) = {
+        let (excluded, tools_named, selection) = {
             let state = super::lock(&self.inner.state);
-            (state.excluded_tools.clone(), state.tools_named)
+            (
+                state.excluded_tools.clone(),
+                state.tools_named,
+                state.mcp_selection.clone(),
+            )
         };
         if !tools_named && !self.model().can_call_tools() {
             self.inner.agent.set_tools(makai_agent::ToolSet::new([]));
@@ -37,6 +41,13 @@ impl AppSession {
                 .tools_with_exposure()
                 .into_iter()
                 .filter(|(t, _)| !super::model::tool_excluded(t.name(), &excluded))
+                .filter_map(|(t, e)| {
+                    let e = match &selection {
+                        Some(patterns) => McpSelection::exposure(patterns, t.name(), e)?,
+                        None => e,
+                    };
+                    Some((t, e))
+                })
                 .partition(|(_, e)| !e.is_indirect()),
             None => (Vec::new(), Vec::new()),
         };
@@ -86,6 +97,13 @@ impl AppSession {
         super::lock(&self.inner.state).tools_named = named;
     }
 
+    /// The `mcp__` entries of a plain `--tools` list (see
+    /// [`McpSelection::declared`]); `None` leaves the MCP tools' exposure as
+    /// configured.
+    pub fn set_mcp_selection(&self, patterns: Option<Vec<String>>) {
+        super::lock(&self.inner.state).mcp_selection = patterns;
+    }
+
     /// Tools (by name or `*` pattern) kept out of every run, MCP tools
     /// included (`--exclude-tools`).
     pub fn set_excluded_tools(&self, patterns: Vec<String>) {
@@ -109,6 +127,74 @@ impl AppSession {
     }
 }
 
+/// What `--tools` says of the MCP tools, as in pi: a list of plain names
+/// declares no MCP tool that none of its entries names or matches (such a
+/// tool stays reachable from `codemode` scripts), and once an entry starts
+/// with `mcp__` the MCP tools no entry matches are left out altogether
+/// (`--tools read,codemode,'mcp__radius__*'` keeps only `radius`'s). In a
+/// list of `+name`/`-name` changes, `-mcp__<server>__<tool>` leaves that tool
+/// out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpSelection {
+    /// For a plain list, its `mcp__` entries (names or `*` patterns).
+    pub declared: Option<Vec<String>>,
+    /// The MCP tools a change list removes.
+    pub removed: Vec<String>,
+}
+
+impl McpSelection {
+    /// Whether a `--tools` entry is about MCP tools (`mcp__…`, `+mcp__…`,
+    /// `-mcp__…`).
+    pub fn is_mcp_entry(entry: &str) -> bool {
+        makai_mcp::naming::is_mcp_tool_name(entry.trim().trim_start_matches(['+', '-']))
+    }
+
+    /// The selection the `--tools` entries `list` make.
+    pub fn of(list: &[String]) -> McpSelection {
+        let mcp = |e: &&String| Self::is_mcp_entry(e);
+        if makai_coding::tools::selection::only_changes(list) {
+            McpSelection {
+                declared: None,
+                removed: list
+                    .iter()
+                    .filter(mcp)
+                    .filter_map(|e| e.trim().strip_prefix('-'))
+                    .map(str::to_string)
+                    .collect(),
+            }
+        } else {
+            McpSelection {
+                declared: Some(
+                    list.iter()
+                        .filter(mcp)
+                        .map(|e| e.trim().to_string())
+                        .collect(),
+                ),
+                removed: Vec::new(),
+            }
+        }
+    }
+
+    /// How the MCP tool `name`, of configured exposure `exposure`, is
+    /// reached under the plain list's `mcp__` entries `patterns`: `None`
+    /// when it is left out.
+    pub fn exposure(
+        patterns: &[String],
+        name: &str,
+        exposure: makai_mcp::Exposure,
+    ) -> Option<makai_mcp::Exposure> {
+        if super::model::tool_excluded(name, patterns) {
+            Some(exposure)
+        } else if !patterns.is_empty() {
+            None
+        } else if exposure == makai_mcp::Exposure::Direct {
+            Some(makai_mcp::Exposure::Codemode)
+        } else {
+            Some(exposure)
+        }
+    }
+}
+
 /// How `codemode` reaches the MCP tools the model is not offered.
 #[derive(Clone, Default)]
 pub struct CodemodeReach {
@@ -120,12 +206,20 @@ pub struct CodemodeReach {
 }
 
 /// The system prompt's section on the MCP servers whose tools only
-/// `codemode` scripts reach (pi's `mcp_servers` section), if any.
-pub(crate) fn indirect_servers_section(loaded: &makai_mcp::LoadedMcpConfig) -> Option<String> {
+/// `codemode` scripts reach (pi's `mcp_servers` section), if any;
+/// `direct_demoted`: `--tools` declares none of the `direct` ones either.
+pub(crate) fn indirect_servers_section(
+    loaded: &makai_mcp::LoadedMcpConfig,
+    direct_demoted: bool,
+) -> Option<String> {
     let lines: Vec<String> = loaded
         .servers
         .iter()
-        .filter(|s| s.config.enabled && s.config.has_indirect_tools())
+        .filter(|s| {
+            s.config.enabled
+                && (s.config.has_indirect_tools()
+                    || (direct_demoted && s.config.has_direct_tools()))
+        })
         .map(|s| match &s.config.description {
             Some(d) => format!("- {}: {}", s.name, d.lines().next().unwrap_or_default()),
             None => format!("- {}", s.name),
@@ -133,7 +227,7 @@ pub(crate) fn indirect_servers_section(loaded: &makai_mcp::LoadedMcpConfig) -> O
         .collect();
     (!lines.is_empty()).then(|| {
         format!(
-            "<mcp_servers>\nThe tools of these MCP servers are not declared to you: call them from codemode scripts as tools.<server>__<tool>(args), and find them with searchTools(), describeTool() or describeNamespace(\"<server>\").\n{}\n</mcp_servers>",
+            "<mcp_servers>\nThe tools of these MCP servers are not declared to you: call them from codemode scripts as tools.mcp__<server>__<tool>(args) (a '-' in a name is '_' there), and find them with searchTools(), describeTool() or describeNamespace(\"mcp__<server>\").\n{}\n</mcp_servers>",
             lines.join("\n")
         )
     })

@@ -67,6 +67,8 @@ pub(crate) struct AppState {
     excluded_tools: Vec<String>,
     /// `--tools` named the tools: offered whatever the model's entry says.
     tools_named: bool,
+    /// The `mcp__` entries of a plain `--tools` list ([`mcp::McpSelection`]).
+    mcp_selection: Option<Vec<String>>,
     /// Warnings not yet taken by a UI (`warnings.rs`).
     warnings: Vec<String>,
     /// A full-screen UI owns the terminal: warnings go to it, not to stderr

@@ -406,6 +406,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         super::mcp::load_servers(&cwd, home.as_deref(), trust.trusted, &mut said)
     };
     let mut codemode_reach = super::mcp::CodemodeReach::default();
+    let selection = args.tools.as_deref().map(|list| {
+        super::mcp::McpSelection::of(&makai_coding::tools::selection::parse_list(list))
+    });
+    // A plain `--tools` list without `mcp__` entries declares no MCP tool:
+    // the `direct` ones are then reached from scripts too.
+    let direct_demoted = selection
+        .as_ref()
+        .is_some_and(|s| s.declared.as_ref().is_some_and(Vec::is_empty));
     let tools = if tools_off {
         Vec::new()
     } else {
@@ -431,7 +439,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             names = checked_tools(names, "the defaultTools setting", CliError::Config)?;
         }
         if let Some(list) = &args.tools {
-            let entries = makai_coding::tools::selection::parse_list(list);
+            // `mcp__` entries select MCP tools (see `McpSelection`).
+            let entries: Vec<String> = makai_coding::tools::selection::parse_list(list)
+                .into_iter()
+                .filter(|e| !super::mcp::McpSelection::is_mcp_entry(e))
+                .collect();
             names = makai_coding::tools::select_tools(&names, &entries);
             names = checked_tools(names, &format!("--tools {list}"), CliError::Usage)?;
         }
@@ -470,9 +482,11 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             indirect: codemode_reach.indirect.clone(),
         };
         let for_servers = mcp_config.as_ref().is_some_and(|c| {
-            c.servers
-                .iter()
-                .any(|s| s.config.enabled && s.config.has_indirect_tools())
+            c.servers.iter().any(|s| {
+                s.config.enabled
+                    && (s.config.has_indirect_tools()
+                        || (direct_demoted && s.config.has_direct_tools()))
+            })
         });
         if codemode {
             tools = with_codemode(tools, parts);
@@ -538,7 +552,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         system_prompt.push_str(makai_coding::tools::codemode::PROMPT_GUIDELINE);
         if let Some(section) = mcp_config
             .as_ref()
-            .and_then(super::mcp::indirect_servers_section)
+            .and_then(|c| super::mcp::indirect_servers_section(c, direct_demoted))
         {
             system_prompt.push_str("\n\n");
             system_prompt.push_str(&section);
@@ -652,8 +666,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
     }
-    app.set_excluded_tools(excluded_tools(args));
+    let mut excluded = excluded_tools(args);
+    if let Some(selection) = &selection {
+        excluded.extend(selection.removed.iter().cloned());
+    }
+    app.set_excluded_tools(excluded);
     app.set_tools_named(args.tools.is_some());
+    app.set_mcp_selection(selection.and_then(|s| s.declared));
     if let Some(list) = &scope {
         let patterns = makai_coding::tools::selection::parse_list(list)
             .iter()

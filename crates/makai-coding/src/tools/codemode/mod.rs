@@ -32,7 +32,7 @@ pub use makai_codemode::Namespace;
 pub use store::{CodemodeStore, STORE_ENTRY_TYPE};
 
 use host::ScriptHost;
-use project::{MCP_SEPARATOR, Projection, RESULT_TYPES};
+use project::{MCP_PREFIX, MCP_SEPARATOR, Projection, RESULT_TYPES};
 
 /// The tool's name.
 pub const CODEMODE_TOOL_NAME: &str = "codemode";
@@ -108,7 +108,8 @@ fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
     let name = tool.name().to_string();
     let projection = Projection::of(&name);
     let namespace = (projection == Projection::Mcp).then(|| {
-        name.split(MCP_SEPARATOR)
+        let rest = name.strip_prefix(MCP_PREFIX).unwrap_or(&name);
+        rest.split(MCP_SEPARATOR)
             .next()
             .unwrap_or_default()
             .to_string()

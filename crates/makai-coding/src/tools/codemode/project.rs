@@ -37,12 +37,12 @@ pub enum Projection {
 
 impl Projection {
     /// The projection of the tool called `name` (MCP tools are named
-    /// `<server>__<tool>`).
+    /// `mcp__<server>__<tool>`).
     pub fn of(name: &str) -> Projection {
         match name {
             "bash" => Projection::Bash,
             "read" => Projection::Read,
-            n if n.contains(MCP_SEPARATOR) => Projection::Mcp,
+            n if n.starts_with(MCP_PREFIX) => Projection::Mcp,
             _ => Projection::Text,
         }
     }
@@ -58,7 +58,11 @@ impl Projection {
     }
 }
 
-/// The separator of MCP tool names (`<server>__<tool>`, makai-mcp's naming).
+/// What MCP tools' names start with (`mcp__<server>__<tool>`, makai-mcp's
+/// naming, pi's).
+pub const MCP_PREFIX: &str = "mcp__";
+
+/// The separator of the server and the tool in MCP tool names.
 pub const MCP_SEPARATOR: &str = "__";
 
 /// The TypeScript types the result types name.
