@@ -6,7 +6,8 @@
 //! - `text` → a text part; `image` → an image part.
 //! - `audio` → a text note (no provider takes audio in tool results).
 //! - `resource` (embedded) → its text, or for a binary one an image part
-//!   when it is an image, else a note; `resource_link` → a text line with its URI.
+//!   when it is an image, else a note; `resource_link` → a text line with its
+//!   URI and how to read it (`read_mcp_resource` with the server's name).
 //! - `structuredContent` → its JSON as text when the result has no text part
 //!   (servers are asked to send a text form as well, and then that text is
 //!   what the model reads); it is always kept in `details.structuredContent`.
@@ -37,7 +38,7 @@ pub fn outcome_from_json(server: &str, tool: &str, result: &Value) -> CallOutcom
         .unwrap_or(&empty);
     let mut content: Vec<UserContent> = Vec::new();
     for block in blocks {
-        content.extend(block_to_content(block));
+        content.extend(block_to_content(server, block));
     }
     let structured = result.get("structuredContent").filter(|v| !v.is_null());
     if let Some(s) = structured {
@@ -73,7 +74,7 @@ pub fn outcome_from_json(server: &str, tool: &str, result: &Value) -> CallOutcom
     }
 }
 
-fn block_to_content(block: &Value) -> Vec<UserContent> {
+fn block_to_content(server: &str, block: &Value) -> Vec<UserContent> {
     let s = |k: &str| block.get(k).and_then(Value::as_str);
     match s("type").unwrap_or("") {
         "text" => vec![UserContent::text(s("text").unwrap_or(""))],
@@ -95,6 +96,12 @@ fn block_to_content(block: &Value) -> Vec<UserContent> {
                 line.push_str(" — ");
                 line.push_str(d);
             }
+            line.push_str(&format!(
+                " (read it with {} {{\"server\": {}, \"uri\": {}}})",
+                crate::resources::READ_RESOURCE,
+                Value::from(server),
+                Value::from(uri)
+            ));
             vec![UserContent::text(line)]
         }
         other => vec![UserContent::text(format!(

@@ -45,6 +45,7 @@ pub mod load;
 pub mod long_text;
 mod manager;
 pub mod naming;
+pub mod resources;
 mod sdk;
 mod serve;
 mod status;

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::McpServerConfig;
 use crate::exposure::Exposure;
 use crate::load::{LoadedMcpConfig, McpConfigError, load_mcp_config};
+use crate::resources::{ResourceTool, resource_exposure, resource_tools};
 use crate::status::{McpEvent, ServerState, ServerStatus};
 use crate::supervisor::{McpOptions, ServerShared, supervise};
 
@@ -51,6 +52,8 @@ struct Inner {
     stop: CancellationToken,
     options: Arc<McpOptions>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// `list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`.
+    resource_tools: Vec<Arc<ResourceTool>>,
 }
 
 impl Drop for Inner {
@@ -81,8 +84,10 @@ impl McpManager {
             })
             .collect();
         let options = Arc::new(options);
+        let resource_tools = resource_tools(&shared);
         let manager = McpManager {
             inner: Arc::new(Inner {
+                resource_tools,
                 servers: shared,
                 events,
                 stop,
@@ -140,9 +145,12 @@ impl McpManager {
     }
 
     /// [`McpManager::tools`] with how the model reaches each
-    /// ([`crate::exposure`]).
+    /// ([`crate::exposure`]). While a ready server offers resources, the
+    /// resource tools ([`crate::resources`]) come last, with the widest
+    /// exposure of such servers.
     pub fn tools_with_exposure(&self) -> Vec<(Arc<dyn Tool>, Exposure)> {
-        self.inner
+        let mut tools: Vec<(Arc<dyn Tool>, Exposure)> = self
+            .inner
             .servers
             .iter()
             .filter(|s| s.state().is_ready())
@@ -152,7 +160,16 @@ impl McpManager {
                 let e = t.exposure();
                 (t as Arc<dyn Tool>, e)
             })
-            .collect()
+            .collect();
+        if let Some(e) = resource_exposure(&self.inner.servers) {
+            tools.extend(
+                self.inner
+                    .resource_tools
+                    .iter()
+                    .map(|t| (t.clone() as Arc<dyn Tool>, e)),
+            );
+        }
+        tools
     }
 
     /// Every configured server's name, `description` and `instructions`

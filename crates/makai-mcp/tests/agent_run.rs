@@ -402,3 +402,123 @@ async fn dry_run_describes_mutating_mcp_tools_and_runs_read_only_ones() {
     assert_eq!(result_of(&r, "r").1, "already here");
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn resources_of_the_official_everything_server_are_listed_and_read() {
+    let Some(npm) = npm_servers() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let m = ready_manager(
+        "everything",
+        npm_server(&npm, "mcp-server-everything", &[]).with_exposure(makai_mcp::Exposure::Direct),
+        dir.path(),
+    )
+    .await;
+    // The resource tools come with the server's resources, as reachable as
+    // the server's tools.
+    let exposures = m.tools_with_exposure();
+    for name in makai_mcp::resources::RESOURCE_TOOL_NAMES {
+        let (t, e) = exposures.iter().find(|(t, _)| t.name() == name).unwrap();
+        assert_eq!(*e, makai_mcp::Exposure::Direct);
+        assert!(t.read_only());
+    }
+    let features =
+        npm.join("node_modules/@modelcontextprotocol/server-everything/dist/docs/features.md");
+    let features_text = std::fs::read_to_string(&features).unwrap();
+    let server = llm(vec![
+        Mock::new()
+            .with_tool_call("l1", "list_mcp_resources", "{}")
+            .with_tool_call(
+                "l2",
+                "list_mcp_resource_templates",
+                r#"{"server": "everything"}"#,
+            )
+            .with_tool_call(
+                "r1",
+                "read_mcp_resource",
+                r#"{"server": "everything", "uri": "demo://resource/static/document/features.md"}"#,
+            )
+            .with_tool_call(
+                "r2",
+                "read_mcp_resource",
+                r#"{"server": "everything", "uri": "demo://resource/dynamic/blob/7"}"#,
+            )
+            .with_tool_call(
+                "r3",
+                "read_mcp_resource",
+                r#"{"server": "nowhere", "uri": "demo://x"}"#,
+            )
+            .with_tool_call(
+                "k1",
+                "mcp__everything__get_resource_links",
+                r#"{"count": 2}"#,
+            ),
+        Mock::text("done"),
+    ])
+    .await;
+    let run = agent_loop(
+        vec!["go".into()],
+        context(&m),
+        config(&server),
+        CancellationToken::new(),
+    );
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let r = results(&events);
+
+    let listed: serde_json::Value = serde_json::from_str(&result_of(&r, "l1").1).unwrap();
+    let resources = listed["resources"].as_array().unwrap();
+    assert!(
+        resources.iter().any(|x| x["server"] == "everything"
+            && x["uri"] == "demo://resource/static/document/features.md"
+            && x["name"] == "features.md"),
+        "{listed}"
+    );
+    assert!(listed.get("errors").is_none(), "{listed}");
+    let templates: serde_json::Value = serde_json::from_str(&result_of(&r, "l2").1).unwrap();
+    assert_eq!(templates["server"], "everything");
+    assert!(
+        templates["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(
+                |t| t["uriTemplate"] == "demo://resource/dynamic/text/{resourceId}"
+                    && t["server"] == "everything"
+            ),
+        "{templates}"
+    );
+
+    // Text reaches the model as text, whole.
+    let (_, text, is_error, _) = result_of(&r, "r1");
+    assert!(!is_error);
+    assert_eq!(*text, features_text);
+    // A binary resource is saved to a file the model is told of.
+    let (_, note, is_error, _) = result_of(&r, "r2");
+    assert!(!is_error, "{note}");
+    let path = note
+        .split("saved to ")
+        .nth(1)
+        .and_then(|p| p.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{note}"));
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert!(
+        saved.starts_with("Resource 7: This is a base64 blob"),
+        "{saved}"
+    );
+    let _ = std::fs::remove_file(path);
+    let (_, refused, is_error, _) = result_of(&r, "r3");
+    assert!(is_error);
+    assert!(
+        refused.contains("no MCP server 'nowhere'") && refused.contains("everything"),
+        "{refused}"
+    );
+    // A resource link says how to read it.
+    let links = &result_of(&r, "k1").1;
+    assert!(
+        links.contains(
+            r#"read_mcp_resource {"server": "everything", "uri": "demo://resource/dynamic/text/2"}"#
+        ),
+        "{links}"
+    );
+    m.shutdown().await;
+}

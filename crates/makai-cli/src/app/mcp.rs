@@ -40,7 +40,7 @@ impl AppSession {
             Some(mcp) => mcp
                 .tools_with_exposure()
                 .into_iter()
-                .filter(|(t, _)| !super::model::tool_excluded(t.name(), &excluded))
+                .filter(|(t, _)| !mcp_tool_matches(t.name(), &excluded))
                 .filter_map(|(t, e)| {
                     let e = match &selection {
                         Some(patterns) => McpSelection::exposure(patterns, t.name(), e)?,
@@ -183,7 +183,7 @@ impl McpSelection {
         name: &str,
         exposure: makai_mcp::Exposure,
     ) -> Option<makai_mcp::Exposure> {
-        if super::model::tool_excluded(name, patterns) {
+        if mcp_tool_matches(name, patterns) {
             Some(exposure)
         } else if !patterns.is_empty() {
             None
@@ -193,6 +193,18 @@ impl McpSelection {
             Some(exposure)
         }
     }
+}
+
+/// Whether the MCP tool `name` matches one of `patterns` (names or `*`
+/// patterns). The resource tools count as MCP tools, as in pi: `mcp__*`
+/// matches them too.
+fn mcp_tool_matches(name: &str, patterns: &[String]) -> bool {
+    super::model::tool_excluded(name, patterns)
+        || (makai_mcp::resources::RESOURCE_TOOL_NAMES.contains(&name)
+            && super::model::tool_excluded(
+                &format!("{}{name}", makai_mcp::naming::PREFIX),
+                patterns,
+            ))
 }
 
 /// How `codemode` reaches the MCP tools the model is not offered.
@@ -270,4 +282,52 @@ pub(crate) fn start_servers(
     let mut options = makai_mcp::McpOptions::new(cwd);
     options.sandbox = Some(sandbox);
     makai_mcp::McpManager::start(servers, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use makai_mcp::Exposure;
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn tools_lists_select_mcp_tools_as_in_pi() {
+        // A plain list without `mcp__` entries declares none of them.
+        let plain = McpSelection::of(&v(&["read", "codemode"]));
+        let patterns = plain.declared.clone().unwrap();
+        assert_eq!(
+            McpSelection::exposure(&patterns, "mcp__a__x", Exposure::Direct),
+            Some(Exposure::Codemode)
+        );
+        assert_eq!(
+            McpSelection::exposure(&patterns, "mcp__a__x", Exposure::Deferred),
+            Some(Exposure::Deferred)
+        );
+        // `mcp__` entries keep what they match, and only that.
+        let named = McpSelection::of(&v(&["read", "mcp__radius__*"]));
+        let patterns = named.declared.unwrap();
+        assert_eq!(
+            McpSelection::exposure(&patterns, "mcp__radius__q", Exposure::Direct),
+            Some(Exposure::Direct)
+        );
+        assert_eq!(
+            McpSelection::exposure(&patterns, "mcp__other__q", Exposure::Direct),
+            None
+        );
+        assert_eq!(
+            McpSelection::exposure(&patterns, "read_mcp_resource", Exposure::Direct),
+            None,
+            "the resource tools count as MCP tools"
+        );
+        // A change list only removes, by exact name.
+        let changes = McpSelection::of(&v(&["+codemode", "-mcp__a__x", "-write"]));
+        assert_eq!(changes.declared, None);
+        assert_eq!(changes.removed, v(&["mcp__a__x"]));
+        // `mcp__*` reaches the resource tools too.
+        assert!(mcp_tool_matches("list_mcp_resources", &v(&["mcp__*"])));
+        assert!(!mcp_tool_matches("list_mcp_resources", &v(&["mcp__a__*"])));
+    }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
-    Implementation, ProgressNotificationParam, ProtocolVersion, RequestId, ServerResult,
+    Implementation, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, RequestId, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -128,6 +129,8 @@ pub(crate) struct Connection {
     pub(crate) server_info: Option<String>,
     /// How to use the server, when it said (its `instructions`).
     pub(crate) instructions: Option<String>,
+    /// Whether the server offers resources (its `resources` capability).
+    pub(crate) has_resources: bool,
     /// The sandbox of a stdio server (owns its private temporary directory).
     _confinement: Option<makai_sandbox::Confinement>,
 }
@@ -270,6 +273,9 @@ impl Connection {
             .peer_info()
             .and_then(|info| info.instructions.clone())
             .filter(|i| !i.trim().is_empty());
+        let has_resources = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some());
         let closed = CancellationToken::new();
         let stop = CancellationToken::new();
         {
@@ -299,6 +305,7 @@ impl Connection {
             stderr_done,
             server_info,
             instructions,
+            has_resources,
             _confinement: confinement,
         })
     }
@@ -340,6 +347,60 @@ impl Connection {
                 "tools/list got no answer within {}s",
                 limit.as_secs_f64()
             )),
+        }
+    }
+
+    /// One page of the server's resources (`resources/list`), in MCP wire
+    /// JSON (`{resources, nextCursor?}`).
+    pub(crate) async fn list_resources(
+        &self,
+        cursor: Option<String>,
+        limit: Duration,
+    ) -> Result<Value, CallFailure> {
+        let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
+        self.bounded(limit, self.peer.list_resources(params)).await
+    }
+
+    /// One page of the server's resource templates
+    /// (`resources/templates/list`), in MCP wire JSON
+    /// (`{resourceTemplates, nextCursor?}`).
+    pub(crate) async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+        limit: Duration,
+    ) -> Result<Value, CallFailure> {
+        let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
+        self.bounded(limit, self.peer.list_resource_templates(params))
+            .await
+    }
+
+    /// Reads resource `uri` (`resources/read`), in MCP wire JSON
+    /// (`{contents}`).
+    pub(crate) async fn read_resource(
+        &self,
+        uri: &str,
+        limit: Duration,
+    ) -> Result<Value, CallFailure> {
+        self.bounded(
+            limit,
+            self.peer.read_resource(ReadResourceRequestParams::new(uri)),
+        )
+        .await
+    }
+
+    /// A request's answer as wire JSON, within `limit`.
+    async fn bounded<T: serde::Serialize>(
+        &self,
+        limit: Duration,
+        request: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<Value, CallFailure> {
+        if self.is_closed() {
+            return Err(CallFailure::Closed(self.close_reason()));
+        }
+        match tokio::time::timeout(limit, request).await {
+            Ok(Ok(answer)) => Ok(to_wire(&answer)),
+            Ok(Err(e)) => Err(self.failure(e)),
+            Err(_) => Err(CallFailure::TimedOut(limit)),
         }
     }
 

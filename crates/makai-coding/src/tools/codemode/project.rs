@@ -8,6 +8,9 @@
 //!   `{ type: "image", data, mimeType, note }`.
 //! - an MCP tool: its `CallToolResult` (`content`, `isError`,
 //!   `structuredContent`).
+//! - the MCP resource tools: their details (`list_mcp_resources`'
+//!   `{resources, nextCursor?}`, `read_mcp_resource`'s `{server, uri,
+//!   contents}`).
 //! - any other tool: its text.
 //!
 //! A failed call is `Err` with the tool's error text, but for `bash`'s
@@ -31,6 +34,9 @@ pub enum Projection {
     Read,
     /// A tool of an MCP server.
     Mcp,
+    /// An MCP resource tool (`list_mcp_resources`,
+    /// `list_mcp_resource_templates`, `read_mcp_resource`).
+    McpResources,
     /// Text.
     Text,
 }
@@ -43,6 +49,9 @@ impl Projection {
             "bash" => Projection::Bash,
             "read" => Projection::Read,
             n if n.starts_with(MCP_PREFIX) => Projection::Mcp,
+            "list_mcp_resources" => Projection::McpResources,
+            "list_mcp_resource_templates" => Projection::McpResources,
+            "read_mcp_resource" => Projection::McpResources,
             _ => Projection::Text,
         }
     }
@@ -53,6 +62,7 @@ impl Projection {
             Projection::Bash => "BashResult",
             Projection::Read => "string | ImageBlock",
             Projection::Mcp => "CallToolResult",
+            Projection::McpResources => "Record<string, any>",
             Projection::Text => "string",
         }
     }
@@ -105,6 +115,7 @@ pub fn project(
         }
         _ if is_error => Err(non_empty(text_of(output))),
         Projection::Read => Ok(read_result(output)),
+        Projection::McpResources => Ok(output.details.clone()),
         _ => Ok(Value::String(text_of(output))),
     }
 }
@@ -317,6 +328,27 @@ mod tests {
         assert_eq!(
             project(Projection::Mcp, &down, true, 0.0).unwrap_err(),
             "MCP server 's' is not running"
+        );
+    }
+
+    #[test]
+    fn resource_tools_resolve_to_their_details() {
+        assert_eq!(
+            Projection::of("read_mcp_resource"),
+            Projection::McpResources
+        );
+        assert_eq!(Projection::of("mcp__fs__read"), Projection::Mcp);
+        let details =
+            json!({"server": "s", "uri": "u://a", "contents": [{"uri": "u://a", "text": "hi"}]});
+        let out = ToolOutput::text("hi").with_details(details.clone());
+        assert_eq!(
+            project(Projection::McpResources, &out, false, 0.0).unwrap(),
+            details
+        );
+        let refused = ToolOutput::text("There is no MCP server 'x'");
+        assert_eq!(
+            project(Projection::McpResources, &refused, true, 0.0).unwrap_err(),
+            "There is no MCP server 'x'"
         );
     }
 }
