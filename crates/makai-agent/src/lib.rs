@@ -72,6 +72,7 @@ mod event;
 mod hooks;
 mod message;
 mod subscribers;
+mod system_message;
 pub mod testing;
 mod tool;
 mod types;
@@ -102,6 +103,7 @@ pub use message::{
     SUMMARY_SUFFIX, default_convert_to_llm, parts_text,
 };
 pub use subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Subscription};
+pub use system_message::{SystemMessage, ToolReference, declared_tool_changes};
 pub use tool::{
     AgentSnapshot, NestedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec,
     TypedTool, schema_for,

@@ -3,7 +3,8 @@
 //! pi's `AgentMessage` is `Message | custom roles`. Here it is an LLM
 //! [`Message`] or one of the roles pi's coding agent adds: a custom
 //! (extension) message, a user-run shell command, a branch summary, a
-//! compaction summary. A role this version does not know is kept verbatim
+//! compaction summary, and pi 1.x's system message (a change to the prompt
+//! and the declared tools, [`crate::SystemMessage`]). A role this version does not know is kept verbatim
 //! ([`AgentMessage::Other`]), so a transcript or session written by a newer pi
 //! still loads and is written back unchanged. The JSON is pi's, field for
 //! field (`docs/message-types.md`); it is read tag-first (see
@@ -211,6 +212,9 @@ pub enum AgentMessage {
     BranchSummary(BranchSummaryMessage),
     /// A shell command the user ran (`role: "bashExecution"`).
     BashExecution(BashExecutionMessage),
+    /// A change to the prompt and the declared tools (`role: "system"`);
+    /// never sent to a model as a message.
+    System(crate::system_message::SystemMessage),
     /// Any other role, kept verbatim; never sent to a model.
     Other(Value),
 }
@@ -239,6 +243,7 @@ impl AgentMessage {
             AgentMessage::CompactionSummary(_) => "compactionSummary",
             AgentMessage::BranchSummary(_) => "branchSummary",
             AgentMessage::BashExecution(_) => "bashExecution",
+            AgentMessage::System(_) => "system",
             AgentMessage::Other(v) => v.get("role").and_then(Value::as_str).unwrap_or("unknown"),
         }
     }
@@ -251,6 +256,7 @@ impl AgentMessage {
             AgentMessage::CompactionSummary(m) => m.timestamp,
             AgentMessage::BranchSummary(m) => m.timestamp,
             AgentMessage::BashExecution(m) => m.timestamp,
+            AgentMessage::System(m) => m.timestamp,
             AgentMessage::Other(v) => v.get("timestamp").and_then(Value::as_i64).unwrap_or(0),
         }
     }
@@ -341,7 +347,7 @@ impl AgentMessage {
                 }
                 user(bash_execution_text(b), b.timestamp)
             }
-            AgentMessage::Other(_) => None,
+            AgentMessage::System(_) | AgentMessage::Other(_) => None,
         }
     }
 }
@@ -484,6 +490,11 @@ impl Serialize for AgentMessage {
                 body,
             }
             .serialize(s),
+            AgentMessage::System(body) => Tagged {
+                role: "system",
+                body,
+            }
+            .serialize(s),
             AgentMessage::Other(v) => v.serialize(s),
         }
     }
@@ -502,6 +513,7 @@ impl TagDispatch for AgentMessage {
             "compactionSummary" => AgentMessage::CompactionSummary(variant(rest)?),
             "branchSummary" => AgentMessage::BranchSummary(variant(rest)?),
             "bashExecution" => AgentMessage::BashExecution(variant(rest)?),
+            "system" => AgentMessage::System(variant(rest)?),
             other => AgentMessage::Other(Value::Object(rest_with_tag("role", other, rest)?)),
         })
     }
@@ -519,6 +531,7 @@ impl TagDispatch for AgentMessage {
             "compactionSummary" => AgentMessage::CompactionSummary(variant_from_object(object)?),
             "branchSummary" => AgentMessage::BranchSummary(variant_from_object(object)?),
             "bashExecution" => AgentMessage::BashExecution(variant_from_object(object)?),
+            "system" => AgentMessage::System(variant_from_object(object)?),
             _ => AgentMessage::Other(Value::Object(object)),
         })
     }

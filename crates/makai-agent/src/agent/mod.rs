@@ -75,6 +75,18 @@ impl Inner {
         {
             core.state.messages = o.context.messages.clone();
         }
+        // Tools the run declared (`ToolContext::declare_tools`) stay
+        // declared for the next run.
+        if let Some(o) = outcome {
+            let declared: Vec<_> = crate::declared_tool_changes(&o.messages)
+                .iter()
+                .filter(|n| core.state.tools.get(n).is_none())
+                .filter_map(|n| o.context.tools.get(n).cloned())
+                .collect();
+            if !declared.is_empty() {
+                core.state.tools = ToolSet::new(core.state.tools.iter().cloned().chain(declared));
+            }
+        }
         core.run = None;
         core.partial = None;
         core.state.pending_tool_calls.clear();

@@ -407,6 +407,7 @@ impl Run {
                     };
                 }
                 has_more_tool_calls = !batch.results.is_empty();
+                self.declare(std::mem::take(&mut batch.declared));
                 self.turns += 1;
                 let tool_results = Arc::new(std::mem::take(&mut batch.results));
                 self.emit(AgentEvent::TurnEnd {
@@ -444,6 +445,36 @@ impl Run {
                 follow_up: true,
             };
         }
+    }
+
+    /// Adds the tools a batch declared and not declared yet to the run's
+    /// tools (from the next model call on), recorded in the transcript as a
+    /// system message with `toolsAdded`.
+    fn declare(&mut self, tools: Vec<Arc<dyn crate::Tool>>) {
+        let mut added: Vec<Arc<dyn crate::Tool>> = Vec::new();
+        for tool in tools {
+            if self.ctx.tools.get(tool.name()).is_none()
+                && !added.iter().any(|t| t.name() == tool.name())
+            {
+                added.push(tool);
+            }
+        }
+        if added.is_empty() {
+            return;
+        }
+        self.ctx.tools = crate::ToolSet::new(self.ctx.tools.iter().cloned().chain(added.clone()));
+        let definitions = added
+            .iter()
+            .filter_map(|t| {
+                self.ctx
+                    .tools
+                    .definitions()
+                    .iter()
+                    .find(|d| d.name == t.name())
+                    .cloned()
+            })
+            .collect();
+        self.add_message(crate::SystemMessage::tools_added(definitions).into());
     }
 
     async fn after_turn(

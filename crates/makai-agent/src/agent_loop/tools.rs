@@ -43,6 +43,8 @@ pub(super) struct BatchOutcome {
     pub steering: Option<Vec<AgentMessage>>,
     /// Set when the run must end after this turn.
     pub stop: Option<EndReason>,
+    /// Tools the calls declared for the next model call.
+    pub declared: Vec<Arc<dyn Tool>>,
 }
 
 enum Slot {
@@ -79,6 +81,8 @@ struct Batch<'r> {
     aborts: Vec<(usize, AbortHandle)>,
     /// When each call's tool started executing (`None`: it never ran).
     started: Vec<Option<Instant>>,
+    /// Tools the calls declare for the next model call.
+    declared: crate::tool::Declared,
 }
 
 enum Prepared {
@@ -265,6 +269,7 @@ impl Batch<'_> {
             self.run.sink.clone(),
             self.run.hooks.clone(),
         );
+        let ctx = ctx.with_declared(self.declared.clone());
         self.gates[i] = Some(gate);
         self.started[i] = Some(Instant::now());
         let args = (*self.args[i]).clone();
@@ -404,6 +409,7 @@ pub(super) async fn execute_batch(run: &mut Run, assistant: &AssistantMessage) -
         running_mutating: 0,
         aborts: Vec::new(),
         started: vec![None; n],
+        declared: Default::default(),
     };
     let mut running: FuturesUnordered<BoxFuture<'static, Finished>> = FuturesUnordered::new();
     let deadline = tokio::time::sleep(Duration::from_secs(60 * 60 * 24 * 365));
@@ -469,6 +475,9 @@ pub(super) async fn execute_batch(run: &mut Run, assistant: &AssistantMessage) -
             }
         }
     }
+    // A call abandoned after an abort may still hold the list: what was
+    // declared so far is taken.
+    b.out.declared = std::mem::take(&mut *b.declared.lock().unwrap_or_else(|e| e.into_inner()));
     b.out
 }
 

@@ -287,7 +287,13 @@ pub struct ToolContext {
     hooks: Option<Arc<crate::hooks::RunHooks>>,
     /// Nested calls made so far (their ids count up).
     nested: Arc<std::sync::atomic::AtomicUsize>,
+    /// Tools declared for the run's next model call
+    /// ([`ToolContext::declare_tools`]); `None` outside a run.
+    declared: Option<Declared>,
 }
+
+/// Tools a batch's calls declared for the next model call.
+pub(crate) type Declared = Arc<Mutex<Vec<Arc<dyn Tool>>>>;
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -314,6 +320,7 @@ impl ToolContext {
             updater: None,
             hooks: None,
             nested: Default::default(),
+            declared: None,
         }
     }
 
@@ -347,6 +354,7 @@ impl ToolContext {
                 updater: Some(updater.clone()),
                 hooks: Some(hooks),
                 nested: Default::default(),
+                declared: None,
             },
             UpdateGate(updater),
         )
@@ -386,6 +394,30 @@ impl ToolContext {
     /// The agent's state when the batch started (`None` for a detached context).
     pub fn snapshot(&self) -> Option<&AgentSnapshot> {
         self.snapshot.as_deref()
+    }
+
+    /// Declares `tools` to the model from the run's next model call on (pi's
+    /// `tool_search` loading tools): once the calls of this turn have
+    /// finished, the loop adds those not declared yet to the run's tools and
+    /// records them in the transcript as a [`crate::SystemMessage`] with
+    /// `toolsAdded`. Returns `false` outside a run (nothing is declared).
+    pub fn declare_tools(&self, tools: Vec<Arc<dyn Tool>>) -> bool {
+        match &self.declared {
+            Some(declared) => {
+                declared
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(tools);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// This context, collecting declared tools into `declared`.
+    pub(crate) fn with_declared(mut self, declared: Declared) -> Self {
+        self.declared = Some(declared);
+        self
     }
 
     /// Reports a partial result; each becomes a `tool_execution_update` event.

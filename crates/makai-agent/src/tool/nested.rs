@@ -114,6 +114,7 @@ impl ToolContext {
             updater: None,
             hooks: self.hooks.clone(),
             nested: Default::default(),
+            declared: self.declared.clone(),
         };
         let (mut output, mut is_error) =
             run_spawned(tool, id.clone(), args.clone(), child, dry_run).await;

@@ -1,0 +1,82 @@
+//! [`SystemMessage`]: pi 1.x's record of a change to the prompt and the
+//! declared tools (`role: "system"`, `docs/message-types.md`).
+//!
+//! Replaying a transcript's system messages in order gives the tools added
+//! and removed since the run's own ([`declared_tool_changes`]). The loop
+//! writes one when a tool declares other tools for the next model call
+//! ([`crate::ToolContext::declare_tools`]); a model never reads one as a
+//! message.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use makai_ai::{Timestamp, ToolDefinition, now_ms};
+
+use crate::message::{AgentMessage, MessageContent};
+
+/// A tool named by a system message's `toolsRemoved`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolReference {
+    /// The tool's name.
+    pub name: String,
+}
+
+/// A change to the prompt and the declared tools (`role: "system"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// Instructions it appends (pi writes `""` for none).
+    pub content: MessageContent,
+    /// Prompt sections it sets, by name (`null` removes one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<BTreeMap<String, Option<String>>>,
+    /// Tools declared from here on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_added: Option<Vec<ToolDefinition>>,
+    /// Tools no longer declared from here on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_removed: Option<Vec<ToolReference>>,
+    /// When it was written (Unix ms).
+    #[serde(default)]
+    pub timestamp: Timestamp,
+}
+
+impl SystemMessage {
+    /// A system message declaring `tools` from here on, stamped now.
+    pub fn tools_added(tools: Vec<ToolDefinition>) -> Self {
+        SystemMessage {
+            content: MessageContent::Text(String::new()),
+            sections: None,
+            tools_added: Some(tools),
+            tools_removed: None,
+            timestamp: now_ms(),
+        }
+    }
+}
+
+impl From<SystemMessage> for AgentMessage {
+    fn from(m: SystemMessage) -> Self {
+        AgentMessage::System(m)
+    }
+}
+
+/// The names the system messages of `messages` leave declared, in the order
+/// they were added: each `toolsAdded` adds, each `toolsRemoved` removes.
+pub fn declared_tool_changes(messages: &[AgentMessage]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for m in messages {
+        let AgentMessage::System(s) = m else {
+            continue;
+        };
+        for t in s.tools_added.iter().flatten() {
+            if !names.contains(&t.name) {
+                names.push(t.name.clone());
+            }
+        }
+        for t in s.tools_removed.iter().flatten() {
+            names.retain(|n| *n != t.name);
+        }
+    }
+    names
+}
