@@ -310,6 +310,7 @@ impl AgentMessage {
             AgentMessage::CompactionSummary(s) => s.summary.clone(),
             AgentMessage::BranchSummary(s) => s.summary.clone(),
             AgentMessage::BashExecution(b) => b.output.clone(),
+            AgentMessage::System(s) => s.content.text(),
             _ => String::new(),
         }
     }

@@ -535,3 +535,34 @@ async fn count_compactions(stream: &mut EventStream) -> usize {
     }
     compactions
 }
+
+#[tokio::test]
+async fn tools_declared_before_a_compaction_stay_declared_through_a_checkpoint() {
+    let server = server(vec![Mock::text("SUMMARY")]).await;
+    let agent = Agent::new(http_config(&server)).with_system_prompt("You are a test.");
+    let mut messages = history();
+    // A tool loaded early on (as `tool_search` records it), then dropped.
+    let loaded =
+        makai_agent::SystemMessage::tools_added(vec![makai_agent::makai_ai::ToolDefinition {
+            name: "mcp__s__lookup".into(),
+            description: "Looks things up.".into(),
+            parameters: json!({"type": "object"}),
+        }]);
+    messages.insert(2, loaded.into());
+    agent.replace_messages(messages).unwrap();
+    assert_eq!(agent.declared_tool_changes(), ["mcp__s__lookup"]);
+    agent.compact(None).await.unwrap();
+    let after = agent.messages();
+    assert!(
+        after.len() < 21,
+        "the middle was summarized: {} messages",
+        after.len()
+    );
+    let AgentMessage::System(checkpoint) = &after[0] else {
+        panic!("{:?}", after[0]);
+    };
+    let added = checkpoint.tools_added.as_ref().unwrap();
+    assert_eq!(added[0].name, "mcp__s__lookup");
+    assert_eq!(added[0].description, "Looks things up.");
+    assert_eq!(agent.declared_tool_changes(), ["mcp__s__lookup"]);
+}

@@ -83,6 +83,15 @@ pub struct Args {
     /// Start no MCP server: no MCP tools this run.
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,
+    /// Turn on a built-in extension (`builtin:mcp`, `builtin:codemode`,
+    /// `builtin:tool-search`) whatever the settings say (pi's -e; makai runs
+    /// no TypeScript extensions). May be repeated.
+    #[arg(short = 'e', long = "extension", value_name = "builtin:NAME")]
+    pub extension: Vec<String>,
+    /// Turn the built-in extensions off (MCP, codemode, tool_search), but
+    /// those -e names (pi's -ne).
+    #[arg(long = "no-extensions")]
+    pub no_extensions: bool,
     /// Load a skill file or folder besides the discovered ones (may be
     /// repeated; loaded even with --no-skills).
     #[arg(long = "skill", value_name = "PATH")]
@@ -403,8 +412,9 @@ where
 }
 
 /// pi's short flags of more than one letter, as the long flags they stand for.
-const PI_SHORT_FLAGS: [(&str, &str); 7] = [
+const PI_SHORT_FLAGS: [(&str, &str); 8] = [
     ("-na", "--no-approve"),
+    ("-ne", "--no-extensions"),
     ("-nt", "--no-tools"),
     ("-nbt", "--no-builtin-tools"),
     ("-xt", "--exclude-tools"),

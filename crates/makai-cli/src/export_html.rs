@@ -112,6 +112,24 @@ fn render_message(out: &mut String, m: &AgentMessage) {
             ));
             let text = match other {
                 AgentMessage::Other(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+                AgentMessage::System(s) => {
+                    let names = |list: Vec<&str>| list.join(", ");
+                    let mut lines = vec![s.content.text()];
+                    if let Some(added) = &s.tools_added {
+                        lines.push(format!(
+                            "tools added: {}",
+                            names(added.iter().map(|t| t.name.as_str()).collect())
+                        ));
+                    }
+                    if let Some(removed) = &s.tools_removed {
+                        lines.push(format!(
+                            "tools removed: {}",
+                            names(removed.iter().map(|t| t.name.as_str()).collect())
+                        ));
+                    }
+                    lines.retain(|l| !l.is_empty());
+                    lines.join("\n")
+                }
                 _ => other.text(),
             };
             text_block(out, &text);

@@ -197,7 +197,8 @@ return {
     );
     let first = request_text(&requests[0]);
     assert!(
-        first.contains("<mcp_servers>") && first.contains("- self: makai's own file tools"),
+        first.contains("<mcp_servers>")
+            && first.contains("- self (codemode): makai's own file tools"),
         "{first}"
     );
     let sent = request_text(&requests[1]);
@@ -261,4 +262,102 @@ fn a_long_mcp_text_result_reaches_the_model_cut_with_the_whole_in_a_file() {
     let whole = std::fs::read_to_string(path).unwrap();
     assert!(whole.contains(&"x".repeat(30_000)), "{}", whole.len());
     let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
+    let env = Env::new();
+    std::fs::write(env.work().join("secret.txt"), "the word is heron\n").unwrap();
+    add_self_with(
+        &env,
+        &[
+            "--exposure",
+            "deferred",
+            "--description",
+            "makai's own tools",
+        ],
+    );
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "s1",
+                "tool_search",
+                serde_json::json!({"query": "read file contents", "limit": 1}).to_string(),
+            ))
+            .push(ScriptedResponse::tool_call(
+                "r1",
+                "mcp__self__read",
+                serde_json::json!({"path": "secret.txt"}).to_string(),
+            ))
+            .push(ScriptedResponse::text("It is heron."))
+            .push(ScriptedResponse::text("Still here.")),
+    );
+    let out = run_ok(&env, &mock, &["--mode", "json", "What is the secret word?"]);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&out));
+    // pi turns tool_search (not codemode) on for deferred tools, which are
+    // not declared until it loads them.
+    let first = offered(&requests[0].body);
+    assert!(first.contains(&"tool_search".to_string()), "{first:?}");
+    assert!(
+        !first
+            .iter()
+            .any(|t| t == "codemode" || t.starts_with("mcp__")),
+        "{first:?}"
+    );
+    let prompt = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompt.contains("- self (tool_search): makai's own tools")
+            && prompt.contains("load those marked tool_search with tool_search"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("codemode scripts"), "{prompt}");
+    // Loaded for the next call, and called directly.
+    let second = offered(&requests[1].body);
+    assert_eq!(
+        second
+            .iter()
+            .filter(|t| t.starts_with("mcp__"))
+            .collect::<Vec<_>>(),
+        ["mcp__self__read"],
+        "{second:?}"
+    );
+    let loaded = request_text(&requests[1]);
+    assert!(
+        loaded.contains(r"Loaded 1 tool; call it from your next response on:\n- mcp__self__read"),
+        "{loaded}"
+    );
+    assert!(request_text(&requests[2]).contains("the word is heron"));
+    // The session records the loaded tool as pi does: a system message
+    // with toolsAdded, which the model never reads.
+    let events = json_lines(&stdout(&out));
+    assert!(
+        events.iter().any(|e| e["type"] == "message_end"
+            && e["message"]["role"] == "system"
+            && e["message"]["toolsAdded"][0]["name"] == "mcp__self__read"),
+        "{events:?}"
+    );
+    let system_messages = |r: &makai_mockllm::RecordedRequest| {
+        r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "system" || m["role"] == "developer")
+            .count()
+    };
+    assert_eq!(system_messages(&requests[2]), 1, "only the prompt's");
+    let file = std::fs::read_to_string(&env.session_files()[0]).unwrap();
+    assert!(
+        file.lines().any(|l| l.contains(r#""role":"system""#)
+            && l.contains(r#""toolsAdded":[{"name":"mcp__self__read""#)),
+        "{file}"
+    );
+    // A continued session keeps it declared from its first request.
+    run_ok(&env, &mock, &["-c", "-p", "And now?"]);
+    let again = offered(&mock.requests()[3].body);
+    assert!(again.contains(&"mcp__self__read".to_string()), "{again:?}");
+    assert!(again.contains(&"tool_search".to_string()), "{again:?}");
 }

@@ -380,3 +380,58 @@ fn tui_mode_fullscreen_is_accepted_and_regular_is_refused_with_the_reason() {
     }
     assert_eq!(mock.requests().len(), 1);
 }
+
+#[test]
+fn builtin_extensions_are_turned_off_and_on_as_in_pi() {
+    let env = Env::new();
+    add_self_with(&env, &["--exposure", "direct"]);
+    let mcp_tools = |extra: &[&str]| -> Vec<String> {
+        tool_names(&first_request(&env, true, extra))
+            .into_iter()
+            .filter(|t| t.starts_with("mcp__"))
+            .collect()
+    };
+    assert!(!mcp_tools(&[]).is_empty());
+    // The setting turns MCP off; -e turns it back on.
+    let mut cfg: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    cfg["extensions"] = serde_json::json!(["-builtin:mcp", "./my-extension.ts"]);
+    env.settings(cfg);
+    assert!(mcp_tools(&[]).is_empty());
+    assert!(!mcp_tools(&["-e", "builtin:mcp"]).is_empty());
+    // --no-extensions turns them all off, so naming codemode is an error.
+    assert!(mcp_tools(&["-ne", "-e", "builtin:mcp"]).len() > 1);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut argv = mock.args();
+    argv.extend(s(&["--no-extensions", "--tools", "+codemode", "-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("codemode is off: its built-in extension is disabled"),
+        "{}",
+        stderr(&out)
+    );
+    // TypeScript extensions are not run: said for the setting, refused for -e.
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut argv = mock.args();
+    argv.extend(s(&["-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("entries makai does not load")
+            && stderr(&out).contains("./my-extension.ts"),
+        "{}",
+        stderr(&out)
+    );
+    let mut argv = mock.args();
+    argv.extend(s(&["-e", "./review.ts", "-p", "hi"]));
+    let out = env.run(&argv, "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("makai does not run pi's TypeScript extensions"),
+        "{}",
+        stderr(&out)
+    );
+}

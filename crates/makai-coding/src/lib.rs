@@ -8,6 +8,7 @@
 pub mod agent_spec;
 pub mod approvals;
 pub mod context_files;
+pub mod extensions;
 pub mod first_turn;
 pub mod images;
 pub mod limits;

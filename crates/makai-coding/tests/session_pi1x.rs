@@ -176,11 +176,13 @@ fn compaction_checkpoint_replaces_kept_system_messages_and_edits_still_apply() {
     );
     let roles: Vec<&str> = ctx.messages.iter().map(AgentMessage::role).collect();
     assert_eq!(roles.iter().filter(|r| **r == "system").count(), 1);
-    assert_eq!(
-        ctx.messages[0].text(),
-        "",
-        "the checkpoint is an unknown role today"
-    );
+    // The checkpoint is pi's system message, typed: its content and its
+    // (empty) tool loadout.
+    let AgentMessage::System(checkpoint) = &ctx.messages[0] else {
+        panic!("{:?}", ctx.messages[0]);
+    };
+    assert_eq!(ctx.messages[0].text(), "You are a coding assistant.");
+    assert_eq!(checkpoint.tools_added.as_deref(), Some(&[][..]));
     assert_eq!(
         ctx.messages[4].as_assistant().unwrap().text(),
         "shorter answer"

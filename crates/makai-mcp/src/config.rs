@@ -298,13 +298,11 @@ impl McpServerConfig {
             || self.tool_exposure.exposures().any(Exposure::is_indirect)
     }
 
-    /// True when some of its tools are declared to the model (`direct`).
-    pub fn has_direct_tools(&self) -> bool {
-        self.exposure.unwrap_or_default() == Exposure::Direct
-            || self
-                .tool_exposure
-                .exposures()
-                .any(|e| e == Exposure::Direct)
+    /// True when some of its tools have exposure `exposure` (the server's,
+    /// or one of its `toolExposure` overrides).
+    pub fn has_tools_exposed(&self, exposure: Exposure) -> bool {
+        self.exposure.unwrap_or_default() == exposure
+            || self.tool_exposure.exposures().any(|e| e == exposure)
     }
 
     /// The per-call timeout in force.

@@ -128,6 +128,12 @@ impl Agent {
             reason: CompactionReason::Manual,
         });
         let tokens_before = estimate_tokens(&messages);
+        // The system messages, for the checkpoint of the tools they declare.
+        let systems: Vec<AgentMessage> = messages
+            .iter()
+            .filter(|m| matches!(m, AgentMessage::System(_)))
+            .cloned()
+            .collect();
         let work = async {
             // A child token: the summary stream cancels its token when dropped.
             options.cancel = cancel.child_token();
@@ -159,7 +165,8 @@ impl Agent {
             r = work => r,
         };
         match result {
-            Ok(out) => {
+            Ok(mut out) => {
+                out.messages = crate::compaction::keep_declared_tools(&systems, out.messages);
                 let info = CompactionInfo {
                     summary: out.summary.unwrap_or_default(),
                     tokens_before,

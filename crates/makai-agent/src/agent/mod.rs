@@ -249,6 +249,13 @@ impl Agent {
         self.inner.lock().state.messages.clone()
     }
 
+    /// What the transcript's system messages leave declared
+    /// ([`crate::declared_tool_changes`]), read without copying the
+    /// transcript.
+    pub fn declared_tool_changes(&self) -> Vec<String> {
+        crate::declared_tool_changes(&self.inner.lock().state.messages)
+    }
+
     /// The status.
     pub fn status(&self) -> AgentStatus {
         self.inner.lock().state.status

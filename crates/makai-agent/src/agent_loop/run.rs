@@ -214,7 +214,9 @@ impl Run {
                 if let Some(u) = &out.usage {
                     self.usage.add(u);
                 }
-                let replaced = std::mem::replace(&mut self.transcript, Arc::new(out.messages));
+                let messages =
+                    crate::compaction::keep_declared_tools(&self.transcript, out.messages);
+                let replaced = std::mem::replace(&mut self.transcript, Arc::new(messages));
                 self.replaced_new.extend(
                     Arc::unwrap_or_clone(replaced)
                         .into_iter()

@@ -194,6 +194,33 @@ pub struct CompactionCheck<'a> {
     pub model: &'a Model,
 }
 
+/// `compacted` (what a strategy made of `before`) with a checkpoint in front
+/// when the system messages it dropped leave other tools declared: one
+/// system message whose `toolsAdded` lists every tool `before` left declared
+/// (pi's compaction checkpoint), so tools a run declared
+/// ([`crate::ToolContext::declare_tools`]) outlive the compaction.
+pub(crate) fn keep_declared_tools(
+    before: &[AgentMessage],
+    mut compacted: Vec<AgentMessage>,
+) -> Vec<AgentMessage> {
+    let declared = crate::declared_tool_changes(before);
+    if declared == crate::declared_tool_changes(&compacted) {
+        return compacted;
+    }
+    let mut definitions: Vec<makai_ai::ToolDefinition> = Vec::new();
+    for m in before {
+        if let AgentMessage::System(s) = m {
+            for t in s.tools_added.iter().flatten() {
+                definitions.retain(|d| d.name != t.name);
+                definitions.push(t.clone());
+            }
+        }
+    }
+    definitions.retain(|d| declared.contains(&d.name));
+    compacted.insert(0, crate::SystemMessage::tools_added(definitions).into());
+    compacted
+}
+
 /// What a compaction produced.
 #[derive(Clone, Debug, Default)]
 pub struct CompactionOutput {

@@ -201,7 +201,13 @@ impl Shared {
         let start = summary_at + 1;
         // The strategy may keep the conversation's first messages before the summary:
         // they are stored in the entry so a resumed session rebuilds the same context.
-        let head = messages[..summary_at].to_vec();
+        let mut head = messages[..summary_at].to_vec();
+        // A system checkpoint in front (tools still declared) is pi's
+        // `systemMessage`.
+        let system_message = match head.first() {
+            Some(AgentMessage::System(_)) => Some(Box::new(head.remove(0))),
+            _ => None,
+        };
         // Nothing kept after the summary: a retain-none compaction (pi stores
         // the entry's own id as its first kept entry).
         let first_kept = if start == messages.len() {
@@ -226,7 +232,7 @@ impl Shared {
             usage: info.usage,
             details: Some(info.details.clone()),
             retained_head: (!head.is_empty()).then_some(head),
-            system_message: None,
+            system_message,
         };
         let mut entry_id = None;
         let recorded = self.record(|s| s.append_compaction(record).map(|id| entry_id = Some(id)));

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use makai_agent::Tool;
 use makai_coding::tools::codemode::{CODEMODE_TOOL_NAME, IndirectTools, Namespace};
+use makai_coding::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 
 use super::AppSession;
 
@@ -18,8 +19,10 @@ impl AppSession {
     }
 
     /// Sets the agent's tools for the next run: its own tools plus the
-    /// `direct` tools of the MCP servers that are ready now (their others go
-    /// to `codemode`, added for them when the tools chosen lack it). Called before every prompt. A
+    /// `direct` tools of the MCP servers that are ready now and those
+    /// `tool_search` loaded on this branch (the others are reached through
+    /// `codemode` and `tool_search`, added for them when the tools chosen
+    /// lack them). Called before every prompt. A
     /// model switched to mid-session whose entry says it cannot call tools
     /// gets none (unless `--tools` named them), as at start-up; switching
     /// back brings them back. Returns whether the run has any tools.
@@ -71,20 +74,40 @@ impl AppSession {
                 })
                 .collect()
         });
-        let standby = (!indirect.is_empty()
-            && self.inner.base_tools.get(CODEMODE_TOOL_NAME).is_none())
-        .then(|| reach.standby.clone())
-        .flatten();
+        let base = &self.inner.base_tools;
+        let standing_by =
+            |exposure: makai_mcp::Exposure, name: &str, tool: &Option<Arc<dyn Tool>>| {
+                (indirect.iter().any(|(_, e)| *e == exposure) && base.get(name).is_none())
+                    .then(|| tool.clone())
+                    .flatten()
+            };
+        let standby = standing_by(
+            makai_mcp::Exposure::Codemode,
+            CODEMODE_TOOL_NAME,
+            &reach.standby,
+        );
+        let search_standby = standing_by(
+            makai_mcp::Exposure::Deferred,
+            TOOL_SEARCH_TOOL_NAME,
+            &reach.search_standby,
+        );
+        // Tools `tool_search` loaded on this branch stay declared.
+        let loaded = self.inner.agent.declared_tool_changes();
+        let loaded: Vec<Arc<dyn Tool>> = indirect
+            .iter()
+            .filter(|(t, _)| loaded.iter().any(|n| n == t.name()))
+            .map(|(t, _)| t.clone())
+            .collect();
         reach
             .indirect
             .set(indirect.into_iter().map(|(t, _)| t).collect(), namespaces);
         let tools = makai_agent::ToolSet::new(
-            self.inner
-                .base_tools
-                .iter()
+            base.iter()
                 .cloned()
                 .chain(direct.into_iter().map(|(t, _)| t))
-                .chain(standby),
+                .chain(standby)
+                .chain(search_standby)
+                .chain(loaded),
         );
         let any = !tools.is_empty();
         self.inner.agent.set_tools(tools);
@@ -207,42 +230,85 @@ fn mcp_tool_matches(name: &str, patterns: &[String]) -> bool {
             ))
 }
 
-/// How `codemode` reaches the MCP tools the model is not offered.
+/// How `codemode` and `tool_search` reach the MCP tools the model is not
+/// offered.
 #[derive(Clone, Default)]
 pub struct CodemodeReach {
-    /// The tools only scripts reach, updated with each run's tools.
+    /// The tools not declared to the model, updated with each run's tools.
     pub indirect: IndirectTools,
-    /// A `codemode` tool added to the runs while such tools exist, when the
-    /// tools chosen have none (pi's `autoEnableCodemode`).
+    /// A `codemode` tool added to the runs while tools of `codemode`
+    /// exposure exist, when the tools chosen have none (pi's
+    /// `autoEnableCodemode`).
     pub standby: Option<Arc<dyn Tool>>,
+    /// A `tool_search` tool added to the runs while tools of `deferred`
+    /// exposure exist, when the tools chosen have none (as pi does).
+    pub search_standby: Option<Arc<dyn Tool>>,
 }
 
-/// The system prompt's section on the MCP servers whose tools only
-/// `codemode` scripts reach (pi's `mcp_servers` section), if any;
-/// `direct_demoted`: `--tools` declares none of the `direct` ones either.
+/// What reaches the MCP tools that are not declared, for the system
+/// prompt's `<mcp_servers>` section.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct IndirectReach {
+    /// `codemode` is (or may be) among the tools.
+    pub codemode: bool,
+    /// `tool_search` is (or may be) among the tools.
+    pub tool_search: bool,
+    /// `--tools` declares none of the `direct` tools either.
+    pub direct_demoted: bool,
+}
+
+/// The system prompt's section on the MCP servers whose tools are not
+/// declared (pi's `mcp_servers` section): each with how its tools are
+/// reached and its `description`; `None` when there are none, or nothing
+/// reaches them.
 pub(crate) fn indirect_servers_section(
     loaded: &makai_mcp::LoadedMcpConfig,
-    direct_demoted: bool,
+    reach: IndirectReach,
 ) -> Option<String> {
+    use makai_mcp::Exposure;
     let lines: Vec<String> = loaded
         .servers
         .iter()
-        .filter(|s| {
-            s.config.enabled
-                && (s.config.has_indirect_tools()
-                    || (direct_demoted && s.config.has_direct_tools()))
-        })
-        .map(|s| match &s.config.description {
-            Some(d) => format!("- {}: {}", s.name, d.lines().next().unwrap_or_default()),
-            None => format!("- {}", s.name),
+        .filter(|s| s.config.enabled)
+        .filter_map(|s| {
+            let c = &s.config;
+            let scripts = c.has_tools_exposed(Exposure::Codemode)
+                || (reach.direct_demoted && c.has_tools_exposed(Exposure::Direct));
+            let deferred = c.has_tools_exposed(Exposure::Deferred);
+            let how = match (
+                reach.codemode && (scripts || deferred),
+                reach.tool_search && deferred,
+            ) {
+                (true, true) => "codemode, tool_search",
+                (true, false) => "codemode",
+                (false, true) => "tool_search",
+                (false, false) => return None,
+            };
+            Some(match &c.description {
+                Some(d) => format!(
+                    "- {} ({how}): {}",
+                    s.name,
+                    d.lines().next().unwrap_or_default()
+                ),
+                None => format!("- {} ({how})", s.name),
+            })
         })
         .collect();
-    (!lines.is_empty()).then(|| {
-        format!(
-            "<mcp_servers>\nThe tools of these MCP servers are not declared to you: call them from codemode scripts as tools.mcp__<server>__<tool>(args) (a '-' in a name is '_' there), and find them with searchTools(), describeTool() or describeNamespace(\"mcp__<server>\").\n{}\n</mcp_servers>",
-            lines.join("\n")
-        )
-    })
+    if lines.is_empty() {
+        return None;
+    }
+    let mut how = Vec::new();
+    if reach.codemode {
+        how.push("call them from codemode scripts as tools.mcp__<server>__<tool>(args) (a '-' in a name is '_' there), and find them with searchTools(), describeTool() or describeNamespace(\"mcp__<server>\")");
+    }
+    if reach.tool_search {
+        how.push("load those marked tool_search with tool_search, then call them directly");
+    }
+    Some(format!(
+        "<mcp_servers>\nThe tools of these MCP servers are not declared to you: {}.\n{}\n</mcp_servers>",
+        how.join("; "),
+        lines.join("\n")
+    ))
 }
 
 /// Reads the MCP servers of the settings and `mcp.json` files (the

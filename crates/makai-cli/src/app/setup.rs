@@ -13,6 +13,7 @@ use makai_coding::agent_spec::{DEFAULT_AGENT, today};
 use makai_coding::session::{SessionError, SharedSession, repair_session_file};
 use makai_coding::system_files::SystemFiles;
 use makai_coding::tools::codemode::{CODEMODE_TOOL_NAME, CodemodeParts, with_codemode};
+use makai_coding::tools::tool_search::{TOOL_SEARCH_TOOL_NAME, ToolSearchTool};
 use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
 use makai_coding::trust::TrustSource;
 use makai_coding::{
@@ -398,9 +399,25 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             ),
         );
     }
+    // pi's built-in extensions: MCP, codemode, tool_search.
+    let extensions = makai_coding::extensions::BuiltinExtensions::resolve(
+        &settings.extensions,
+        args.no_extensions,
+        &args.extension,
+    )
+    .map_err(CliError::Usage)?;
+    if !extensions.unsupported().is_empty() {
+        super::warnings::say(
+            &mut said,
+            format!(
+                "settings: \"extensions\" entries makai does not load (it runs no TypeScript extensions; its built-in ones are builtin:mcp, builtin:codemode, builtin:tool-search): {}",
+                extensions.unsupported().join(", ")
+            ),
+        );
+    }
     // The MCP servers are read now (they start once the agent is built):
     // whether `codemode` is needed for them shapes the tools and the prompt.
-    let mcp_config = if tools_off || args.no_mcp {
+    let mcp_config = if tools_off || args.no_mcp || !extensions.enabled("mcp") {
         None
     } else {
         super::mcp::load_servers(&cwd, home.as_deref(), trust.trusted, &mut said)
@@ -452,9 +469,35 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
         let excluded = excluded_tools(args);
         names.retain(|n| !super::model::tool_excluded(n, &excluded));
+        // A tool of a built-in extension that is off is not there: named
+        // by --tools it is an error, by the settings it is left out.
+        for (tool, extension) in [
+            (CODEMODE_TOOL_NAME, "codemode"),
+            (TOOL_SEARCH_TOOL_NAME, "tool-search"),
+        ] {
+            if extensions.enabled(extension) || !names.iter().any(|n| n == tool) {
+                continue;
+            }
+            let why = format!(
+                "{tool} is off: its built-in extension is disabled (\"extensions\": [\"-builtin:{extension}\"] or --no-extensions; -e builtin:{extension} turns it on)"
+            );
+            if args.tools.as_deref().is_some_and(|l| {
+                l.split(',')
+                    .any(|e| e.trim().trim_start_matches('+') == tool)
+            }) {
+                return Err(CliError::Usage(format!("--tools: {why}")));
+            }
+            super::warnings::say(&mut said, format!("defaultTools: {why}"));
+            names.retain(|n| n != tool);
+        }
         let task = names.iter().any(|n| n == makai_coding::subagent::TASK_TOOL);
         let codemode = names.iter().any(|n| n == CODEMODE_TOOL_NAME);
-        names.retain(|n| n != makai_coding::subagent::TASK_TOOL && n != CODEMODE_TOOL_NAME);
+        let tool_search = names.iter().any(|n| n == TOOL_SEARCH_TOOL_NAME);
+        names.retain(|n| {
+            n != makai_coding::subagent::TASK_TOOL
+                && n != CODEMODE_TOOL_NAME
+                && n != TOOL_SEARCH_TOOL_NAME
+        });
         let mut tools = if names.is_empty() {
             Vec::new()
         } else {
@@ -481,15 +524,34 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             })),
             indirect: codemode_reach.indirect.clone(),
         };
-        let for_servers = mcp_config.as_ref().is_some_and(|c| {
-            c.servers.iter().any(|s| {
-                s.config.enabled
-                    && (s.config.has_indirect_tools()
-                        || (direct_demoted && s.config.has_direct_tools()))
+        // pi turns `codemode` on for servers with `codemode` tools (and
+        // `direct` ones a `--tools` list does not declare), `tool_search`
+        // for servers with `deferred` tools.
+        let servers_with = |exposure: makai_mcp::Exposure| {
+            mcp_config.as_ref().is_some_and(|c| {
+                c.servers.iter().any(|s| {
+                    s.config.enabled
+                        && (s.config.has_tools_exposed(exposure)
+                            || (exposure == makai_mcp::Exposure::Codemode
+                                && direct_demoted
+                                && s.config.has_tools_exposed(makai_mcp::Exposure::Direct)))
+                })
             })
-        });
+        };
+        let for_servers = servers_with(makai_mcp::Exposure::Codemode);
+        let search_tool = ToolSearchTool::new(codemode_reach.indirect.clone()).into_arc();
+        if tool_search {
+            tools.push(search_tool);
+        } else if servers_with(makai_mcp::Exposure::Deferred) && extensions.enabled("tool-search") {
+            codemode_reach.search_standby = Some(search_tool);
+        }
         if codemode {
             tools = with_codemode(tools, parts);
+        } else if for_servers && !extensions.enabled("codemode") {
+            super::warnings::say(
+                &mut said,
+                "MCP: some servers' tools are reached only from codemode scripts, and the codemode extension is disabled: the model cannot call them; give them \"exposure\": \"direct\"".into(),
+            );
         } else if for_servers {
             if mcp_config
                 .as_ref()
@@ -500,10 +562,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 let mut parts = parts;
                 parts.settings.mode = makai_coding::tools::codemode::CodemodeMode::On;
                 codemode_reach.standby = with_codemode(tools.clone(), parts).pop();
-            } else {
+            } else if !tool_search {
                 super::warnings::say(
                     &mut said,
-                    "MCP: some servers' tools are reached only from codemode scripts, and codemode is off (autoEnableCodemode: false): the model cannot call them; give them \"exposure\": \"direct\" or add codemode to the tools".into(),
+                    "MCP: some servers' tools are reached only from codemode scripts, and codemode is off (autoEnableCodemode: false): the model cannot call them; give them \"exposure\": \"direct\" or add codemode or tool_search to the tools".into(),
                 );
             }
         }
@@ -547,16 +609,26 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
     }
     let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
-    if tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) || codemode_reach.standby.is_some() {
+    let codemode_on =
+        tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) || codemode_reach.standby.is_some();
+    let search_on = tools.iter().any(|t| t.name() == TOOL_SEARCH_TOOL_NAME)
+        || codemode_reach.search_standby.is_some();
+    if codemode_on {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(makai_coding::tools::codemode::PROMPT_GUIDELINE);
-        if let Some(section) = mcp_config
-            .as_ref()
-            .and_then(|c| super::mcp::indirect_servers_section(c, direct_demoted))
-        {
-            system_prompt.push_str("\n\n");
-            system_prompt.push_str(&section);
-        }
+    }
+    if let Some(section) = mcp_config.as_ref().and_then(|c| {
+        super::mcp::indirect_servers_section(
+            c,
+            super::mcp::IndirectReach {
+                codemode: codemode_on,
+                tool_search: search_on,
+                direct_demoted,
+            },
+        )
+    }) {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(&section);
     }
     let mut system_prompt_without_tools =
         build_system_prompt(&spec_without_tools, &files, &cwd, today());
@@ -750,9 +822,10 @@ fn checked_tools(
         !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
             && n.as_str() != makai_coding::subagent::TASK_TOOL
             && n.as_str() != CODEMODE_TOOL_NAME
+            && n.as_str() != TOOL_SEARCH_TOOL_NAME
     }) {
         Some(bad) => Err(make(format!(
-            "{source}: unknown tool '{}'; the built-in tools are: {}, {}, {CODEMODE_TOOL_NAME}",
+            "{source}: unknown tool '{}'; the built-in tools are: {}, {}, {CODEMODE_TOOL_NAME}, {TOOL_SEARCH_TOOL_NAME}",
             makai_ai::quote::bounded(bad),
             makai_coding::tools::BUILTIN_TOOL_NAMES.join(", "),
             makai_coding::subagent::TASK_TOOL

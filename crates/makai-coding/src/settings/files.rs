@@ -369,6 +369,10 @@ fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
 /// The settings that list resource files and folders (pi's `themes`).
 const RESOURCE_LISTS: [&str; 1] = ["themes"];
 
+/// Lists whose user and project entries both count, that hold no paths
+/// makai resolves.
+const CONCATENATED_LISTS: [&str; 1] = ["extensions"];
+
 /// Makes the paths of the resource lists absolute: pi resolves them from
 /// the folder of the settings file that names them.
 fn resolve_resource_paths(v: &mut Value, folder: &Path, user_home: Option<&Path>) {
@@ -388,9 +392,9 @@ fn resolve_resource_paths(v: &mut Value, folder: &Path, user_home: Option<&Path>
 /// the resources of user and project settings both) instead of replacing it.
 fn keep_resource_lists(merged: &Value, v: &mut Value) {
     let Value::Object(map) = v else { return };
-    for key in RESOURCE_LISTS {
+    for key in RESOURCE_LISTS.iter().chain(&CONCATENATED_LISTS) {
         if let (Some(Value::Array(before)), Some(Value::Array(after))) =
-            (merged.get(key), map.get_mut(key))
+            (merged.get(key), map.get_mut(*key))
         {
             let mut all = before.clone();
             all.append(after);

@@ -306,6 +306,11 @@ pub struct Settings {
     /// top of the user's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_tools: Option<Vec<String>>,
+    /// pi's `extensions`: makai reads its `builtin:<name>` entries
+    /// ([`crate::extensions::BuiltinExtensions`]); the user's and the
+    /// project's entries both count, the project's last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
     /// pi's `codemode` settings (`mode`, `inlineBudget`), used when the
     /// `codemode` tool is on (`defaultTools: ["+codemode"]`, `--tools +codemode`).
     #[serde(skip_serializing_if = "is_default")]

@@ -23,6 +23,7 @@ pub mod ls;
 pub mod policy;
 pub mod read;
 pub mod selection;
+pub mod tool_search;
 pub mod truncate;
 pub mod write;
 

@@ -103,8 +103,8 @@ fn tools_named(tools: &[CallableTool], name: &str) -> bool {
     tools.iter().any(|t| t.name == name)
 }
 
-/// A tool as scripts reach it.
-fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
+/// A tool as scripts (and `tool_search`) reach it.
+pub(crate) fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
     let name = tool.name().to_string();
     let projection = Projection::of(&name);
     let namespace = (projection == Projection::Mcp).then(|| {
