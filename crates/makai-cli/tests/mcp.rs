@@ -361,3 +361,30 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     assert!(again.contains(&"mcp__self__read".to_string()), "{again:?}");
     assert!(again.contains(&"tool_search".to_string()), "{again:?}");
 }
+
+/// Regression: `makai mcp serve` runs as a sandboxed stdio server, and its
+/// `bash` could not start a shell there ("Operation not permitted": the
+/// sandbox refuses `setpgid`, which the shell's own process group needs).
+#[test]
+fn bash_of_makai_mcp_serve_runs_inside_the_clients_sandbox() {
+    let env = Env::new();
+    add_self_with(&env, &["--exposure", "direct"]);
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "b1",
+                "mcp__self__bash",
+                serde_json::json!({"command": "echo nested-$((6*7)); sleep 30 & echo started"})
+                    .to_string(),
+            ))
+            .push(ScriptedResponse::text("done")),
+    );
+    let out = run_ok(&env, &mock, &["--no-session", "-p", "run it"]);
+    let sent = request_text(&mock.requests()[1]);
+    assert!(
+        sent.contains("nested-42") && sent.contains("started"),
+        "{sent}\n{}",
+        stderr(&out)
+    );
+    assert!(!sent.contains("Operation not permitted"), "{sent}");
+}

@@ -109,39 +109,31 @@ pub(crate) async fn run_command(
     ctx: &CallCtx,
     confinement: Option<makai_sandbox::Confinement>,
 ) -> Result<ToolOutput, ToolError> {
-    let (reader, writer) = std::io::pipe()
-        .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
-    let writer2 = writer
-        .try_clone()
-        .map_err(|e| ToolError::Failed(format!("Could not create a pipe for bash: {e}")))?;
-    let mut cmd = match &confinement {
-        Some(c) => c.command("bash"),
-        None => tokio::process::Command::new("bash"),
+    // The shell leads a process group of its own, so that stopping it stops
+    // what it started. Inside a sandbox that refuses `setpgid` (makai's own,
+    // when makai runs as a sandboxed MCP server) it stays in makai's group,
+    // and only the shell itself is signalled.
+    let (mut child, reader, own_group) = match spawn_shell(env, args, confinement.as_ref(), true) {
+        Err(e) if e.raw_os_error() == Some(Errno::EPERM as i32) => {
+            tracing::debug!(
+                "setpgid refused (a sandbox around makai); bash runs in makai's process group"
+            );
+            let (child, reader) = spawn_shell(env, args, confinement.as_ref(), false)
+                .map_err(|e| spawn_error(confinement.as_ref(), e))?;
+            (child, reader, false)
+        }
+        Err(e) => return Err(spawn_error(confinement.as_ref(), e)),
+        Ok((child, reader)) => (child, reader, true),
     };
-    cmd.arg("-c")
-        .arg(&args.command)
-        .current_dir(&env.cwd)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer2)
-        .process_group(0)
-        .kill_on_drop(false);
-    let spawned = cmd.spawn();
-    // Drop our copies of the pipe's write end so EOF arrives when the command's do.
-    drop(cmd);
-    let mut child = spawned.map_err(|e| match &confinement {
-        Some(c) => ToolError::Failed(format!(
-            "Could not start bash in the {} sandbox: {e}",
-            c.policy()
-        )),
-        None => ToolError::Failed(format!("Could not start bash: {e}")),
-    })?;
     let Some(pid) = child.id() else {
         return Err(ToolError::Failed(
             "bash exited before it could be tracked".to_string(),
         ));
     };
-    let pgid = Pid::from_raw(pid as i32);
+    let pgid = Stopper {
+        pid: Pid::from_raw(pid as i32),
+        own_group,
+    };
     let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
         .map_err(|e| ToolError::Failed(format!("Could not read bash's output: {e}")))?;
 
@@ -205,10 +197,11 @@ pub(crate) async fn run_command(
     // running are stopped with their group (they cannot leave it).
     let leftovers = confinement.as_ref().is_some_and(|c| c.is_confined())
         && matches!(ending, Ending::Exited(_))
+        && pgid.own_group
         && !group_gone(pgid);
     if leftovers {
         // The group may have exited already (ESRCH): nothing is left to kill.
-        let _ = killpg(pgid, Signal::SIGKILL); // ESRCH: they ended meanwhile.
+        let _ = pgid.signal(Signal::SIGKILL); // ESRCH: they ended meanwhile.
     }
     acc.finish();
     let snap = acc.snapshot();
@@ -315,11 +308,73 @@ async fn drain(
     }
 }
 
-/// Sends SIGTERM to the process group, waits up to [`KILL_GRACE`] for it to
-/// disappear, then sends SIGKILL; reaps the shell.
-pub async fn kill_group(pgid: Pid, child: &mut Child) {
+/// The bash child as it is stopped: its process group when it leads one,
+/// else the shell alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Stopper {
+    /// The shell's pid (its group's id when it leads one).
+    pub pid: Pid,
+    /// Whether the shell leads a process group of its own.
+    pub own_group: bool,
+}
+
+impl Stopper {
+    /// Sends `signal` (`None`: only checks) to the group, or to the shell.
+    fn signal(self, signal: impl Into<Option<Signal>>) -> nix::Result<()> {
+        if self.own_group {
+            killpg(self.pid, signal)
+        } else {
+            nix::sys::signal::kill(self.pid, signal)
+        }
+    }
+}
+
+/// Starts `bash -c <command>` with its output on one pipe, in a process
+/// group of its own when `own_group`.
+fn spawn_shell(
+    env: &ToolEnv,
+    args: &BashArgs,
+    confinement: Option<&makai_sandbox::Confinement>,
+    own_group: bool,
+) -> std::io::Result<(Child, std::io::PipeReader)> {
+    let (reader, writer) = std::io::pipe()?;
+    let writer2 = writer.try_clone()?;
+    let mut cmd = match confinement {
+        Some(c) => c.command("bash"),
+        None => tokio::process::Command::new("bash"),
+    };
+    cmd.arg("-c")
+        .arg(&args.command)
+        .current_dir(&env.cwd)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2)
+        .kill_on_drop(false);
+    if own_group {
+        cmd.process_group(0);
+    }
+    let spawned = cmd.spawn();
+    // Drop our copies of the pipe's write end so EOF arrives when the command's do.
+    drop(cmd);
+    Ok((spawned?, reader))
+}
+
+/// The error for a shell that did not start.
+fn spawn_error(confinement: Option<&makai_sandbox::Confinement>, e: std::io::Error) -> ToolError {
+    match confinement {
+        Some(c) => ToolError::Failed(format!(
+            "Could not start bash in the {} sandbox: {e}",
+            c.policy()
+        )),
+        None => ToolError::Failed(format!("Could not start bash: {e}")),
+    }
+}
+
+/// Sends SIGTERM to the process group (or the shell, [`Stopper`]), waits up
+/// to [`KILL_GRACE`] for it to disappear, then sends SIGKILL; reaps the shell.
+pub async fn kill_group(pgid: Stopper, child: &mut Child) {
     // ESRCH (the group exited already) leaves nothing to stop.
-    let _ = killpg(pgid, Signal::SIGTERM);
+    let _ = pgid.signal(Signal::SIGTERM);
     let until = Instant::now() + KILL_GRACE;
     loop {
         // Reaping is best effort: the group kill below still runs.
@@ -329,7 +384,7 @@ pub async fn kill_group(pgid: Pid, child: &mut Child) {
         }
         if Instant::now() >= until {
             // As above: a group that is gone needs no SIGKILL.
-            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = pgid.signal(Signal::SIGKILL);
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -338,10 +393,19 @@ pub async fn kill_group(pgid: Pid, child: &mut Child) {
     let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
 }
 
-/// True when no live (non-zombie) process remains in the group.
-fn group_gone(pgid: Pid) -> bool {
-    if matches!(killpg(pgid, None), Err(Errno::ESRCH)) {
+/// True when no live (non-zombie) process remains in the group (or, for a
+/// shell without one, when the shell is gone).
+fn group_gone(stopper: Stopper) -> bool {
+    let pgid = stopper.pid;
+    if matches!(stopper.signal(None), Err(Errno::ESRCH)) {
         return true;
+    }
+    if !stopper.own_group {
+        return std::fs::read_to_string(format!("/proc/{pgid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        });
     }
     // Orphans that nobody reaped yet stay as zombies and still "exist" for
     // kill(); look for live members instead.
