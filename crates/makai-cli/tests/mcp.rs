@@ -388,3 +388,56 @@ fn bash_of_makai_mcp_serve_runs_inside_the_clients_sandbox() {
     );
     assert!(!sent.contains("Operation not permitted"), "{sent}");
 }
+
+/// `self` as an MCP server that takes `delay` seconds to start, with
+/// `extra` fields in its entry.
+fn slow_self(env: &Env, delay: &str, extra: Value) {
+    let work = env.work().display().to_string();
+    let mut entry = serde_json::json!({
+        "command": "bash",
+        "args": ["-c", format!("sleep {delay}; exec {} mcp serve --cwd {work}", env!("CARGO_BIN_EXE_makai"))],
+        "env": {"MAKAI_HOME": env.home.path().display().to_string()},
+    });
+    if let (Value::Object(e), Value::Object(x)) = (&mut entry, extra) {
+        e.extend(x);
+    }
+    env.settings(serde_json::json!({"mcpServers": {"self": entry}}));
+}
+
+#[test]
+fn prompts_and_scripts_wait_for_mcp_servers_still_connecting_as_in_pi() {
+    let env = Env::new();
+    std::fs::write(env.work().join("secret.txt"), "the word is ibis\n").unwrap();
+    // RPC mode does not wait for the servers at start-up: a prompt sent at
+    // once finds the server still connecting.
+    slow_self(&env, "1.5", serde_json::json!({}));
+    let code = r#"const r = await tools.mcp__self__read({ path: "secret.txt" }); return r.content[0].text;"#;
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "codemode",
+                serde_json::json!({ "code": code }).to_string(),
+            ))
+            .push(ScriptedResponse::text("ibis")),
+    );
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(serde_json::json!({"type": "prompt", "message": "What is the secret word?"}));
+    rpc.wait_event("agent_end");
+    let sent = request_text(&mock.requests()[1]);
+    assert!(
+        sent.contains("the word is ibis"),
+        "the script waited for the server: {sent}"
+    );
+    drop(rpc);
+
+    // A server with direct tools is waited for before the first request,
+    // which declares them.
+    slow_self(&env, "1.5", serde_json::json!({"exposure": "direct"}));
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let mut rpc = Rpc::start(&env, &mock.args());
+    rpc.ok(serde_json::json!({"type": "prompt", "message": "hi"}));
+    rpc.wait_event("agent_end");
+    let first = offered(&mock.requests()[0].body);
+    assert!(first.contains(&"mcp__self__read".to_string()), "{first:?}");
+}

@@ -209,8 +209,18 @@ impl McpManager {
     /// ready, failed, disabled or stopped), or `timeout` passes. Returns true
     /// when all settled in time.
     pub async fn wait_settled(&self, timeout: Duration) -> bool {
+        self.wait_settled_where(timeout, |_| true).await
+    }
+
+    /// [`McpManager::wait_settled`] for the servers whose configuration
+    /// `which` picks (pi's first prompt waits for those with `direct` tools).
+    pub async fn wait_settled_where(
+        &self,
+        timeout: Duration,
+        which: impl Fn(&McpServerConfig) -> bool,
+    ) -> bool {
         let all = async {
-            for s in &self.inner.servers {
+            for s in self.inner.servers.iter().filter(|s| which(&s.config)) {
                 let mut rx = s.watch_state();
                 // Fails only when the server is gone: then it is settled too.
                 let _ = rx.wait_for(|st| !st.is_pending()).await;

@@ -27,19 +27,52 @@ impl AppSession {
     /// gets none (unless `--tools` named them), as at start-up; switching
     /// back brings them back. Returns whether the run has any tools.
     pub fn refresh_tools(&self) -> bool {
-        let (excluded, tools_named, selection) = {
-            let state = super::lock(&self.inner.state);
-            (
-                state.excluded_tools.clone(),
-                state.tools_named,
-                state.mcp_selection.clone(),
-            )
-        };
+        let tools_named = super::lock(&self.inner.state).tools_named;
         if !tools_named && !self.model().can_call_tools() {
             self.inner.agent.set_tools(makai_agent::ToolSet::new([]));
             return false;
         }
-        let (direct, indirect): (Vec<_>, Vec<_>) = match &self.inner.mcp {
+        let (direct, indirect) = self.mcp_tools();
+        let reach = &self.inner.codemode;
+        let base = &self.inner.base_tools;
+        // The tools standing by for the configured servers are offered
+        // whether or not those servers are connected yet (a script waits for
+        // them), so the declarations do not change when they connect.
+        let standing_by = |name: &str, tool: &Option<Arc<dyn Tool>>| {
+            base.get(name).is_none().then(|| tool.clone()).flatten()
+        };
+        let standby = standing_by(CODEMODE_TOOL_NAME, &reach.standby);
+        let search_standby = standing_by(TOOL_SEARCH_TOOL_NAME, &reach.search_standby);
+        // Tools `tool_search` loaded on this branch stay declared.
+        let loaded = self.inner.agent.declared_tool_changes();
+        let loaded: Vec<Arc<dyn Tool>> = indirect
+            .iter()
+            .filter(|(t, _)| loaded.iter().any(|n| n == t.name()))
+            .map(|(t, _)| t.clone())
+            .collect();
+        self.set_indirect(indirect);
+        let tools = makai_agent::ToolSet::new(
+            base.iter()
+                .cloned()
+                .chain(direct.into_iter().map(|(t, _)| t))
+                .chain(standby)
+                .chain(search_standby)
+                .chain(loaded),
+        );
+        let any = !tools.is_empty();
+        self.inner.agent.set_tools(tools);
+        any
+    }
+
+    /// The MCP tools of the servers ready now, with `--exclude-tools` and
+    /// `--tools` applied: the declared ones, and those reached through
+    /// `codemode` and `tool_search`, each with its exposure.
+    fn mcp_tools(&self) -> (Vec<ExposedTool>, Vec<ExposedTool>) {
+        let (excluded, selection) = {
+            let state = super::lock(&self.inner.state);
+            (state.excluded_tools.clone(), state.mcp_selection.clone())
+        };
+        match &self.inner.mcp {
             Some(mcp) => mcp
                 .tools_with_exposure()
                 .into_iter()
@@ -53,10 +86,12 @@ impl AppSession {
                 })
                 .partition(|(_, e)| !e.is_indirect()),
             None => (Vec::new(), Vec::new()),
-        };
-        // Tools only scripts reach go to `codemode`, which is turned on for
-        // them unless the settings say otherwise.
-        let reach = &self.inner.codemode;
+        }
+    }
+
+    /// Hands the tools that are not declared to `codemode` and
+    /// `tool_search`, with the servers as namespaces.
+    fn set_indirect(&self, indirect: Vec<ExposedTool>) {
         let namespaces = self.inner.mcp.as_ref().map_or_else(Vec::new, |mcp| {
             mcp.descriptions()
                 .into_iter()
@@ -74,44 +109,50 @@ impl AppSession {
                 })
                 .collect()
         });
-        let base = &self.inner.base_tools;
-        let standing_by =
-            |exposure: makai_mcp::Exposure, name: &str, tool: &Option<Arc<dyn Tool>>| {
-                (indirect.iter().any(|(_, e)| *e == exposure) && base.get(name).is_none())
-                    .then(|| tool.clone())
-                    .flatten()
-            };
-        let standby = standing_by(
-            makai_mcp::Exposure::Codemode,
-            CODEMODE_TOOL_NAME,
-            &reach.standby,
-        );
-        let search_standby = standing_by(
-            makai_mcp::Exposure::Deferred,
-            TOOL_SEARCH_TOOL_NAME,
-            &reach.search_standby,
-        );
-        // Tools `tool_search` loaded on this branch stay declared.
-        let loaded = self.inner.agent.declared_tool_changes();
-        let loaded: Vec<Arc<dyn Tool>> = indirect
-            .iter()
-            .filter(|(t, _)| loaded.iter().any(|n| n == t.name()))
-            .map(|(t, _)| t.clone())
-            .collect();
-        reach
+        self.inner
+            .codemode
             .indirect
             .set(indirect.into_iter().map(|(t, _)| t).collect(), namespaces);
-        let tools = makai_agent::ToolSet::new(
-            base.iter()
-                .cloned()
-                .chain(direct.into_iter().map(|(t, _)| t))
-                .chain(standby)
-                .chain(search_standby)
-                .chain(loaded),
+    }
+
+    /// Lets `codemode` and `tool_search` wait (up to [`INDIRECT_WAIT`]) for
+    /// MCP servers still connecting, then see their tools (as pi's do).
+    pub(crate) fn install_indirect_refresh(&self) {
+        if self.inner.mcp.is_none() {
+            return;
+        }
+        let weak = Arc::downgrade(&self.inner);
+        self.inner.codemode.indirect.set_refresh(Arc::new(move || {
+            let weak = weak.clone();
+            Box::pin(async move {
+                let Some(inner) = weak.upgrade() else {
+                    return;
+                };
+                let app = AppSession { inner };
+                if let Some(mcp) = app.mcp() {
+                    mcp.wait_settled(INDIRECT_WAIT).await;
+                }
+                let (_, indirect) = app.mcp_tools();
+                app.set_indirect(indirect);
+            })
+        }));
+    }
+
+    /// Before the session's first prompt, waits (up to [`DIRECT_WAIT`]) for
+    /// the MCP servers with `direct` tools still connecting: those must be
+    /// declared in its request (as pi's first prompt does). At once when all
+    /// have settled, and for every later prompt.
+    pub(crate) async fn wait_direct_servers(&self) {
+        let first = !std::mem::replace(
+            &mut super::lock(&self.inner.state).direct_servers_waited,
+            true,
         );
-        let any = !tools.is_empty();
-        self.inner.agent.set_tools(tools);
-        any
+        if let Some(mcp) = self.mcp().filter(|_| first) {
+            mcp.wait_settled_where(DIRECT_WAIT, |c| {
+                c.has_tools_exposed(makai_mcp::Exposure::Direct)
+            })
+            .await;
+        }
     }
 
     /// Whether `--tools` named the tools (offered even to a model said not
@@ -149,6 +190,16 @@ impl AppSession {
         }
     }
 }
+
+/// An MCP tool with how the model reaches it.
+type ExposedTool = (Arc<dyn Tool>, makai_mcp::Exposure);
+
+/// How long a prompt waits for MCP servers with `direct` tools (pi's 10 s).
+const DIRECT_WAIT: Duration = Duration::from_secs(10);
+
+/// How long `codemode` and `tool_search` wait for MCP servers still
+/// connecting.
+const INDIRECT_WAIT: Duration = Duration::from_secs(10);
 
 /// What `--tools` says of the MCP tools, as in pi: a list of plain names
 /// declares no MCP tool that none of its entries names or matches (such a
@@ -236,12 +287,13 @@ fn mcp_tool_matches(name: &str, patterns: &[String]) -> bool {
 pub struct CodemodeReach {
     /// The tools not declared to the model, updated with each run's tools.
     pub indirect: IndirectTools,
-    /// A `codemode` tool added to the runs while tools of `codemode`
-    /// exposure exist, when the tools chosen have none (pi's
-    /// `autoEnableCodemode`).
+    /// A `codemode` tool added to the runs when servers with tools of
+    /// `codemode` exposure are configured and the tools chosen have none
+    /// (pi's `autoEnableCodemode`).
     pub standby: Option<Arc<dyn Tool>>,
-    /// A `tool_search` tool added to the runs while tools of `deferred`
-    /// exposure exist, when the tools chosen have none (as pi does).
+    /// A `tool_search` tool added to the runs when servers with tools of
+    /// `deferred` exposure are configured and the tools chosen have none
+    /// (as pi does).
     pub search_standby: Option<Arc<dyn Tool>>,
 }
 

@@ -69,6 +69,8 @@ pub(crate) struct AppState {
     tools_named: bool,
     /// The `mcp__` entries of a plain `--tools` list ([`mcp::McpSelection`]).
     mcp_selection: Option<Vec<String>>,
+    /// The first prompt waited for the MCP servers with `direct` tools.
+    direct_servers_waited: bool,
     /// Warnings not yet taken by a UI (`warnings.rs`).
     warnings: Vec<String>,
     /// A full-screen UI owns the terminal: warnings go to it, not to stderr
@@ -266,6 +268,7 @@ impl AppSession {
             }
         });
         let app = AppSession { inner: shared };
+        app.install_indirect_refresh();
         app.load_session_messages();
         app.configure_agent();
         events::start_pump(&app.inner);
@@ -455,6 +458,7 @@ impl AppSession {
 
     /// Checks the key and sets the system prompt (and the tools) for the next run.
     async fn prepare_run(&self) -> Result<(), CliError> {
+        self.wait_direct_servers().await;
         let tools_offered = self.refresh_tools();
         let model = self.model();
         let source = self.inner.keys.source(&model.provider).await?;

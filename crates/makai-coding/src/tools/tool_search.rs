@@ -92,7 +92,8 @@ impl Tool for ToolSearchTool {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(DEFAULT_LIMIT, |n| (n as usize).clamp(1, MAX_LIMIT));
-        let (set, namespaces) = self.indirect.get();
+        // Servers still connecting are waited for (as pi does).
+        let (set, namespaces) = self.indirect.settled().await;
         let declared = ctx.snapshot().map(|s| s.tools.clone()).unwrap_or_default();
         let candidates: Vec<&Arc<dyn Tool>> = set
             .iter()

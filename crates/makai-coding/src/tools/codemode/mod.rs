@@ -103,6 +103,22 @@ fn tools_named(tools: &[CallableTool], name: &str) -> bool {
     tools.iter().any(|t| t.name == name)
 }
 
+/// Whether a script may reach tools that are not declared: it names an MCP
+/// tool or namespace, or lists or searches the tools.
+fn reaches_indirect_tools(source: &str) -> bool {
+    [
+        MCP_PREFIX,
+        "ALL_TOOLS",
+        "searchTools",
+        "describeTool",
+        "describeNamespace",
+        "list_mcp_resource",
+        "read_mcp_resource",
+    ]
+    .iter()
+    .any(|word| source.contains(word))
+}
+
 /// A tool as scripts (and `tool_search`) reach it.
 pub(crate) fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
     let name = tool.name().to_string();
@@ -129,19 +145,56 @@ pub(crate) fn callable(tool: &Arc<dyn Tool>, listed: bool) -> CallableTool {
 /// application updates it as servers come and go, and each script sees it
 /// as it is when the script starts.
 #[derive(Clone, Default)]
-pub struct IndirectTools(Arc<RwLock<(ToolSet, Vec<Namespace>)>>);
+pub struct IndirectTools(Arc<IndirectInner>);
+
+#[derive(Default)]
+struct IndirectInner {
+    tools: RwLock<(ToolSet, Vec<Namespace>)>,
+    refresh: RwLock<Option<RefreshIndirect>>,
+}
+
+/// Brings [`IndirectTools`] up to date: waits (bounded) for the MCP servers
+/// still starting, then sets the tools again.
+pub type RefreshIndirect =
+    Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
 
 impl IndirectTools {
     /// Replaces the tools and the namespaces (an MCP server's name and
     /// description).
     pub fn set(&self, tools: Vec<Arc<dyn Tool>>, namespaces: Vec<Namespace>) {
         let set = ToolSet::new(tools);
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = (set, namespaces);
+        *self.0.tools.write().unwrap_or_else(|p| p.into_inner()) = (set, namespaces);
     }
 
     /// The tools and namespaces now.
     pub fn get(&self) -> (ToolSet, Vec<Namespace>) {
-        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// What brings the tools up to date before a search (pi waits for the
+    /// servers still connecting when `tool_search` runs, or a script names
+    /// or searches the tools).
+    pub fn set_refresh(&self, refresh: RefreshIndirect) {
+        *self.0.refresh.write().unwrap_or_else(|p| p.into_inner()) = Some(refresh);
+    }
+
+    /// The tools and namespaces once brought up to date (see
+    /// [`IndirectTools::set_refresh`]).
+    pub async fn settled(&self) -> (ToolSet, Vec<Namespace>) {
+        let refresh = self
+            .0
+            .refresh
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(refresh) = refresh {
+            refresh().await;
+        }
+        self.get()
     }
 }
 
@@ -293,7 +346,13 @@ impl Tool for CodemodeTool {
         let script = Script::parse(source)
             .map_err(|e| ToolError::Failed(format!("Script failed before it ran: {e}")))?;
         let declared = ctx.snapshot().map(|s| s.tools.clone()).unwrap_or_default();
-        let (indirect, namespaces) = self.parts.indirect.get();
+        // A script that names MCP tools or searches the tools waits for the
+        // servers still connecting (as pi's does).
+        let (indirect, namespaces) = if reaches_indirect_tools(source) {
+            self.parts.indirect.settled().await
+        } else {
+            self.parts.indirect.get()
+        };
         let catalog = Arc::new(self.catalog(&declared, &indirect, &namespaces));
         let host = Arc::new(ScriptHost::new(
             ctx.clone(),
