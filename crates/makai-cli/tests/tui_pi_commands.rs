@@ -271,3 +271,33 @@ fn the_ui_asks_before_loading_a_projects_skills_and_trust_saves_the_answer() {
     pane.keys(&["C-u"]);
     pane.quit_with_ctrl_c();
 }
+
+#[test]
+fn enable_skill_commands_false_keeps_skills_out_of_the_completion_only() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Skill used")));
+    let env = Env::new();
+    write(
+        &env.home.path().join("skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n",
+    );
+    env.settings(serde_json::json!({"enableSkillCommands": false}));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("/dep");
+    let screen = pane.wait_for("the typed text", |s| editor_text(s) == "/dep");
+    assert!(!screen.contains("Deploy the service"), "{screen}");
+    pane.keys(&["BSpace", "BSpace", "BSpace", "BSpace"]);
+    pane.wait_text("Ask anything");
+    // Typed in full, the skill still loads.
+    pane.type_text("/skill:deploy ship it");
+    pane.wait_for("the typed command", |s| {
+        editor_text(s) == "/skill:deploy ship it"
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_text("Skill used");
+    assert!(request_text(&mock.requests()[0]).contains("Run make deploy."));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

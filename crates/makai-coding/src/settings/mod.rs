@@ -155,6 +155,11 @@ pub enum DoubleEscapeAction {
 pub const DEFAULT_STREAM_READ_INTERVAL_MS: u64 = 16;
 
 impl Settings {
+    /// pi's `enableSkillCommands`, on unless set to `false`.
+    pub fn skill_commands_enabled(&self) -> bool {
+        self.enable_skill_commands != Some(false)
+    }
+
     /// The idle timeout of model responses ([`Settings::http_idle_timeout_ms`]):
     /// `None` when unset (the library's default), zero when disabled.
     pub fn http_idle_timeout(&self) -> Option<std::time::Duration> {
@@ -315,6 +320,11 @@ pub struct Settings {
     /// `codemode` tool is on (`defaultTools: ["+codemode"]`, `--tools +codemode`).
     #[serde(skip_serializing_if = "is_default")]
     pub codemode: crate::tools::codemode::CodemodeSettings,
+    /// pi's `enableSkillCommands` (default on): whether the interactive
+    /// command completion offers `/skill:name` (typed in full, it works
+    /// either way). See [`Settings::skill_commands_enabled`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_skill_commands: Option<bool>,
     /// What Esc twice in an empty, idle editor opens (pi's `doubleEscapeAction`).
     #[serde(skip_serializing_if = "is_default")]
     pub double_escape_action: DoubleEscapeAction,

@@ -551,7 +551,13 @@ fn all_commands(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         .iter()
         .map(|(n, d)| (n.to_string(), d.to_string()))
         .collect();
+    // pi's `enableSkillCommands: false` keeps skills out of the list (typed
+    // in full, `/skill:name` still works).
+    let skills = ctx.app.settings().skill_commands_enabled();
     for c in ctx.app.commands() {
+        if !skills && c.name.starts_with("skill:") {
+            continue;
+        }
         if !out.iter().any(|(n, _)| *n == c.name) {
             let hint = c.argument_hint.map(|h| format!("{h} ")).unwrap_or_default();
             out.push((c.name, format!("{hint}{}", c.description)));
