@@ -27,6 +27,7 @@ pub struct ToolReference {
 #[serde(rename_all = "camelCase")]
 pub struct SystemMessage {
     /// Instructions it appends (pi writes `""` for none).
+    #[serde(default = "no_content")]
     pub content: MessageContent,
     /// Prompt sections it sets, by name (`null` removes one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,6 +41,10 @@ pub struct SystemMessage {
     /// When it was written (Unix ms).
     #[serde(default)]
     pub timestamp: Timestamp,
+}
+
+fn no_content() -> MessageContent {
+    MessageContent::Text(String::new())
 }
 
 impl SystemMessage {
@@ -79,4 +84,39 @@ pub fn declared_tool_changes(messages: &[AgentMessage]) -> Vec<String> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> AgentMessage {
+        match serde_json::from_str(json) {
+            Ok(m) => m,
+            Err(e) => panic!("{json}: {e}"),
+        }
+    }
+
+    #[test]
+    fn pis_system_messages_read_in_every_shape_and_replay_in_order() {
+        let first = parse(
+            r#"{"role":"system","content":"","sections":{"preamble":"You are pi.","cwd":"/p"},"toolsAdded":[{"name":"read","description":"Read","parameters":{}},{"name":"mcp__s__q","label":"q","parameters":{"type":"object"}}],"timestamp":1}"#,
+        );
+        let later = parse(
+            r#"{"role":"system","content":[{"type":"text","text":"Also be brief."}],"sections":{"cwd":null},"toolsRemoved":[{"name":"read"}],"timestamp":2}"#,
+        );
+        let bare = parse(r#"{"role":"system","timestamp":3}"#);
+        let AgentMessage::System(s) = &later else {
+            panic!("{later:?}");
+        };
+        assert_eq!(later.text(), "Also be brief.");
+        assert_eq!(s.sections.as_ref().unwrap()["cwd"], None);
+        assert_eq!(bare.role(), "system");
+        assert!(first.to_llm().is_none());
+        assert_eq!(
+            declared_tool_changes(&[first.clone(), later, bare]),
+            ["mcp__s__q"]
+        );
+        assert_eq!(declared_tool_changes(&[first]), ["read", "mcp__s__q"]);
+    }
 }

@@ -12,8 +12,10 @@ pub struct ToolDefinition {
     /// The name the model uses.
     pub name: String,
     /// What the tool does, for the model.
+    #[serde(default)]
     pub description: String,
     /// JSON Schema of the arguments object.
+    #[serde(default)]
     pub parameters: Value,
 }
 
