@@ -101,6 +101,13 @@ fn templates_and_skills_complete_on_slash_expand_and_ctrl_x_copies_the_answer() 
     pane.type_text("/tree");
     pane.keys(&["Enter"]);
     pane.wait_text("Reviewed: looks fine");
+    // pi's filters: Ctrl+U shows the user messages only, and again the default.
+    pane.keys(&["C-u"]);
+    let users = pane.wait_text("· user-only ·");
+    assert!(!users.contains("assistant: Reviewed"), "{users}");
+    pane.keys(&["C-u"]);
+    pane.wait_text("· default ·");
+    pane.wait_text("Reviewed: looks fine");
     pane.type_text("Reviewed");
     pane.keys(&["C-x"]);
     wait_buffer(&pane, "Reviewed: looks fine");

@@ -133,6 +133,20 @@ pub enum Action {
     MessageDequeue,
     /// Paste an image (or text) from the clipboard.
     PasteImage,
+    /// In `/tree`: the default view.
+    TreeFilterDefault,
+    /// In `/tree`: hide tool results (toggles back to the default).
+    TreeFilterNoTools,
+    /// In `/tree`: only user messages (toggles back).
+    TreeFilterUserOnly,
+    /// In `/tree`: only labeled entries (toggles back).
+    TreeFilterLabeledOnly,
+    /// In `/tree`: every entry (toggles back).
+    TreeFilterAll,
+    /// In `/tree`: the next filter.
+    TreeFilterCycleForward,
+    /// In `/tree`: the previous filter.
+    TreeFilterCycleBackward,
 }
 
 /// Every action: its id in `keybindings.json`, its default keys and what it
@@ -478,6 +492,49 @@ const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         &["ctrl+x"],
         "Copy the last assistant message (in /tree: the selected one)",
     ),
+    // `/tree`'s filters: only while the tree is open.
+    (
+        Action::TreeFilterDefault,
+        "app.tree.filter.default",
+        &["ctrl+d"],
+        "In /tree: the default view",
+    ),
+    (
+        Action::TreeFilterNoTools,
+        "app.tree.filter.noTools",
+        &["ctrl+t"],
+        "In /tree: hide tool results",
+    ),
+    (
+        Action::TreeFilterUserOnly,
+        "app.tree.filter.userOnly",
+        &["ctrl+u"],
+        "In /tree: only user messages",
+    ),
+    (
+        Action::TreeFilterLabeledOnly,
+        "app.tree.filter.labeledOnly",
+        &["ctrl+l"],
+        "In /tree: only labeled entries",
+    ),
+    (
+        Action::TreeFilterAll,
+        "app.tree.filter.all",
+        &["ctrl+a"],
+        "In /tree: every entry",
+    ),
+    (
+        Action::TreeFilterCycleForward,
+        "app.tree.filter.cycleForward",
+        &["ctrl+o"],
+        "In /tree: the next filter",
+    ),
+    (
+        Action::TreeFilterCycleBackward,
+        "app.tree.filter.cycleBackward",
+        &["shift+ctrl+o"],
+        "In /tree: the previous filter",
+    ),
 ];
 
 /// Action ids pi documents that makai has no use for (other screens, or
@@ -504,13 +561,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "app.tree.unfoldOrDown",
     "app.tree.editLabel",
     "app.tree.toggleLabelTimestamp",
-    "app.tree.filter.default",
-    "app.tree.filter.noTools",
-    "app.tree.filter.userOnly",
-    "app.tree.filter.labeledOnly",
-    "app.tree.filter.all",
-    "app.tree.filter.cycleForward",
-    "app.tree.filter.cycleBackward",
     "app.models.enableAll",
     "app.models.clearAll",
     "app.models.toggleProvider",
@@ -857,7 +907,11 @@ mod tests {
         let ctrl = KeyModifiers::CONTROL;
         assert_eq!(
             map.actions(&ev(KeyCode::Char('d'), ctrl)),
-            [Action::Exit, Action::DeleteCharForward]
+            [
+                Action::Exit,
+                Action::DeleteCharForward,
+                Action::TreeFilterDefault
+            ]
         );
         assert_eq!(
             map.actions(&ev(KeyCode::BackTab, KeyModifiers::SHIFT)),
@@ -903,7 +957,11 @@ mod tests {
             assert!(warnings.iter().any(|w| w.contains(named)), "{warnings:?}");
         }
         let ctrl = KeyModifiers::CONTROL;
-        assert!(map.actions(&ev(KeyCode::Char('l'), ctrl)).is_empty());
+        // Ctrl+L no longer selects the model; it still filters /tree.
+        assert_eq!(
+            map.actions(&ev(KeyCode::Char('l'), ctrl)),
+            [Action::TreeFilterLabeledOnly]
+        );
         assert_eq!(
             map.actions(&ev(KeyCode::Char('m'), KeyModifiers::ALT)),
             [Action::ModelSelect]

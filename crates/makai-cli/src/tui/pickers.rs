@@ -13,7 +13,7 @@ use makai_coding::{JsonlStore, SessionStore};
 
 use super::commands::set_thinking;
 use super::event_loop::{Ctx, UiMsg};
-use super::selectors::{SelectItem, Selector, SelectorKind};
+use super::selectors::{SelectItem, Selector, SelectorKind, TreeFilter, tree_class};
 use super::transcript::Level;
 use super::wrap::truncate;
 use crate::app::AppSession;
@@ -303,9 +303,46 @@ fn tree_items(view: &TreeView<'_>, leaf: Option<&str>) -> Vec<SelectItem> {
         if let Some(l) = node.label {
             detail = format!("[{l}] {detail}");
         }
-        out.push(SelectItem::new(label, detail, id).current(Some(id) == leaf));
+        let mut class = entry_class(node.entry);
+        if node.label.is_some() {
+            class |= tree_class::LABELED;
+        }
+        out.push(
+            SelectItem::new(label, detail, id)
+                .current(Some(id) == leaf)
+                .class(class),
+        );
     }
     out
+}
+
+/// What an entry is, for `/tree`'s filters.
+fn entry_class(e: &SessionEntry) -> u8 {
+    match e {
+        SessionEntry::Message(m) => match &m.message {
+            AgentMessage::Llm(Message::User(_)) => tree_class::USER,
+            AgentMessage::Llm(Message::ToolResult(_)) => tree_class::TOOL,
+            AgentMessage::Llm(Message::Assistant(a))
+                if a.text().trim().is_empty() && a.tool_calls().next().is_some() =>
+            {
+                tree_class::TOOL
+            }
+            AgentMessage::System(_) => tree_class::SETTING,
+            _ => 0,
+        },
+        SessionEntry::ModelChange(_)
+        | SessionEntry::ThinkingLevelChange(_)
+        | SessionEntry::ContextEdit(_) => tree_class::SETTING,
+        _ => 0,
+    }
+}
+
+/// `/tree`'s title with its filter.
+pub fn tree_title(filter: TreeFilter) -> String {
+    format!(
+        "Session tree (● current branch) · {} · ^D ^T ^U ^L ^A ^O filters",
+        filter.as_str()
+    )
 }
 
 /// `/tree`: every entry of the session; choosing one moves the leaf there.
@@ -318,11 +355,25 @@ pub fn open_tree(ctx: &mut Ctx<'_>) {
         ctx.st.notice(Level::Info, "The session is empty.");
         return;
     }
-    ctx.st.selector = Some(Selector::new(
-        "Session tree (● current branch)",
-        SelectorKind::Tree,
-        items,
-    ));
+    // pi's `treeFilterMode` is the filter it opens with.
+    let mode = ctx.app.settings().tree_filter_mode.clone();
+    let filter = match mode.as_deref().map(TreeFilter::parse) {
+        None => TreeFilter::Default,
+        Some(Some(f)) => f,
+        Some(None) => {
+            ctx.st.notice(
+                Level::Warning,
+                format!(
+                    "treeFilterMode {:?} is not one of default, no-tools, user-only, labeled-only, all",
+                    mode.unwrap_or_default()
+                ),
+            );
+            TreeFilter::Default
+        }
+    };
+    let mut selector = Selector::new(tree_title(filter), SelectorKind::Tree, items);
+    selector.set_tree_filter(filter);
+    ctx.st.selector = Some(selector);
 }
 
 /// `/fork`: the user prompts of the session, newest selected.

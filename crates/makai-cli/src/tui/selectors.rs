@@ -37,6 +37,90 @@ pub struct SelectItem {
     pub value: String,
     /// Marks the current choice (shown with a check mark).
     pub current: bool,
+    /// What a `/tree` row is ([`tree_class`] bits), for its filters.
+    pub class: u8,
+}
+
+/// The [`SelectItem::class`] bits of `/tree` rows.
+pub mod tree_class {
+    /// A user message.
+    pub const USER: u8 = 1;
+    /// A tool result, or an assistant message that only calls tools.
+    pub const TOOL: u8 = 2;
+    /// An entry with a label.
+    pub const LABELED: u8 = 4;
+    /// A setting change: model, thinking level, context edit, system message.
+    pub const SETTING: u8 = 8;
+}
+
+/// pi's `/tree` filters (`treeFilterMode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TreeFilter {
+    /// Messages, summaries and compactions; no setting changes.
+    #[default]
+    Default,
+    /// The default view without tool results and tool-only calls.
+    NoTools,
+    /// User messages only.
+    UserOnly,
+    /// Labeled entries only.
+    LabeledOnly,
+    /// Every entry.
+    All,
+}
+
+impl TreeFilter {
+    const ORDER: [TreeFilter; 5] = [
+        TreeFilter::Default,
+        TreeFilter::NoTools,
+        TreeFilter::UserOnly,
+        TreeFilter::LabeledOnly,
+        TreeFilter::All,
+    ];
+
+    /// The name pi's settings use (`no-tools`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeFilter::Default => "default",
+            TreeFilter::NoTools => "no-tools",
+            TreeFilter::UserOnly => "user-only",
+            TreeFilter::LabeledOnly => "labeled-only",
+            TreeFilter::All => "all",
+        }
+    }
+
+    /// The filter named `name`, if any.
+    pub fn parse(name: &str) -> Option<TreeFilter> {
+        Self::ORDER.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// The next (`forward`) or previous filter, round.
+    pub fn cycle(self, forward: bool) -> TreeFilter {
+        let n = Self::ORDER.len();
+        let at = Self::ORDER.iter().position(|f| *f == self).unwrap_or(0);
+        Self::ORDER[if forward {
+            (at + 1) % n
+        } else {
+            (at + n - 1) % n
+        }]
+    }
+
+    /// `self`, or the default when it is `self` already (pi's toggles).
+    pub fn toggle(self, to: TreeFilter) -> TreeFilter {
+        if self == to { TreeFilter::Default } else { to }
+    }
+
+    /// Whether a row of `class` shows.
+    pub fn shows(self, class: u8) -> bool {
+        use tree_class::*;
+        match self {
+            TreeFilter::Default => class & SETTING == 0,
+            TreeFilter::NoTools => class & (SETTING | TOOL) == 0,
+            TreeFilter::UserOnly => class & USER != 0,
+            TreeFilter::LabeledOnly => class & LABELED != 0,
+            TreeFilter::All => true,
+        }
+    }
 }
 
 impl SelectItem {
@@ -51,7 +135,14 @@ impl SelectItem {
             detail: detail.into(),
             value: value.into(),
             current: false,
+            class: 0,
         }
+    }
+
+    /// The row's [`tree_class`] bits.
+    pub fn class(mut self, class: u8) -> Self {
+        self.class = class;
+        self
     }
 
     /// Marks the row as the current choice.
@@ -85,6 +176,8 @@ pub struct Selector {
     pub filter: String,
     /// Index into [`Selector::visible`] of the highlighted row.
     pub selected: usize,
+    /// In `/tree`, the rows shown ([`SelectItem::class`]).
+    pub tree_filter: TreeFilter,
 }
 
 impl Selector {
@@ -97,7 +190,21 @@ impl Selector {
             items,
             filter: String::new(),
             selected,
+            tree_filter: TreeFilter::All,
         }
+    }
+
+    /// Shows the `/tree` rows `filter` lets through, keeping the highlighted
+    /// row when it still shows, else the current one.
+    pub fn set_tree_filter(&mut self, filter: TreeFilter) {
+        let highlighted = self.visible().get(self.selected).copied();
+        self.tree_filter = filter;
+        let visible = self.visible();
+        let current = self.items.iter().position(|i| i.current);
+        self.selected = highlighted
+            .and_then(|h| visible.iter().position(|&i| i == h))
+            .or_else(|| current.and_then(|c| visible.iter().position(|&i| i >= c)))
+            .unwrap_or_else(|| visible.len().saturating_sub(1));
     }
 
     /// Indexes of the rows that match the filter (every word, case-insensitive).
@@ -111,6 +218,7 @@ impl Selector {
         self.items
             .iter()
             .enumerate()
+            .filter(|(_, it)| self.tree_filter.shows(it.class))
             .filter(|(_, it)| {
                 let hay = format!("{} {}", it.label, it.detail).to_lowercase();
                 words.iter().all(|w| hay.contains(w.as_str()))
@@ -197,5 +305,40 @@ mod tests {
         s.key(key(KeyCode::Char('z')));
         assert_eq!(s.key(key(KeyCode::Enter)), SelectOutcome::Open);
         assert_eq!(s.key(key(KeyCode::Esc)), SelectOutcome::Cancelled);
+    }
+
+    #[test]
+    fn tree_filters_show_their_rows_and_toggle_back() {
+        use tree_class::*;
+        let items = vec![
+            SelectItem::new("user: a", "", "1").class(USER),
+            SelectItem::new("assistant → bash", "", "2").class(TOOL),
+            SelectItem::new("bash result", "", "3").class(TOOL | LABELED),
+            SelectItem::new("[model: x/y]", "", "4").class(SETTING),
+            SelectItem::new("assistant: done", "", "5").current(true),
+        ];
+        let mut s = Selector::new("tree", SelectorKind::Tree, items);
+        s.set_tree_filter(TreeFilter::Default);
+        assert_eq!(s.visible(), [0, 1, 2, 4]);
+        assert_eq!(s.selected, 3, "the current row stays highlighted");
+        s.set_tree_filter(TreeFilter::NoTools);
+        assert_eq!(s.visible(), [0, 4]);
+        s.set_tree_filter(TreeFilter::UserOnly);
+        assert_eq!(s.visible(), [0]);
+        s.set_tree_filter(TreeFilter::LabeledOnly);
+        assert_eq!(s.visible(), [2]);
+        s.set_tree_filter(TreeFilter::All);
+        assert_eq!(s.visible(), [0, 1, 2, 3, 4]);
+        assert_eq!(
+            TreeFilter::UserOnly.toggle(TreeFilter::UserOnly),
+            TreeFilter::Default
+        );
+        assert_eq!(TreeFilter::All.cycle(true), TreeFilter::Default);
+        assert_eq!(TreeFilter::Default.cycle(false), TreeFilter::All);
+        assert_eq!(
+            TreeFilter::parse("labeled-only"),
+            Some(TreeFilter::LabeledOnly)
+        );
+        assert_eq!(TreeFilter::parse("labelled"), None);
     }
 }

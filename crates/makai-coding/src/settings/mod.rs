@@ -325,6 +325,10 @@ pub struct Settings {
     /// either way). See [`Settings::skill_commands_enabled`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_skill_commands: Option<bool>,
+    /// The filter `/tree` opens with (pi's `treeFilterMode`: `default`,
+    /// `no-tools`, `user-only`, `labeled-only`, `all`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_filter_mode: Option<String>,
     /// What Esc twice in an empty, idle editor opens (pi's `doubleEscapeAction`).
     #[serde(skip_serializing_if = "is_default")]
     pub double_escape_action: DoubleEscapeAction,

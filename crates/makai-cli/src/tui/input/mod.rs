@@ -92,6 +92,31 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     let Some(sel) = &mut ctx.st.selector else {
         return;
     };
+    // `/tree`'s filters.
+    if sel.kind == SelectorKind::Tree {
+        use super::selectors::TreeFilter as F;
+        let now = sel.tree_filter;
+        let to = ctx
+            .st
+            .keymap
+            .actions(&key)
+            .into_iter()
+            .find_map(|a| match a {
+                Action::TreeFilterDefault => Some(F::Default),
+                Action::TreeFilterNoTools => Some(now.toggle(F::NoTools)),
+                Action::TreeFilterUserOnly => Some(now.toggle(F::UserOnly)),
+                Action::TreeFilterLabeledOnly => Some(now.toggle(F::LabeledOnly)),
+                Action::TreeFilterAll => Some(now.toggle(F::All)),
+                Action::TreeFilterCycleForward => Some(now.cycle(true)),
+                Action::TreeFilterCycleBackward => Some(now.cycle(false)),
+                _ => None,
+            });
+        if let Some(to) = to {
+            sel.set_tree_filter(to);
+            sel.title = pickers::tree_title(to);
+            return;
+        }
+    }
     // pi's Tab in the session picker: this directory's sessions or all.
     if sel.kind == SelectorKind::Resume && key.code == KeyCode::Tab {
         let scope = if ctx.st.resume_all {
@@ -175,6 +200,14 @@ fn search_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
 fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
     use Action as A;
     match action {
+        // `/tree`'s own (`selector_key`).
+        A::TreeFilterDefault
+        | A::TreeFilterNoTools
+        | A::TreeFilterUserOnly
+        | A::TreeFilterLabeledOnly
+        | A::TreeFilterAll
+        | A::TreeFilterCycleForward
+        | A::TreeFilterCycleBackward => return false,
         A::HistoryPrevious => {
             ctx.st.editor.history_prev();
         }
