@@ -11,10 +11,6 @@ use common::*;
 use makai_mockllm::{RecordedRequest, Scenario, ScriptedResponse};
 use serde_json::{Value, json};
 
-fn script(id: &str, code: &str) -> ScriptedResponse {
-    ScriptedResponse::tool_call(id, "codemode", json!({ "code": code }).to_string())
-}
-
 /// The text of the last tool result a request carries.
 fn last_tool_result(r: &RecordedRequest) -> String {
     let messages = r.body["messages"].as_array().expect("chat messages");
@@ -40,7 +36,7 @@ fn last_tool_result(r: &RecordedRequest) -> String {
 fn one_script(env: &Env, code: &str, extra: &[&str]) -> (Vec<RecordedRequest>, String) {
     let mock = Mock::start(
         Scenario::new()
-            .push(script("c1", code))
+            .push(codemode_call("c1", code))
             .push(ScriptedResponse::text("done")),
     );
     let mut args = extra.to_vec();
@@ -162,8 +158,8 @@ fn stored_values_survive_a_resume_on_their_branch() {
     env.settings(json!({"defaultTools": ["+codemode"]}));
     let mock = Mock::start(
         Scenario::new()
-            .push(script("c1", "store('cursor', 41); store('gone', true); return 'saved';"))
-            .push(script("c2", "store('cursor', load('cursor') + 1); store('gone', undefined); return [load('cursor'), load('gone')];"))
+            .push(codemode_call("c1", "store('cursor', 41); store('gone', true); return 'saved';"))
+            .push(codemode_call("c2", "store('cursor', load('cursor') + 1); store('gone', undefined); return [load('cursor'), load('gone')];"))
             .push(ScriptedResponse::text("done")),
     );
     run_ok(&env, &mock, &["-p", "go"]);
@@ -181,8 +177,11 @@ fn stored_values_survive_a_resume_on_their_branch() {
     // A failed script keeps nothing.
     let mock = Mock::start(
         Scenario::new()
-            .push(script("c3", "store('cursor', 0); throw new Error('stop');"))
-            .push(script("c4", "return load('cursor');"))
+            .push(codemode_call(
+                "c3",
+                "store('cursor', 0); throw new Error('stop');",
+            ))
+            .push(codemode_call("c4", "return load('cursor');"))
             .push(ScriptedResponse::text("done")),
     );
     run_ok(&env, &mock, &["-c", "-p", "again"]);
@@ -246,7 +245,7 @@ fn the_ui_shows_the_script_its_running_calls_and_its_output() {
     let code = "const run = await tools.bash({ command: 'sleep 2; echo slept' });\nreturn 'bash said ' + run.output;";
     let mock = Mock::start(
         Scenario::new()
-            .push(script("c1", code))
+            .push(codemode_call("c1", code))
             .push(ScriptedResponse::text("All done.")),
     );
     let pane = Pane::start(&env, &mock.args());

@@ -171,11 +171,7 @@ return {
 "#;
     let mock = Mock::start(
         Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "codemode",
-                serde_json::json!({ "code": code }).to_string(),
-            ))
+            .push(codemode_call("c1", code))
             .push(ScriptedResponse::text("It is pelican.")),
     );
     let mut argv = s(&["--no-session"]);
@@ -414,11 +410,7 @@ fn prompts_and_scripts_wait_for_mcp_servers_still_connecting_as_in_pi() {
     let code = r#"const r = await tools.mcp__self__read({ path: "secret.txt" }); return r.content[0].text;"#;
     let mock = Mock::start(
         Scenario::new()
-            .push(ScriptedResponse::tool_call(
-                "c1",
-                "codemode",
-                serde_json::json!({ "code": code }).to_string(),
-            ))
+            .push(codemode_call("c1", code))
             .push(ScriptedResponse::text("ibis")),
     );
     let mut rpc = Rpc::start(&env, &mock.args());

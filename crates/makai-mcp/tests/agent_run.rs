@@ -47,6 +47,20 @@ async fn collect(run: AgentRun) -> (Vec<AgentEvent>, RunOutcome) {
         .expect("the loop task did not fail")
 }
 
+/// The events of a run prompted "go" with the manager's tools, which must
+/// complete.
+async fn completed_run(m: &McpManager, server: &MockServer) -> Vec<AgentEvent> {
+    let run = agent_loop(
+        vec!["go".into()],
+        context(m),
+        config(server),
+        CancellationToken::new(),
+    );
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    events
+}
+
 /// (call id, result text, is_error, result content) of each tool call.
 fn results(events: &[AgentEvent]) -> Vec<(String, String, bool, Vec<UserContent>)> {
     events
@@ -104,14 +118,7 @@ async fn agent_calls_test_server_tools_with_progress_and_images() {
         Mock::text("all done"),
     ])
     .await;
-    let run = agent_loop(
-        vec!["go".into()],
-        context(&m),
-        config(&server),
-        CancellationToken::new(),
-    );
-    let (events, outcome) = collect(run).await;
-    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let events = completed_run(&m, &server).await;
     let r = results(&events);
     assert_eq!(result_of(&r, "c1").1, "finished 3 steps");
     assert!(!result_of(&r, "c1").2);
@@ -234,14 +241,7 @@ async fn agent_uses_the_official_everything_server() {
         Mock::text("done"),
     ])
     .await;
-    let run = agent_loop(
-        vec!["go".into()],
-        context(&m),
-        config(&server),
-        CancellationToken::new(),
-    );
-    let (events, outcome) = collect(run).await;
-    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let events = completed_run(&m, &server).await;
     let r = results(&events);
     assert_eq!(result_of(&r, "c1").1, "Echo: hello from makai");
     assert!(
@@ -316,14 +316,7 @@ async fn agent_uses_the_official_filesystem_server_confined_to_a_folder() {
         Mock::text("done"),
     ])
     .await;
-    let run = agent_loop(
-        vec!["go".into()],
-        context(&m),
-        config(&server),
-        CancellationToken::new(),
-    );
-    let (events, outcome) = collect(run).await;
-    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let events = completed_run(&m, &server).await;
     let r = results(&events);
     assert!(!result_of(&r, "c1").2, "{:?}", result_of(&r, "c1"));
     assert_eq!(
@@ -455,14 +448,7 @@ async fn resources_of_the_official_everything_server_are_listed_and_read() {
         Mock::text("done"),
     ])
     .await;
-    let run = agent_loop(
-        vec!["go".into()],
-        context(&m),
-        config(&server),
-        CancellationToken::new(),
-    );
-    let (events, outcome) = collect(run).await;
-    assert_eq!(outcome.end_reason, EndReason::Completed);
+    let events = completed_run(&m, &server).await;
     let r = results(&events);
 
     let listed: serde_json::Value = serde_json::from_str(&result_of(&r, "l1").1).unwrap();

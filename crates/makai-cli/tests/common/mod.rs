@@ -544,3 +544,8 @@ pub fn add_self_with(env: &Env, extra: &[&str]) {
         stdout(&out)
     );
 }
+
+/// A model response calling pi's `codemode` tool with `code`.
+pub fn codemode_call(id: &str, code: &str) -> makai_mockllm::ScriptedResponse {
+    makai_mockllm::ScriptedResponse::tool_call(id, "codemode", json!({ "code": code }).to_string())
+}
