@@ -131,7 +131,8 @@ impl Catalog {
     }
 
     /// `searchTools(query, {limit, namespace})`: BM25 over each tool's name
-    /// (its parts count twice) and description.
+    /// (its parts count twice), its description and its namespace's
+    /// description (pi ranks an MCP server's tools by the server's too).
     pub fn search(
         &self,
         query: &str,
@@ -152,6 +153,9 @@ impl Catalog {
                 let mut doc = words(&t.name);
                 doc.extend(words_of_name(&t.name));
                 doc.extend(words(&t.description));
+                if let Some(d) = self.namespace_description(t) {
+                    doc.extend(words(d));
+                }
                 (i, doc)
             })
             .collect();
@@ -191,6 +195,16 @@ impl Catalog {
                 description: first_paragraph(&self.tools[i].description),
             })
             .collect()
+    }
+
+    /// The description of `tool`'s namespace, if it has one.
+    fn namespace_description(&self, tool: &CallableTool) -> Option<&str> {
+        let key = namespace_key(tool.namespace.as_deref()?);
+        self.namespaces
+            .iter()
+            .find(|n| namespace_key(&n.name) == key)?
+            .description
+            .as_deref()
     }
 
     /// The namespaces.
@@ -282,6 +296,24 @@ mod tests {
             c.resolve("mcp__gh__search_issues").unwrap().name,
             "mcp__gh__search_issues"
         );
+    }
+
+    #[test]
+    fn a_servers_description_ranks_its_tools() {
+        let c = Catalog::new(
+            vec![
+                tool("mcp__db__query", "Run a query.", Some("db")),
+                tool("mcp__web__query", "Run a query.", Some("web")),
+            ],
+            vec![Namespace {
+                name: "web".into(),
+                description: Some("Searches the public web".into()),
+                instructions: None,
+            }],
+        );
+        let hits = c.search("web search query", 8, None);
+        assert_eq!(hits[0].name, "mcp__web__query");
+        assert_eq!(c.search("public", 8, None).len(), 1);
     }
 
     #[test]
