@@ -308,3 +308,23 @@ fn enable_skill_commands_false_keeps_skills_out_of_the_completion_only() {
     assert!(request_text(&mock.requests()[0]).contains("Run make deploy."));
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn autocomplete_max_visible_sets_the_completion_rows() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    env.settings(serde_json::json!({"autocompleteMaxVisible": 3}));
+    let pane = Pane::start(&env, &[]);
+    pane.wait_text("Ask anything");
+    pane.type_text("/");
+    let screen = pane.wait_text("tab/enter insert");
+    // The popup's rows: the lines between its borders naming a command.
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.starts_with('│') && l.trim_start_matches(['│', '›', ' ']).starts_with('/'))
+        .collect();
+    assert_eq!(rows.len(), 3, "{screen}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -66,6 +66,9 @@ pub struct UiState {
     pub editor: Editor,
     /// An open completion popup.
     pub completion: Option<Completion>,
+    /// Rows a completion popup shows at most: pi's `autocompleteMaxVisible`
+    /// (3 to 20); 0 (unset): makai's 14.
+    pub completion_rows: usize,
     /// Files for `@` completion.
     pub file_index: FileIndex,
     /// An open selector.
@@ -161,6 +164,11 @@ impl UiState {
             // listing or model scope line at start-up for it to hide.
             quiet_startup: settings.extra.get("quietStartup")
                 == Some(&serde_json::Value::Bool(true)),
+            completion_rows: settings
+                .extra
+                .get("autocompleteMaxVisible")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(0, |n| n.clamp(3, 20) as usize),
             dirty: true,
             ..Default::default()
         };

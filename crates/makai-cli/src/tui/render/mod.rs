@@ -359,7 +359,7 @@ pub fn draw(f: &mut Frame<'_>, st: &mut UiState) {
     if let Some(sel) = &st.selector {
         popup::draw_selector(f, sel, above_editor);
     } else if let Some(c) = &st.completion {
-        popup::draw_completion(f, c, above_editor);
+        popup::draw_completion(f, c, above_editor, st.completion_rows);
     } else if let Some(search) = &st.search {
         popup::draw_search(f, search, conv);
     }

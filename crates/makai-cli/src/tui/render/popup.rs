@@ -128,12 +128,13 @@ pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
     f.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-/// A completion list.
-pub fn draw_completion(f: &mut Frame<'_>, c: &Completion, above: Rect) {
+/// A completion list of at most `max_rows` rows (0: [`MAX_ROWS`]).
+pub fn draw_completion(f: &mut Frame<'_>, c: &Completion, above: Rect, max_rows: usize) {
     if c.items.is_empty() {
         return;
     }
-    let rows = c.items.len().min(MAX_ROWS);
+    let max_rows = if max_rows == 0 { MAX_ROWS } else { max_rows };
+    let rows = c.items.len().min(max_rows);
     let area = popup_rect(above, rows);
     let inner_h = area.height.saturating_sub(2) as usize;
     let width = area.width.saturating_sub(2) as usize;
