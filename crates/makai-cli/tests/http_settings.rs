@@ -225,3 +225,30 @@ fn http_proxy_in_the_user_settings_carries_the_requests_and_a_projects_is_ignore
         "{second}"
     );
 }
+
+#[test]
+fn retry_provider_settings_add_retries_and_set_the_timeout_as_in_pi() {
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("overloaded").with_status(503))
+            .push(ScriptedResponse::text("overloaded").with_status(503))
+            .push(ScriptedResponse::text("third time lucky"))
+            .push(slow()),
+    );
+    let env = Env::new();
+    // No agent-level retries; two at the provider level.
+    env.settings(json!({"retry": {"maxRetries": 0, "baseDelayMs": 10, "provider": {"maxRetries": 2, "maxRetryDelayMs": 0}}}));
+    let out = run(&env, &mock);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "third time lucky");
+    assert_eq!(mock.requests().len(), 3);
+    // provider.timeoutMs is the idle timeout when httpIdleTimeoutMs is unset.
+    env.settings(json!({"retry": {"enabled": false, "provider": {"timeoutMs": 300}}}));
+    let out = run(&env, &mock);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no data for 300ms"),
+        "{}",
+        stderr(&out)
+    );
+}

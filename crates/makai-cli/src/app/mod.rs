@@ -374,10 +374,11 @@ impl AppSession {
                 ..ContextConfig::default()
             });
             cfg.options.retry = if retry {
+                let (max_retries, base_ms, max_ms) = r.policy();
                 RetryPolicy {
-                    max_retries: r.max_retries,
-                    initial_delay: std::time::Duration::from_millis(r.base_delay_ms),
-                    max_delay: std::time::Duration::from_millis(r.max_delay_ms),
+                    max_retries,
+                    initial_delay: std::time::Duration::from_millis(base_ms),
+                    max_delay: std::time::Duration::from_millis(max_ms),
                 }
             } else {
                 RetryPolicy::none()

@@ -104,6 +104,9 @@ pub struct RetrySettings {
     /// (pi 1.5.2 calls it `maxAgentDelayMs`, also read).
     #[serde(alias = "maxAgentDelayMs")]
     pub max_delay_ms: u64,
+    /// pi 1.5's provider-level knobs (`retry.provider`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub provider: ProviderRetrySettings,
 }
 
 impl Default for RetrySettings {
@@ -113,7 +116,48 @@ impl Default for RetrySettings {
             max_retries: 3,
             base_delay_ms: 2_000,
             max_delay_ms: 60_000,
+            provider: ProviderRetrySettings::default(),
         }
+    }
+}
+
+/// pi 1.5's `retry.provider`: makai retries in one layer, so these add to
+/// [`RetrySettings`] (see [`RetrySettings::policy`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProviderRetrySettings {
+    /// A model response's longest silence, when `httpIdleTimeoutMs` is unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries on top of `retry.maxRetries`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// The longest server-requested wait accepted (0: any), when longer
+    /// than `retry.maxDelayMs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retry_delay_ms: Option<u64>,
+}
+
+/// What "no limit" on a server-requested wait is taken as.
+const UNLIMITED_RETRY_DELAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+impl RetrySettings {
+    /// The retries in force: `maxRetries` plus pi's `provider.maxRetries`,
+    /// `baseDelayMs` doubled each time, waits up to the longer of
+    /// `maxDelayMs` and `provider.maxRetryDelayMs` (0 there: any).
+    /// `(max_retries, base_delay_ms, max_delay_ms)`.
+    pub fn policy(&self) -> (u32, u64, u64) {
+        let provider_delay = match self.provider.max_retry_delay_ms {
+            Some(0) => UNLIMITED_RETRY_DELAY_MS,
+            Some(ms) => ms,
+            None => 0,
+        };
+        (
+            self.max_retries
+                .saturating_add(self.provider.max_retries.unwrap_or(0)),
+            self.base_delay_ms,
+            self.max_delay_ms.max(provider_delay),
+        )
     }
 }
 
@@ -160,10 +204,18 @@ impl Settings {
         self.enable_skill_commands != Some(false)
     }
 
-    /// The idle timeout of model responses ([`Settings::http_idle_timeout_ms`]):
-    /// `None` when unset (the library's default), zero when disabled.
+    /// The idle timeout of model responses ([`Settings::http_idle_timeout_ms`],
+    /// else pi's `retry.provider.timeoutMs`): `None` when unset (the
+    /// library's default), zero when disabled.
     pub fn http_idle_timeout(&self) -> Option<std::time::Duration> {
-        self.http_idle_timeout_ms.map(|t| match t {
+        let Some(setting) = self.http_idle_timeout_ms else {
+            return self
+                .retry
+                .provider
+                .timeout_ms
+                .map(std::time::Duration::from_millis);
+        };
+        Some(match setting {
             IdleTimeoutSetting::Millis(ms) => std::time::Duration::from_millis(ms),
             IdleTimeoutSetting::Word(Disabled::Disabled) => std::time::Duration::ZERO,
         })
