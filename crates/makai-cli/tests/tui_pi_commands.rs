@@ -328,3 +328,35 @@ fn autocomplete_max_visible_sets_the_completion_rows() {
     assert_eq!(rows.len(), 3, "{screen}");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn show_terminal_progress_marks_the_tab_while_a_run_goes() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new().push(
+            ScriptedResponse::text("after a while")
+                .chunk_size(4)
+                .delay(300),
+        ),
+    );
+    let env = Env::new();
+    env.settings(serde_json::json!({"terminal": {"showTerminalProgress": true}}));
+    let raw = env.home.path().join("pane-output.bin");
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    // What makai writes to the terminal, escape sequences included.
+    pane.tmux(&["pipe-pane", "-o", &format!("cat >> {}", raw.display())]);
+    pane.type_text("go");
+    pane.keys(&["Enter"]);
+    pane.wait_text("after a while");
+    pane.wait_for("the run to end", |s| !s.contains("Working"));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let out = String::from_utf8_lossy(&std::fs::read(&raw).unwrap()).to_string();
+    let working = out
+        .find("\x1b]9;4;3;\x07")
+        .expect("progress shown while the run went");
+    let cleared = out.rfind("\x1b]9;4;0;\x07").expect("progress cleared");
+    assert!(working < cleared);
+}

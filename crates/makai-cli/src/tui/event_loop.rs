@@ -324,8 +324,10 @@ pub async fn run(
         tx: &tx,
     };
     next_initial_prompt(&mut ctx);
+    let mut progress = super::progress::TerminalProgress::new(app.settings());
     loop {
         let now = Instant::now();
+        progress.update(ctx.st.busy() || ctx.st.compacting);
         if ctx.st.busy() || ctx.st.compacting {
             let (frame, _) = spinner_at(started, now);
             if frame != ctx.st.spinner {
@@ -339,6 +341,7 @@ pub async fn run(
         }
         if ctx.st.dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
             if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
+                progress.finish();
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
                 return (crate::error::EXIT_FAILED, st);
@@ -388,6 +391,7 @@ pub async fn run(
             break;
         }
     }
+    progress.finish();
     if app.is_streaming() {
         // Quitting: a run that does not stop within 3 s ends with the process.
         let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;

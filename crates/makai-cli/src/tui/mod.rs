@@ -36,6 +36,7 @@ pub mod keymap;
 pub mod login;
 pub mod markdown;
 pub mod pickers;
+pub mod progress;
 pub mod render;
 pub mod screen;
 pub mod search;
