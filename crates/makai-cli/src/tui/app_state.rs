@@ -82,6 +82,8 @@ pub struct UiState {
     pub expand_tools: bool,
     /// Rows scrolled up from the bottom of the conversation (0 follows it).
     pub scroll: usize,
+    /// How far a mouse-wheel event scrolls (`fullscreenWheelScrollLines`).
+    pub wheel: super::wheel::Wheel,
     /// The open transcript search (keys go to its query while it is open).
     pub search: Option<super::search::Search>,
     /// A run is going.
@@ -169,6 +171,7 @@ impl UiState {
                 .get("autocompleteMaxVisible")
                 .and_then(serde_json::Value::as_u64)
                 .map_or(0, |n| n.clamp(3, 20) as usize),
+            wheel: super::wheel::Wheel::new(settings),
             dirty: true,
             ..Default::default()
         };

@@ -46,6 +46,7 @@ pub mod terminal;
 mod test_rng;
 pub mod theme;
 pub mod transcript;
+pub mod wheel;
 pub mod wrap;
 pub mod wrap_stream;
 

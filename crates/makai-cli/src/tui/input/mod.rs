@@ -27,8 +27,6 @@ use makai_coding::settings::DoubleEscapeAction;
 const DOUBLE_CTRL_C: Duration = Duration::from_millis(1000);
 /// Two Esc within this time in an empty editor open the double-Esc action.
 const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
-/// Rows one mouse wheel step scrolls.
-const WHEEL_ROWS: usize = 3;
 
 /// How a message typed while a run goes is delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,9 +387,15 @@ pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
 
 /// Scrolls the conversation with the mouse wheel.
 pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
+    let alt = m.modifiers.contains(KeyModifiers::ALT);
     match m.kind {
-        MouseEventKind::ScrollUp => ctx.st.scroll += WHEEL_ROWS,
-        MouseEventKind::ScrollDown => ctx.st.scroll = ctx.st.scroll.saturating_sub(WHEEL_ROWS),
+        MouseEventKind::ScrollUp => {
+            ctx.st.scroll += ctx.st.wheel.rows(Instant::now(), alt);
+        }
+        MouseEventKind::ScrollDown => {
+            let rows = ctx.st.wheel.rows(Instant::now(), alt);
+            ctx.st.scroll = ctx.st.scroll.saturating_sub(rows);
+        }
         _ => return,
     }
     ctx.st.dirty = true;
