@@ -360,3 +360,32 @@ fn show_terminal_progress_marks_the_tab_while_a_run_goes() {
     let cleared = out.rfind("\x1b]9;4;0;\x07").expect("progress cleared");
     assert!(working < cleared);
 }
+
+#[test]
+fn show_cache_miss_notices_says_when_a_warm_cache_was_missed() {
+    if !tmux_available() {
+        return;
+    }
+    use makai_mockllm::Usage;
+    let mock = Mock::start(
+        Scenario::new()
+            .push(
+                ScriptedResponse::text("first answer")
+                    .usage(Usage::new(5_200, 20).with_cache(5_000, 0)),
+            )
+            .push(ScriptedResponse::text("second answer").usage(Usage::new(5_400, 20))),
+    );
+    let env = Env::new();
+    env.settings(serde_json::json!({"showCacheMissNotices": true}));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("one");
+    pane.keys(&["Enter"]);
+    let first = pane.wait_text("first answer");
+    assert!(!first.contains("Cache miss"), "{first}");
+    pane.type_text("two");
+    pane.keys(&["Enter"]);
+    pane.wait_text("second answer");
+    pane.wait_text("Cache miss: 5400 of 5400 prompt tokens");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -84,6 +84,8 @@ pub struct UiState {
     pub scroll: usize,
     /// How far a mouse-wheel event scrolls (`fullscreenWheelScrollLines`).
     pub wheel: super::wheel::Wheel,
+    /// pi's `showCacheMissNotices`.
+    pub cache_notices: super::cache_notices::CacheNotices,
     /// The open transcript search (keys go to its query while it is open).
     pub search: Option<super::search::Search>,
     /// A run is going.
@@ -172,6 +174,7 @@ impl UiState {
                 .and_then(serde_json::Value::as_u64)
                 .map_or(0, |n| n.clamp(3, 20) as usize),
             wheel: super::wheel::Wheel::new(settings),
+            cache_notices: super::cache_notices::CacheNotices::new(settings),
             dirty: true,
             ..Default::default()
         };
@@ -301,6 +304,9 @@ impl UiState {
 
     fn apply_agent(&mut self, app: &AppSession, ev: &AgentEvent) {
         self.transcript.apply(ev);
+        if let Some(notice) = self.cache_notices.on_event(ev) {
+            self.notice(Level::Info, notice);
+        }
         match ev {
             AgentEvent::AgentStart => {
                 self.running = true;

@@ -26,6 +26,7 @@ pub mod app_state;
 pub mod approval;
 pub mod backend;
 pub mod bang;
+pub mod cache_notices;
 pub mod clipboard;
 pub mod commands;
 pub mod config_commands;
