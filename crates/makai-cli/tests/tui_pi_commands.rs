@@ -316,7 +316,8 @@ fn autocomplete_max_visible_sets_the_completion_rows() {
     }
     let env = Env::new();
     env.settings(serde_json::json!({"autocompleteMaxVisible": 3}));
-    let pane = Pane::start(&env, &[]);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
+    let pane = Pane::start(&env, &mock.args());
     pane.wait_text("Ask anything");
     pane.type_text("/");
     let screen = pane.wait_text("tab/enter insert");
@@ -387,5 +388,25 @@ fn show_cache_miss_notices_says_when_a_warm_cache_was_missed() {
     pane.keys(&["Enter"]);
     pane.wait_text("second answer");
     pane.wait_text("Cache miss: 5400 of 5400 prompt tokens");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn editor_padding_x_pads_the_editors_text() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    env.settings(serde_json::json!({"editorPaddingX": 3}));
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("unused")));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("padded");
+    let screen = pane.wait_for("the typed text", |s| editor_text(s) == "padded");
+    // The editor's own column, then three more.
+    assert!(
+        screen.lines().any(|l| l.trim_end() == "    padded"),
+        "{screen}"
+    );
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

@@ -86,6 +86,9 @@ pub struct UiState {
     pub wheel: super::wheel::Wheel,
     /// pi's `showCacheMissNotices`.
     pub cache_notices: super::cache_notices::CacheNotices,
+    /// Columns left blank on each side of the editor's text besides its
+    /// own one (pi's `editorPaddingX`, 0 to 3).
+    pub editor_padding: u16,
     /// The open transcript search (keys go to its query while it is open).
     pub search: Option<super::search::Search>,
     /// A run is going.
@@ -175,6 +178,11 @@ impl UiState {
                 .map_or(0, |n| n.clamp(3, 20) as usize),
             wheel: super::wheel::Wheel::new(settings),
             cache_notices: super::cache_notices::CacheNotices::new(settings),
+            editor_padding: settings
+                .extra
+                .get("editorPaddingX")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(0, |n| n.min(3) as u16),
             dirty: true,
             ..Default::default()
         };

@@ -23,8 +23,14 @@ const QUEUE_MAX_ROWS: usize = 4;
 
 /// Rows the editor takes, borders included.
 pub fn editor_height(st: &UiState, width: u16) -> u16 {
-    let (rows, _) = st.editor.layout(width.saturating_sub(2) as usize);
+    let (rows, _) = st.editor.layout(editor_text_width(st, width) as usize);
     rows.len().clamp(1, EDITOR_MAX_ROWS) as u16 + 2
+}
+
+/// Columns of text the editor has in `width`: a column on each side, and
+/// pi's `editorPaddingX` more.
+fn editor_text_width(st: &UiState, width: u16) -> u16 {
+    width.saturating_sub(2 + 2 * st.editor_padding)
 }
 
 /// The status line: spinner while busy, else a transient message.
@@ -130,8 +136,8 @@ pub fn draw_editor(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let text_area = Rect {
-        x: inner.x + 1,
-        width: inner.width.saturating_sub(2),
+        x: inner.x + 1 + st.editor_padding,
+        width: editor_text_width(st, inner.width),
         ..inner
     };
     if st.editor.is_empty() {
