@@ -246,8 +246,38 @@ pub fn export(app: &AppSession, output: Option<&str>) -> Result<String, CliError
             .cwd()
             .join(format!("makai-session-{}.html", app.session_id())),
     };
-    write_page(&path, &render(app))?;
+    // pi's `/export` writes JSONL for a `.jsonl` path: the session's lines.
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+    {
+        write_page(&path, &session_jsonl(app)?)?;
+    } else {
+        write_page(&path, &render(app))?;
+    }
     Ok(path.display().to_string())
+}
+
+/// The session as JSONL: the store's lines as stored, or (without a store)
+/// the header and the entries written out.
+fn session_jsonl(app: &AppSession) -> Result<String, CliError> {
+    let cwd = app.session().lock().cwd().to_string();
+    if let Some(store) = app.store() {
+        return store
+            .export(&cwd, &app.session_id())
+            .map(|stored| stored.to_jsonl())
+            .map_err(|e| CliError::failed(format!("/export: {e}")));
+    }
+    let session = app.session().lock();
+    let tree = session.tree();
+    let mut out = String::new();
+    let lines = std::iter::once(serde_json::to_string(tree.header()))
+        .chain(tree.entries().iter().map(serde_json::to_string));
+    for line in lines {
+        out.push_str(&line.map_err(|e| CliError::failed(format!("/export: {e}")))?);
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

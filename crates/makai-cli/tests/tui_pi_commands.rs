@@ -410,3 +410,25 @@ fn editor_padding_x_pads_the_editors_text() {
     );
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn export_to_a_jsonl_path_writes_the_session_as_pi_does() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("exported answer")));
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("hello");
+    pane.keys(&["Enter"]);
+    pane.wait_text("exported answer");
+    pane.type_text("/export out.jsonl");
+    pane.keys(&["Enter"]);
+    pane.wait_text("out.jsonl");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let exported = std::fs::read_to_string(env.work().join("out.jsonl")).unwrap();
+    let stored = std::fs::read_to_string(&env.session_files()[0]).unwrap();
+    assert_eq!(exported, stored);
+    assert!(exported.starts_with(r#"{"type":"session""#), "{exported}");
+}

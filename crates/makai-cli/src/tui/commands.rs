@@ -30,7 +30,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("name", "Name the session (without a name: show it)"),
     ("cost", "Show the tokens used and their cost"),
-    ("export", "Save the session as an HTML file (optional path)"),
+    ("export", "Save the session as HTML (optional path; a .jsonl path: JSONL)"),
     ("import", "Open a .jsonl session file (makai's or pi's)"),
     ("copy", "Copy the last assistant message"),
     (
