@@ -258,6 +258,54 @@ pub fn export(app: &AppSession, output: Option<&str>) -> Result<String, CliError
     Ok(path.display().to_string())
 }
 
+/// pi's `/share`: the session's HTML page in a private GitHub gist, made
+/// with the GitHub CLI (`gh gist create`, signed in with `gh auth login`).
+/// Returns the gist's address. `sessionShareDestination: "radius"` is
+/// refused (makai has no Radius support); `auto` and `gist` make a gist.
+pub async fn share(app: &AppSession) -> Result<String, CliError> {
+    let destination = app
+        .settings()
+        .extra
+        .get("sessionShareDestination")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("auto");
+    if destination == "radius" {
+        return Err(CliError::failed(
+            "/share: sessionShareDestination is \"radius\", which makai does not support; set it to \"gist\" or \"auto\" to share through a private GitHub gist",
+        ));
+    }
+    let dir = tempfile::tempdir().map_err(|e| CliError::failed(format!("/share: {e}")))?;
+    let page = dir
+        .path()
+        .join(format!("makai-session-{}.html", app.session_id()));
+    write_page(&page, &render(app))?;
+    let out = tokio::process::Command::new("gh")
+        .args(["gist", "create", "--desc"])
+        .arg(format!("makai session {}", app.session_id()))
+        .arg(&page)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| {
+            CliError::failed(format!(
+                "/share needs the GitHub CLI (gh) to make a private gist: {e}; install it and run gh auth login"
+            ))
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let url = stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|l| l.starts_with("https://"));
+    match (out.status.success(), url) {
+        (true, Some(url)) => Ok(url.to_string()),
+        _ => Err(CliError::failed(format!(
+            "/share: gh gist create failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
 /// The session as JSONL: the store's lines as stored, or (without a store)
 /// the header and the entries written out.
 fn session_jsonl(app: &AppSession) -> Result<String, CliError> {

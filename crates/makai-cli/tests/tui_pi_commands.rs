@@ -432,3 +432,42 @@ fn export_to_a_jsonl_path_writes_the_session_as_pi_does() {
     assert_eq!(exported, stored);
     assert!(exported.starts_with(r#"{"type":"session""#), "{exported}");
 }
+
+#[test]
+fn share_makes_a_private_gist_through_the_github_cli() {
+    if !tmux_available() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("shared answer")));
+    let env = Env::new();
+    // A GitHub CLI that keeps what it was asked to upload.
+    let bin = env.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let kept = env.home.path().join("gist.html");
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\n[ \"$1 $2\" = \"gist create\" ] || exit 3\nfor last; do :; done\ncp \"$last\" {}\necho '- Creating gist'\necho https://gist.github.com/someone/0123abcd\n",
+            kept.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let pane = Pane::start_with(&env, &mock.args(), &[("PATH", &path)]);
+    pane.wait_text("Ask anything");
+    pane.type_text("hello");
+    pane.keys(&["Enter"]);
+    pane.wait_text("shared answer");
+    pane.type_text("/share");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Session shared: https://gist.github.com/someone/0123abcd");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let page = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        page.contains("shared answer") && page.contains("<html"),
+        "{page}"
+    );
+}

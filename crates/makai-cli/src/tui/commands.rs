@@ -30,7 +30,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("name", "Name the session (without a name: show it)"),
     ("cost", "Show the tokens used and their cost"),
-    ("export", "Save the session as HTML (optional path; a .jsonl path: JSONL)"),
+    (
+        "export",
+        "Save the session as HTML (optional path; a .jsonl path: JSONL)",
+    ),
+    (
+        "share",
+        "Upload the session's HTML to a private GitHub gist (gh)",
+    ),
     ("import", "Open a .jsonl session file (makai's or pi's)"),
     ("copy", "Copy the last assistant message"),
     (
@@ -207,6 +214,16 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
             Ok(text) => ctx.st.notice(Level::Info, text),
             Err(e) => ctx.st.notice(Level::Error, e),
         },
+        "share" => {
+            let app = ctx.app.clone();
+            ctx.st.set_status(Level::Info, "Sharing the session…");
+            ctx.spawn(async move {
+                vec![match crate::export_html::share(&app).await {
+                    Ok(url) => UiMsg::Notice(Level::Info, format!("Session shared: {url}")),
+                    Err(e) => UiMsg::Notice(Level::Error, e.to_string()),
+                }]
+            });
+        }
         "export" => match crate::export_html::export(ctx.app, arg) {
             Ok(path) => ctx
                 .st
