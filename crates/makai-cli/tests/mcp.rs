@@ -356,6 +356,19 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     let again = offered(&mock.requests()[3].body);
     assert!(again.contains(&"mcp__self__read".to_string()), "{again:?}");
     assert!(again.contains(&"tool_search".to_string()), "{again:?}");
+
+    // Without tool_search nothing reaches the deferred tools: said once.
+    let mut cfg = settings(&env);
+    cfg["extensions"] = serde_json::json!(["-builtin:tool-search"]);
+    env.settings(cfg);
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
+    let out = run_ok(&env, &mock, &["--no-session", "-p", "hi"]);
+    assert!(!offered(&mock.requests()[0].body).contains(&"tool_search".to_string()));
+    assert!(
+        stderr(&out).contains("neither is on (a built-in extension is disabled)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Regression: `makai mcp serve` runs as a sandboxed stdio server, and its

@@ -545,29 +545,43 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         } else if servers_with(makai_mcp::Exposure::Deferred) && extensions.enabled("tool-search") {
             codemode_reach.search_standby = Some(search_tool);
         }
+        let auto_codemode = mcp_config
+            .as_ref()
+            .is_some_and(|c| c.auto_enables_codemode());
         if codemode {
             tools = with_codemode(tools, parts);
-        } else if for_servers && !extensions.enabled("codemode") {
+        } else if for_servers && auto_codemode && extensions.enabled("codemode") {
+            // The same tool, standing by until a server's indirect tools
+            // are ready ("on" mode: the chosen tools stay declared).
+            let mut parts = parts;
+            parts.settings.mode = makai_coding::tools::codemode::CodemodeMode::On;
+            codemode_reach.standby = with_codemode(tools.clone(), parts).pop();
+        }
+        // Either reaches the tools that are not declared (pi warns once when
+        // neither is on).
+        let reached = codemode
+            || tool_search
+            || codemode_reach.standby.is_some()
+            || codemode_reach.search_standby.is_some();
+        if (for_servers || servers_with(makai_mcp::Exposure::Deferred)) && !reached {
+            let mut why = Vec::new();
+            if !auto_codemode {
+                why.push("autoEnableCodemode: false");
+            }
+            if !extensions.enabled("codemode") || !extensions.enabled("tool-search") {
+                why.push("a built-in extension is disabled");
+            }
             super::warnings::say(
                 &mut said,
-                "MCP: some servers' tools are reached only from codemode scripts, and the codemode extension is disabled: the model cannot call them; give them \"exposure\": \"direct\"".into(),
+                format!(
+                    "MCP: some servers' tools are reached only through codemode or tool_search, and neither is on ({}): the model cannot call them; give them \"exposure\": \"direct\" or add codemode or tool_search to the tools",
+                    if why.is_empty() {
+                        "not chosen".to_string()
+                    } else {
+                        why.join(", ")
+                    }
+                ),
             );
-        } else if for_servers {
-            if mcp_config
-                .as_ref()
-                .is_some_and(|c| c.auto_enables_codemode())
-            {
-                // The same tool, standing by until a server's indirect tools
-                // are ready ("on" mode: the chosen tools stay declared).
-                let mut parts = parts;
-                parts.settings.mode = makai_coding::tools::codemode::CodemodeMode::On;
-                codemode_reach.standby = with_codemode(tools.clone(), parts).pop();
-            } else if !tool_search {
-                super::warnings::say(
-                    &mut said,
-                    "MCP: some servers' tools are reached only from codemode scripts, and codemode is off (autoEnableCodemode: false): the model cannot call them; give them \"exposure\": \"direct\" or add codemode or tool_search to the tools".into(),
-                );
-            }
         }
         tools
     };
