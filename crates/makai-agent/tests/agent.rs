@@ -1,7 +1,7 @@
 //! The stateful Agent: runs, queues, status, subscribers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Context compaction: threshold, overflow-then-retry, and the default strategy's levels.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

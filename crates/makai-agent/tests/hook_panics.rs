@@ -3,7 +3,7 @@
 //! ends cleanly or goes on, and the agent is idle and usable afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! (makai-mockllm on 127.0.0.1), for both OpenAI Chat Completions and Anthropic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! call the agent; what such a call causes arrives after the callback returns.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Run limits, loop detection, the before_turn stop and the turn delay.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

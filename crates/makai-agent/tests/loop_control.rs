@@ -1,7 +1,7 @@
 //! Steering, follow-ups, abort and limits through the low-level loop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! Event order and tool execution through the low-level loop (scripted client).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! Fault isolation of tools, argument checks and the tool hooks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

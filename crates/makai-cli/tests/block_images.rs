@@ -3,7 +3,7 @@
 //! why), while the session keeps the image.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

@@ -5,7 +5,7 @@
 //! `get_state` / `get_session_stats` and the JSON events.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse, Usage};

@@ -4,7 +4,7 @@
 //! in `get_session_stats` and in the session file's usage.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{AwsRules, Scenario, ScriptedResponse, Usage};

@@ -4,7 +4,7 @@
 //! hides the other tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::tmux::{Pane, tmux_available};
 use common::*;

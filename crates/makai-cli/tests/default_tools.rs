@@ -4,7 +4,7 @@
 //! error naming where it came from. Checked on the tools the model is offered.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

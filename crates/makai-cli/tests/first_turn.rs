@@ -4,7 +4,7 @@
 //! offers only that one; the next calls are free. Other models are untouched.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

@@ -4,7 +4,7 @@
 //! an error that names it, and nothing is sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use base64::Engine;
 use common::*;

@@ -11,7 +11,7 @@
 //! says so; without bash/curl/Python the old "no key" message stays.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -5,7 +5,7 @@
 //! reaches a log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! server calls `mcp__self__read` through MCP and sends the file's content back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

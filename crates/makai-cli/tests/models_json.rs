@@ -3,7 +3,7 @@
 //! write them, checked on the paths and headers the scripted server recorded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{RecordedRequest, Scenario, ScriptedResponse};

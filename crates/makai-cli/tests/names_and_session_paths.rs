@@ -2,7 +2,7 @@
 //! `--session PATH` does with an empty file, a directory, a device or a pipe.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

@@ -3,7 +3,7 @@
 //! user asks for still goes out.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::process::Stdio;

@@ -5,7 +5,7 @@
 //! it cannot call tools (`compat.supportsTools: false`) runs without them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

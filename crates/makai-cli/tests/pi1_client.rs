@@ -5,7 +5,7 @@
 //! and read `data.disposition`; a makai that lacked either hangs this test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse, Usage};

@@ -9,7 +9,7 @@
 //! machine; under CI (`CI` set) that is a failure, since `.ci/run` installs it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

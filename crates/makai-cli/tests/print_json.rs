@@ -1,7 +1,7 @@
 //! Print and JSON modes through the built binary against the scripted server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

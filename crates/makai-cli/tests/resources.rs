@@ -3,7 +3,7 @@
 //! print, JSON and RPC modes, listed by `get_commands`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

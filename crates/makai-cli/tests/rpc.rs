@@ -2,7 +2,7 @@
 //! follow-ups, abort, bash and compaction.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! model's `bash` tool run confined; `--sandbox full-access` lifts it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

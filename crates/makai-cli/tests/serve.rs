@@ -4,7 +4,7 @@
 //! server gracefully without losing the message of a running prompt.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

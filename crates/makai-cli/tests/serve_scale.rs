@@ -7,7 +7,7 @@
 //! fork), no prompt ran twice, and every interrupted session went on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;

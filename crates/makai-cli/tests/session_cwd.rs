@@ -3,7 +3,7 @@
 //! print-mode run with an error that says what to do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};

@@ -3,7 +3,7 @@
 //! command, repaired on request with every earlier message kept.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

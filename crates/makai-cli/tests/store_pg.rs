@@ -7,7 +7,7 @@
 //! makai.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use makai_coding::SessionStore;

@@ -5,7 +5,7 @@
 //! arrives whole through the real HTTP client either way.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

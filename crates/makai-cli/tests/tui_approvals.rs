@@ -4,7 +4,7 @@
 //! selector. Skipped (with a message) when tmux is not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::tmux::{Pane, tmux_available};
 use common::{Env, Mock, request_text};

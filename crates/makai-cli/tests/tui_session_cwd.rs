@@ -6,7 +6,7 @@
 //! installed, outside CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::tmux::{Pane, tmux_available};
 use common::{Env, Mock, s};

@@ -9,7 +9,7 @@
 //! terminal itself on a pseudo-terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::tmux::{Pane, tmux_available};
 use common::{Env, Mock, s};

@@ -4,7 +4,7 @@
 //! tmux is not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::tmux::{Pane, editor_text, tmux_available};
 use common::{Env, Mock};

@@ -88,7 +88,7 @@ fn spawn_child_at(
         cmd.env(ENV_START_AT, at.to_string());
     }
     cmd.args([
-        "child_appender",
+        "session_durability::child_appender",
         "--exact",
         "--ignored",
         "--nocapture",

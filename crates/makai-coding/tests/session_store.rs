@@ -197,7 +197,7 @@ fn env_variables_select_the_store_in_a_child_process() {
     let run = |envs: &[(&str, &str)], expect: &str| {
         let mut c = std::process::Command::new(&exe);
         c.args([
-            "env_variables_select_the_store_in_a_child_process",
+            "session_store::env_variables_select_the_store_in_a_child_process",
             "--exact",
             "--test-threads=1",
         ])

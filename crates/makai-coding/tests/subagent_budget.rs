@@ -3,7 +3,7 @@
 //! server; requests counted on its side).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

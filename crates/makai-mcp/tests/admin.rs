@@ -2,7 +2,7 @@
 //! logic of `makai mcp list/add/remove` on real files with real servers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

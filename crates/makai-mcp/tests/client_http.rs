@@ -2,7 +2,7 @@
 //! in-process on 127.0.0.1 behind a bearer-token check.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 #[path = "../src/bin/makai-mcp-testserver/cases.rs"]
 #[allow(dead_code)]

@@ -2,7 +2,7 @@
 //! its own `sandbox` entry changes the policy for it alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! own client and with an independent one: the official MCP inspector CLI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! agent sessions (RPC commands and events) over the protocol.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Authentication, connection limits, malformed and oversized messages.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

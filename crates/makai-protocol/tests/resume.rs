@@ -2,7 +2,7 @@
 //! sequence checks (gaps and duplicates).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! scripted LLM (makai-mockllm) behind the server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
