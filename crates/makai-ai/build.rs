@@ -3,8 +3,8 @@
 //! 570 KB of JSON (it was two thirds of a short run's instructions).
 //!
 //! Each model becomes an `Entry` (see `src/catalog/builtin.rs`): its plain
-//! fields, price tiers and `thinkingLevelMap` (853 models have one) as
-//! literals, its `compat` and `headers` as small JSON texts parsed at run
+//! fields, price tiers, `thinkingLevelMap` (853 models have one) and
+//! `promptCache` as literals, its `compat` and `headers` as small JSON texts parsed at run
 //! time. A model the literals cannot say exactly (a
 //! field or an input list this script does not know) stops the build with
 //! its id, rather than turning into a model that differs from the JSON.
@@ -33,6 +33,7 @@ const PLAIN: &[&str] = &[
     "compat",
     "headers",
     "thinkingLevelMap",
+    "promptCache",
 ];
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -119,7 +120,7 @@ fn literals(m: &Map<String, Value>) -> Option<String> {
         None => Some("None".to_string()),
     };
     Some(format!(
-        "Entry {{ id: {}, name: {}, api: {}, provider: {}, base_url: {}, reasoning: {}, image: {image}, prices: [{prices}], tiers: &[{tiers}], context_window: {}, max_tokens: {}, compat: {}, headers: {}, thinking_level_map: {} }},\n",
+        "Entry {{ id: {}, name: {}, api: {}, provider: {}, base_url: {}, reasoning: {}, image: {image}, prices: [{prices}], tiers: &[{tiers}], context_window: {}, max_tokens: {}, compat: {}, headers: {}, thinking_level_map: {}, prompt_cache: {} }},\n",
         text("id")?,
         text("name")?,
         text("api")?,
@@ -134,6 +135,28 @@ fn literals(m: &Map<String, Value>) -> Option<String> {
         json("compat")?,
         json("headers")?,
         level_map(m.get("thinkingLevelMap"))?,
+        cache_lifetimes(m.get("promptCache"))?,
+    ))
+}
+
+/// A `promptCache` as a literal; `None` for anything but an object whose
+/// fields are `short` and `long` in whole seconds.
+fn cache_lifetimes(lifetimes: Option<&Value>) -> Option<String> {
+    let Some(lifetimes) = lifetimes else {
+        return Some("None".to_string());
+    };
+    let o = lifetimes.as_object()?;
+    if o.keys().any(|k| k != "short" && k != "long") {
+        return None;
+    }
+    let tier = |k: &str| match o.get(k) {
+        Some(v) => v.as_u64().map(|s| format!("Some({s})")),
+        None => Some("None".to_string()),
+    };
+    Some(format!(
+        "Some(PromptCacheLifetimes {{ short: {}, long: {} }})",
+        tier("short")?,
+        tier("long")?
     ))
 }
 

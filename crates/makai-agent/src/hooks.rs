@@ -11,7 +11,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserContent};
+use makai_ai::{
+    AssistantMessage, Context, Message, Model, StreamOptions, ToolCall, ToolResultMessage, Usage,
+    UserContent,
+};
 
 use crate::message::{AgentMessage, default_convert_to_llm};
 use crate::tool::ToolOutput;
@@ -136,7 +139,7 @@ impl ToolResultOverride {
 /// - `before_tool_call`: that call is blocked; its error result names the hook
 ///   and the panic message. The run goes on.
 /// - `after_tool_call`: the tool's original result is kept. The run goes on.
-/// - `after_turn`, `on_error`: logged only. The run goes on.
+/// - `after_turn`, `on_error`, `on_model_request`: logged only. The run goes on.
 /// - `get_steering_messages`, `get_follow_up_messages`: count as returning no
 ///   messages (an agent's own queued messages are still delivered).
 ///
@@ -162,6 +165,12 @@ pub trait AgentHooks: Send + Sync {
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
         default_convert_to_llm(messages)
     }
+
+    /// Called with each model request of a run just before it goes to the
+    /// client: the model, the context and the options exactly as sent. It
+    /// observes and cannot change the request (cache warming keeps the last
+    /// one to send it again). Compactions' requests are not reported.
+    fn on_model_request(&self, _model: &Model, _context: &Context, _options: &StreamOptions) {}
 
     /// Called before each model call; may stop the run.
     async fn before_turn(&self, _turn: &TurnInfo<'_>) -> TurnDecision {

@@ -304,3 +304,75 @@ async fn replace_append_and_reset() {
     agent.reset().unwrap();
     assert!(agent.messages().is_empty() && !agent.has_queued_messages());
 }
+
+/// Every request `on_model_request` was shown.
+#[derive(Default)]
+struct SeenRequests(Mutex<Vec<makai_agent::makai_ai::Context>>);
+
+impl makai_agent::AgentHooks for SeenRequests {
+    fn on_model_request(
+        &self,
+        _model: &makai_agent::makai_ai::Model,
+        context: &makai_agent::makai_ai::Context,
+        _options: &makai_agent::makai_ai::StreamOptions,
+    ) {
+        self.0.lock().unwrap().push(context.clone());
+    }
+}
+
+#[tokio::test]
+async fn on_model_request_sees_each_request_of_a_run_as_sent_and_no_compaction_request() {
+    let client = ScriptedClient::from_fn(|_, i| {
+        ScriptedResponse::text(format!("answer {i} {}", "a".repeat(400)))
+    });
+    let hooks = Arc::new(SeenRequests::default());
+    let mut cfg = config(client.clone());
+    cfg.hooks = hooks.clone();
+    let agent = Agent::new(cfg).with_system_prompt("sys");
+    for i in 0..10 {
+        agent
+            .prompt(format!("question {i} {}", "q".repeat(400)))
+            .await
+            .unwrap();
+    }
+    let sent: Vec<_> = client.requests().into_iter().map(|r| r.context).collect();
+    assert_eq!(*hooks.0.lock().unwrap(), sent);
+    assert_eq!(sent.len(), 10);
+
+    // A compaction rewrites the transcript: a mark taken before no longer holds.
+    let before = agent.transcript_mark();
+    assert!(agent.transcript_continues(before));
+    agent.compact(None).await.unwrap();
+    assert_eq!(client.calls(), 11, "the summary was asked for");
+    assert_eq!(hooks.0.lock().unwrap().len(), 10, "and not reported");
+    assert!(!agent.transcript_continues(before));
+}
+
+#[tokio::test]
+async fn a_transcript_mark_holds_while_messages_are_appended_and_not_once_they_are_rewritten() {
+    let client = ScriptedClient::from_fn(|_, _| ScriptedResponse::text("ok"));
+    let agent = agent(client, vec![]);
+    let empty = agent.transcript_mark();
+    agent.prompt("q").await.unwrap();
+    agent.append_message("more").unwrap();
+    assert!(agent.transcript_continues(empty), "appended only");
+
+    // Replaced by the same messages and more: still a continuation.
+    let mark = agent.transcript_mark();
+    let mut longer = agent.messages();
+    longer.push("and more".into());
+    agent.replace_messages(longer).unwrap();
+    assert!(agent.transcript_continues(mark));
+    // Replaced by other messages, cleared, reset: rewritten.
+    let mark = agent.transcript_mark();
+    agent
+        .replace_messages(vec!["other".into(), "b".into(), "c".into(), "d".into()])
+        .unwrap();
+    assert!(!agent.transcript_continues(mark));
+    let mark = agent.transcript_mark();
+    agent.clear_messages().unwrap();
+    assert!(!agent.transcript_continues(mark));
+    let mark = agent.transcript_mark();
+    agent.reset().unwrap();
+    assert!(!agent.transcript_continues(mark));
+}

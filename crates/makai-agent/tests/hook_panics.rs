@@ -29,6 +29,7 @@ enum Hook {
     BeforeTurn,
     AfterTurn,
     OnError,
+    OnModelRequest,
     BeforeToolCall,
     AfterToolCall,
     FilterInput,
@@ -92,6 +93,14 @@ impl AgentHooks for PanicOnce {
     }
     async fn after_turn(&self, _turn: &TurnSummary<'_>) {
         self.trip(Hook::AfterTurn);
+    }
+    fn on_model_request(
+        &self,
+        _model: &Model,
+        _context: &makai_agent::makai_ai::Context,
+        _options: &makai_agent::makai_ai::StreamOptions,
+    ) {
+        self.trip(Hook::OnModelRequest);
     }
     async fn on_error(&self, _message: &AssistantMessage) {
         self.trip(Hook::OnError);
@@ -440,6 +449,23 @@ async fn a_panicking_after_turn_is_logged_and_the_run_goes_on() {
     assert_contract(&events);
     assert_eq!(outcome.end_reason, EndReason::Completed);
     assert_eq!(outcome.turns, 2);
+    assert_eq!(outcome.messages.last().unwrap().text(), "second turn");
+    assert_usable_again(&agent, &server).await;
+}
+
+#[tokio::test]
+async fn a_panicking_on_model_request_is_logged_and_the_request_goes_out() {
+    let server = server(vec![
+        Mock::tool_call("a", "echo", r#"{"text":"pong"}"#),
+        Mock::text("second turn"),
+    ])
+    .await;
+    let agent = agent(&server, PanicOnce::new(Hook::OnModelRequest));
+    let (events, outcome) = prompt(&agent, "ping").await;
+    assert_contract(&events);
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    assert_eq!(outcome.turns, 2);
+    assert_eq!(server.requests().len(), 2);
     assert_eq!(outcome.messages.last().unwrap().text(), "second turn");
     assert_usable_again(&agent, &server).await;
 }

@@ -62,7 +62,8 @@ pub use message::{
     assistant_parts, now_ms, user_parts,
 };
 pub use model::{
-    Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode, ThinkingLevelMap,
+    Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode,
+    PromptCacheLifetimes, ThinkingLevelMap,
 };
 pub use options::{
     ApiKey, CacheRetention, EnvOverrides, RetryPolicy, StreamOptions, ThinkingBudgets,

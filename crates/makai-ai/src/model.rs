@@ -375,6 +375,24 @@ pub struct Model {
     /// [`Model::thinking_levels`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level_map: Option<ThinkingLevelMap>,
+    /// pi's `promptCache`: how long the provider keeps a prompt cache entry,
+    /// per retention tier ([`Model::prompt_cache_lifetime`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCacheLifetimes>,
+}
+
+/// pi's `promptCache`: the provider's best-effort lifetime of a prompt cache
+/// entry, in seconds, for the `short` and `long` retention tiers (the
+/// conservative end of a published range). A tier without one is never kept
+/// warm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptCacheLifetimes {
+    /// Seconds an entry written with short retention lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short: Option<u64>,
+    /// Seconds an entry written with long retention lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<u64>,
 }
 
 fn text_only() -> Vec<Modality> {
@@ -410,7 +428,46 @@ impl Model {
             headers: BTreeMap::new(),
             compat: None,
             thinking_level_map: None,
+            prompt_cache: None,
         }
+    }
+
+    /// How long a prompt cache entry written with `retention` lives at the
+    /// provider ([`Model::prompt_cache`]); `None` when caching is off or the
+    /// model declares no lifetime for that tier.
+    pub fn prompt_cache_lifetime(
+        &self,
+        retention: crate::options::CacheRetention,
+    ) -> Option<std::time::Duration> {
+        use crate::options::CacheRetention;
+        let lifetimes = self.prompt_cache?;
+        let seconds = match retention {
+            CacheRetention::None => None,
+            CacheRetention::Short => lifetimes.short,
+            CacheRetention::Long => lifetimes.long,
+        }?;
+        Some(std::time::Duration::from_secs(seconds))
+    }
+
+    /// True when the request `options` describe can be sent again with a
+    /// one-token output cap and stay the request it was (what cache warming
+    /// does). False when it asks a Claude model over Anthropic Messages to
+    /// think within a token budget (`budget_tokens`): the replay could still
+    /// think up to the whole budget.
+    pub fn replays_with_one_output_token(&self, options: &crate::StreamOptions) -> bool {
+        if self.api != Api::AnthropicMessages {
+            return true;
+        }
+        let one = crate::StreamOptions {
+            max_tokens: Some(1),
+            ..options.clone()
+        };
+        let plan = crate::providers::anthropic::thinking_plan(self, &one, false);
+        plan.thinking
+            .as_ref()
+            .and_then(|t| t.get("type"))
+            .and_then(serde_json::Value::as_str)
+            != Some("enabled")
     }
 
     /// True when the model accepts image input.

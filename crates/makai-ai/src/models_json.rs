@@ -27,15 +27,16 @@
 //! output is the value, or (as pi 0.x read it) the name of a set environment
 //! variable. API keys are resolved for each request ([`ConfigValue::resolve`]);
 //! header values when the file is loaded. `thinkingLevelMap` replaces a
-//! model's map (an override's keys change those levels only). Fields makai
-//! does not use (`inputLimits`, `promptCache`, `samplingParams`,
-//! `authHeader`, `oauth`, ...) are accepted and ignored.
+//! model's map (an override's keys change those levels only), `promptCache`
+//! a model's cache lifetimes (an override's tiers change those tiers only).
+//! Fields makai does not use (`inputLimits`, `samplingParams`, `authHeader`,
+//! `oauth`, ...) are accepted and ignored.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::model::{Api, CompatFlags, Modality, Model, ModelCost};
+use crate::model::{Api, CompatFlags, Modality, Model, ModelCost, PromptCacheLifetimes};
 use crate::options::ApiKey;
 
 /// A configured secret or header value: resolved when used, never printed.
@@ -242,6 +243,8 @@ pub struct ModelConfig {
     pub compat: Option<CompatConfig>,
     /// The thinking levels offered and what each is sent as ([`Model::thinking_level_map`]).
     pub thinking_level_map: Option<crate::model::ThinkingLevelMap>,
+    /// Prompt cache lifetimes ([`Model::prompt_cache`]).
+    pub prompt_cache: Option<PromptCacheLifetimes>,
 }
 
 /// A `modelOverrides` entry: every field optional.
@@ -267,6 +270,8 @@ pub struct ModelOverride {
     pub compat: Option<CompatConfig>,
     /// Thinking levels changed, key by key (`null` turns a level off).
     pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
+    /// Prompt cache lifetimes changed, tier by tier.
+    pub prompt_cache: Option<PromptCacheLifetimes>,
 }
 
 /// Prices in a `models.json` entry (any field may be left out in an override).
@@ -437,6 +442,7 @@ pub fn apply(file: ModelsJson, models: &mut Vec<Model>) -> Result<Applied, Strin
             model.headers.extend(resolve_headers(&mc.headers, &what)?);
             model.compat = merge_compat(compat.clone(), mc.compat.map(CompatConfig::into_flags));
             model.thinking_level_map = mc.thinking_level_map;
+            model.prompt_cache = mc.prompt_cache;
             models.retain(|m| !(m.provider == model.provider && m.id == model.id));
             models.push(model);
             applied.added += 1;
@@ -480,6 +486,11 @@ fn apply_override(m: &mut Model, o: &ModelOverride, what: &str) -> Result<(), St
         for (level, value) in levels {
             map.insert(level.clone(), value.clone());
         }
+    }
+    if let Some(tiers) = o.prompt_cache {
+        let lifetimes = m.prompt_cache.get_or_insert_with(Default::default);
+        lifetimes.short = tiers.short.or(lifetimes.short);
+        lifetimes.long = tiers.long.or(lifetimes.long);
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod auth_subscriptions;
 mod block_images;
 mod bounded_tool_errors;
 mod budget;
+mod cache_warming;
 mod cloud_models;
 mod codemode;
 mod default_tools;

@@ -7,6 +7,7 @@
 //! [`sandbox_settings`]), images fitted for a request ([`images`]).
 pub mod agent_spec;
 pub mod approvals;
+pub mod cache_warming;
 pub mod context_files;
 pub mod extensions;
 pub mod first_turn;

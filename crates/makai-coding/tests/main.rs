@@ -6,6 +6,7 @@
 
 mod common;
 
+mod cache_warming;
 mod overview;
 mod resources;
 mod session_damage;

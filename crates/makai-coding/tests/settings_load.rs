@@ -244,7 +244,7 @@ fn pis_settings_files_sit_beneath_makais_and_never_stop_a_run() {
         r#"{"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5",
             "retry": {"maxRetries": 7, "maxAgentDelayMs": 9000, "provider": {"maxRetries": 2}},
             "steeringMode": 42, "theme": "dark", "sessionDir": "pi-sessions",
-            "defaultProjectTrust": "always"}"#,
+            "defaultProjectTrust": "always", "cacheWarming": "streaming"}"#,
     );
     // makai's own user file wins where both set a key.
     write_file(
@@ -255,7 +255,7 @@ fn pis_settings_files_sit_beneath_makais_and_never_stop_a_run() {
     write_file(
         &cwd.join(".pi/settings.json"),
         r#"{"defaultTools": ["+grep"], "shellPath": "/bin/zsh", "defaultThinkingLevel": "high",
-            "defaultProjectTrust": "never"}"#,
+            "defaultProjectTrust": "never", "cacheWarming": "off"}"#,
     );
     write_file(
         &cwd.join(".makai/settings.json"),
@@ -280,6 +280,11 @@ fn pis_settings_files_sit_beneath_makais_and_never_stop_a_run() {
     assert_eq!(s.retry.max_retries, 7);
     assert_eq!(s.retry.max_delay_ms, 9000, "pi's maxAgentDelayMs");
     assert_eq!(s.default_thinking_level, Some(ThinkingLevel::Low));
+    // pi's global-only setting: the project's is ignored.
+    assert_eq!(
+        s.cache_warming,
+        makai_coding::cache_warming::CacheWarmingMode::Streaming
+    );
     assert_eq!(
         s.default_tools,
         Some(vec![

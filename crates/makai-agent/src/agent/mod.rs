@@ -214,6 +214,7 @@ impl Agent {
             follow_up_mode: QueueMode::OneAtATime,
             run: None,
             usage_floor: 0,
+            generation: 0,
             fanout: Default::default(),
         };
         Agent {
@@ -254,6 +255,28 @@ impl Agent {
     /// transcript.
     pub fn declared_tool_changes(&self) -> Vec<String> {
         crate::declared_tool_changes(&self.inner.lock().state.messages)
+    }
+
+    /// The model of future runs.
+    pub fn model(&self) -> Model {
+        self.inner.lock().state.model.clone()
+    }
+
+    /// Marks the transcript as it is now, for [`Agent::transcript_continues`].
+    pub fn transcript_mark(&self) -> TranscriptMark {
+        let core = self.inner.lock();
+        TranscriptMark {
+            generation: core.generation,
+            len: core.state.messages.len(),
+        }
+    }
+
+    /// True while the transcript still begins with the messages it held at
+    /// `mark`: since then messages were only appended (no compaction, no
+    /// replacement by other messages, no clearing).
+    pub fn transcript_continues(&self, mark: TranscriptMark) -> bool {
+        let core = self.inner.lock();
+        core.generation == mark.generation && core.state.messages.len() >= mark.len
     }
 
     /// The status.
@@ -331,6 +354,9 @@ impl Agent {
     /// Replaces the transcript (not while running).
     pub fn replace_messages(&self, messages: Vec<AgentMessage>) -> Result<(), AgentError> {
         let mut core = self.idle_core()?;
+        if !messages.starts_with(&core.state.messages) {
+            core.generation += 1;
+        }
         core.state.messages = messages;
         core.usage_floor = 0;
         Ok(())
@@ -347,6 +373,7 @@ impl Agent {
         let mut core = self.idle_core()?;
         core.state.messages.clear();
         core.usage_floor = 0;
+        core.generation += 1;
         Ok(())
     }
 
@@ -355,6 +382,7 @@ impl Agent {
         let mut core = self.idle_core()?;
         core.state.messages.clear();
         core.usage_floor = 0;
+        core.generation += 1;
         core.state.error_message = None;
         core.state.pending_tool_calls.clear();
         core.partial = None;
@@ -653,4 +681,13 @@ impl Agent {
         // Fails only when the agent's state was dropped: then nothing runs.
         let _ = rx.wait_for(|s| *s == AgentStatus::Idle).await;
     }
+}
+
+/// A point in an agent's transcript ([`Agent::transcript_mark`]): how many
+/// messages it held, and how many times it had been rewritten rather than
+/// extended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TranscriptMark {
+    generation: u64,
+    len: usize,
 }

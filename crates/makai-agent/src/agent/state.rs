@@ -77,6 +77,9 @@ pub(super) struct Core {
     /// transcript: the ones before it were there when it was last compacted, so
     /// their usage counts a context that no longer exists. Passed to each run.
     pub(super) usage_floor: usize,
+    /// Counts the times the transcript was rewritten rather than extended
+    /// (compacted, replaced, cleared): see [`super::TranscriptMark`].
+    pub(super) generation: u64,
     /// The subscribers' queues as the sink sends to them (see [`Fanout`]).
     pub(super) fanout: Fanout,
 }
@@ -136,6 +139,7 @@ impl Core {
             } => {
                 self.state.messages = (**m).clone();
                 self.usage_floor = m.len();
+                self.generation += 1;
             }
             AgentEvent::AgentEnd { end_reason, .. } => {
                 self.partial = None;

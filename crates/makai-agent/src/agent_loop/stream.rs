@@ -52,6 +52,7 @@ pub(super) async fn stream_response(
         None
     };
 
+    hooks.on_model_request(&cfg.model, &context, &options);
     let mut stream = cfg.client.stream(&cfg.model, &context, options).await;
     // The copies of the transcript made for the request are not needed while
     // the response streams.

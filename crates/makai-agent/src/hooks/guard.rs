@@ -16,7 +16,9 @@ use std::sync::{Arc, OnceLock};
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
-use makai_ai::{AssistantMessage, Message, UserContent, UserMessage, now_ms};
+use makai_ai::{
+    AssistantMessage, Context, Message, Model, StreamOptions, UserContent, UserMessage, now_ms,
+};
 
 use super::{
     AgentHooks, InputDecision, ToolCallDecision, ToolCallInfo, ToolResultOverride, TurnDecision,
@@ -176,6 +178,23 @@ impl RunHooks {
                 self.cancel_call("convert_to_llm");
                 not_sent()
             }
+        }
+    }
+
+    /// The application's `on_model_request` (a panic is logged; the request goes on).
+    pub(crate) fn on_model_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) {
+        if self.faulted() {
+            return;
+        }
+        if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.inner.on_model_request(model, context, options)
+        })) {
+            contained("on_model_request", &*p, "the request goes on");
         }
     }
 

@@ -215,6 +215,13 @@ fn model(entry: &Value, api: &str) -> Result<Value, String> {
     {
         m.insert("thinkingLevelMap".into(), map.clone());
     }
+    // How long the provider keeps a prompt cache entry (cache warming).
+    if let Some(lifetimes) = entry
+        .get("promptCache")
+        .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        m.insert("promptCache".into(), lifetimes.clone());
+    }
     Ok(Value::Object(m))
 }
 

@@ -4,10 +4,10 @@
 
 use std::borrow::Cow;
 
-use crate::model::{CostTier, Modality, Model, ModelCost, ThinkingLevelMap};
+use crate::model::{CostTier, Modality, Model, ModelCost, PromptCacheLifetimes, ThinkingLevelMap};
 
 /// One built-in model: its fields as literals (`thinkingLevelMap` as its
-/// pairs), `compat` and `headers` as their JSON.
+/// pairs, `promptCache` as its tiers), `compat` and `headers` as their JSON.
 pub(super) struct Entry {
     pub(super) id: &'static str,
     pub(super) name: &'static str,
@@ -26,6 +26,7 @@ pub(super) struct Entry {
     pub(super) compat: Option<&'static str>,
     pub(super) headers: Option<&'static str>,
     pub(super) thinking_level_map: Option<ThinkingLevelMap>,
+    pub(super) prompt_cache: Option<PromptCacheLifetimes>,
 }
 
 /// The entries, in `builtin.json`'s order.
@@ -66,6 +67,7 @@ impl Entry {
                 None => None,
             },
             thinking_level_map: p.thinking_level_map.clone(),
+            prompt_cache: p.prompt_cache,
         })
     }
 }

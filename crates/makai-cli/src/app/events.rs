@@ -100,6 +100,7 @@ impl Shared {
                 }
             }
         }
+        self.warmer.on_agent_settled();
         self.emit(OutEvent::Session(SessionEvent::AgentSettled { aborted }));
         self.settled.send_replace(true);
     }

@@ -15,6 +15,7 @@ pub mod approvals;
 mod bash;
 pub mod block_images;
 mod budget;
+pub mod cache_warming;
 mod compact;
 mod events;
 mod mcp;
@@ -111,6 +112,8 @@ pub(crate) struct Shared {
     sandbox: makai_coding::tools::SandboxChoice,
     /// Approval rules, pre-approvals and the mode's prompt.
     approvals: Arc<approvals::Approvals>,
+    /// Keeps the prompt cache entry of the last request warm.
+    warmer: Arc<makai_coding::cache_warming::CacheWarmer>,
     /// The budget of the session tree (every model call goes through it).
     ledger: makai_agent::Ledger,
     /// The limits in force.
@@ -193,6 +196,8 @@ pub struct AppParts {
     pub sandbox: makai_coding::tools::SandboxChoice,
     /// The approvals (already installed as the agent's hooks).
     pub approvals: Arc<approvals::Approvals>,
+    /// The cache warmer the agent's hooks hand each request to.
+    pub warmer: Arc<makai_coding::cache_warming::CacheWarmer>,
     /// The ledger the agent's client reserves every request against.
     pub ledger: makai_agent::Ledger,
     /// The limits in force.
@@ -241,6 +246,7 @@ impl AppSession {
             first_turn_policy: parts.first_turn_policy,
             sandbox: parts.sandbox,
             approvals: parts.approvals,
+            warmer: parts.warmer,
             ledger: parts.ledger,
             limits: Mutex::new(parts.limits),
             overview: Mutex::default(),
@@ -249,6 +255,9 @@ impl AppSession {
         });
         shared.restore_ledger();
         shared.report_refusals();
+        let host: std::sync::Weak<dyn makai_coding::cache_warming::WarmingHost> =
+            Arc::downgrade(&shared) as _;
+        shared.warmer.set_host(host);
         let weak = Arc::downgrade(&shared);
         shared.approvals.set_recorder(move |data| {
             let Some(shared) = weak.upgrade() else {
@@ -701,6 +710,15 @@ impl AppSession {
     /// The transcript.
     pub fn messages(&self) -> Vec<makai_agent::AgentMessage> {
         self.inner.agent.messages()
+    }
+
+    /// Where cache warming stands, in pi's words for `/session` (`Decision
+    /// in 4m 30s (...)`, `Inactive (cache lifetime unavailable)`).
+    pub fn cache_warming_status(&self) -> String {
+        self.inner
+            .warmer
+            .status()
+            .describe(std::time::Instant::now())
     }
 
     /// Text of the last assistant message (skipping empty aborted ones).

@@ -684,6 +684,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     // The budget of the session tree, checked before each request.
     let ledger = Ledger::new(limits.budget());
     let client: Arc<dyn ProtocolClient> = Arc::new(BudgetedClient::new(client, ledger.clone()));
+    // Refreshes go through the session's client: the budget counts them.
+    let warmer = makai_coding::cache_warming::CacheWarmer::new(client.clone());
     let mut builder = AgentLoopConfig::builder(model.clone(), client)
         .cwd(cwd.clone())
         .partial_snapshots(false)
@@ -694,7 +696,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         // Dry run is the agent's: every tool that is not read-only (built-in,
         // MCP, sub-agent) only says what it would do.
         .dry_run(args.dry_run)
-        .hooks(Arc::new(super::approvals::ApprovalHooks(approvals.clone())));
+        .hooks(Arc::new(super::cache_warming::SessionHooks {
+            approvals: super::approvals::ApprovalHooks(approvals.clone()),
+            warmer: warmer.clone(),
+        }));
     if model.provider == makai_local::PROVIDER {
         builder = builder.temperature(makai_local::TEMPERATURE);
     }
@@ -743,6 +748,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         codemode: codemode_reach,
         sandbox,
         approvals,
+        warmer,
         ledger,
         limits,
         first_turn_policy: model.provider == makai_local::PROVIDER && start_with_tools,

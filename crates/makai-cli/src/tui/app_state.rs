@@ -346,8 +346,18 @@ impl UiState {
     }
 
     fn apply_session(&mut self, event: &SessionEvent) {
-        if let SessionEvent::SessionInfoChanged { name } = event {
-            self.footer.session_name = name.clone();
+        match event {
+            SessionEvent::SessionInfoChanged { name } => self.footer.session_name = name.clone(),
+            SessionEvent::EntryAppended { entry } => {
+                if let makai_coding::session::SessionEntry::Usage(u) = &**entry
+                    && u.kind == crate::app::cache_warming::CACHE_WARM_KIND
+                {
+                    self.cache_notices
+                        .on_warmed(&mut self.transcript, u.usage.cost.total);
+                    self.scroll = 0;
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -4,6 +4,9 @@
 
 use makai_agent::AgentEvent;
 use makai_ai::Usage;
+use makai_coding::cache_warming::warmed_text;
+
+use super::transcript::{Level, Transcript};
 
 /// A prompt shorter than this is not worth a notice.
 const MIN_PROMPT_TOKENS: u64 = 1024;
@@ -14,6 +17,9 @@ pub struct CacheNotices {
     enabled: bool,
     /// The prompt size of the last call that used the cache.
     last_cached_prompt: Option<u64>,
+    /// The transcript item of the last cache-warming notice and the cost it
+    /// adds up (consecutive refreshes make one line, as in pi).
+    warmed: Option<(usize, f64)>,
 }
 
 impl CacheNotices {
@@ -23,6 +29,27 @@ impl CacheNotices {
             enabled: settings.extra.get("showCacheMissNotices")
                 == Some(&serde_json::Value::Bool(true)),
             last_cached_prompt: None,
+            warmed: None,
+        }
+    }
+
+    /// A cache-warming refresh that cost `cost` was recorded: its notice,
+    /// one line for consecutive refreshes (`Cache warmed: $0.045`).
+    pub fn on_warmed(&mut self, transcript: &mut Transcript, cost: f64) {
+        if !self.enabled {
+            return;
+        }
+        let last = transcript.items().len().checked_sub(1);
+        match self.warmed {
+            Some((item, total)) if Some(item) == last => {
+                let total = total + cost;
+                transcript.set_notice(item, warmed_text(total));
+                self.warmed = Some((item, total));
+            }
+            _ => {
+                transcript.notice(Level::Info, warmed_text(cost));
+                self.warmed = transcript.items().len().checked_sub(1).map(|i| (i, cost));
+            }
         }
     }
 
@@ -96,7 +123,7 @@ mod tests {
     fn a_prompt_that_misses_a_warm_cache_is_said() {
         let mut n = CacheNotices {
             enabled: true,
-            last_cached_prompt: None,
+            ..Default::default()
         };
         assert_eq!(n.on_usage(&usage(5_000, 0, 5_000)), None, "cold");
         assert_eq!(n.on_usage(&usage(200, 10_000, 300)), None, "a hit");

@@ -310,6 +310,7 @@ fn session_info(ctx: &mut Ctx<'_>) {
         s.tokens.input, s.tokens.output, s.tokens.cache_read, s.tokens.cache_write, s.tokens.total
     ));
     lines.push(format!("Cost: ${:.4}", s.cost));
+    lines.push(format!("Cache warming: {}", ctx.app.cache_warming_status()));
     lines.push(crate::sandboxing::describe(ctx.app.sandbox()));
     if let Some(c) = &s.context_usage {
         lines.push(match (c.tokens, c.percent) {

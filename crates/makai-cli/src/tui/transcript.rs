@@ -128,6 +128,16 @@ impl Transcript {
         self.push(ItemKind::Notice(level, text.into()));
     }
 
+    /// Replaces the text of notice `i` (nothing when it is not a notice).
+    pub fn set_notice(&mut self, i: usize, text: impl Into<String>) {
+        let text = text.into();
+        self.edit(i, |k| {
+            if let ItemKind::Notice(_, t) = k {
+                *t = text;
+            }
+        });
+    }
+
     fn edit(&mut self, i: usize, f: impl FnOnce(&mut ItemKind)) {
         let rev = self.rev();
         if let Some(item) = self.items.get_mut(i) {

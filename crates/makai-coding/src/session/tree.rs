@@ -204,6 +204,22 @@ impl SessionTree {
         path
     }
 
+    /// The entries from the current leaf back to the root, nearest first,
+    /// walked as far as the caller reads.
+    pub fn branch_back(&self) -> impl Iterator<Item = &SessionEntry> {
+        let start = self
+            .leaf
+            .as_deref()
+            .and_then(|id| self.index.get(id).copied());
+        // Bounded walk: a parent cycle in a damaged file cannot loop forever.
+        std::iter::successors(start, |&i| {
+            let parent = self.entries[i].parent_id()?;
+            self.index.get(parent).copied()
+        })
+        .take(self.entries.len())
+        .map(|i| &self.entries[i])
+    }
+
     /// The entries from the root to the current leaf.
     pub fn current_path(&self) -> Vec<&SessionEntry> {
         match &self.leaf {

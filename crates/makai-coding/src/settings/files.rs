@@ -182,9 +182,11 @@ impl Settings {
             if !file.project {
                 trust |= v.get("trustProjectSettings").and_then(Value::as_bool) == Some(true);
             } else if let Value::Object(map) = &mut v {
-                // The trust switches only count in the user files.
+                // The trust switches and pi's global-only settings only
+                // count in the user files.
                 map.remove("trustProjectSettings");
                 map.remove("defaultProjectTrust");
+                map.remove("cacheWarming");
                 if !trust {
                     for key in PROJECT_RESTRICTED_KEYS {
                         if map.remove(key).is_some() {

@@ -431,6 +431,9 @@ pub struct Settings {
     /// see [`crate::trust`]).
     #[serde(skip_serializing_if = "is_default")]
     pub default_project_trust: crate::trust::DefaultProjectTrust,
+    /// User settings only: pi's `cacheWarming` (see [`crate::cache_warming`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub cache_warming: crate::cache_warming::CacheWarmingMode,
     /// Keys this version does not use, kept as read.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
