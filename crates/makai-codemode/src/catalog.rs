@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::declare::{function_declaration, js_name};
+use crate::search_text::{tool_words, words};
 
 /// One tool a script can call.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,7 +132,8 @@ impl Catalog {
     }
 
     /// `searchTools(query, {limit, namespace})`: BM25 over each tool's name
-    /// (its parts count twice), its description and its namespace's
+    /// (its parts count twice), its description, its arguments' property
+    /// names and descriptions ([`crate::search_text`]) and its namespace's
     /// description (pi ranks an MCP server's tools by the server's too).
     pub fn search(
         &self,
@@ -150,9 +152,7 @@ impl Catalog {
                     .is_none_or(|w| t.namespace.as_deref().map(namespace_key).as_ref() == Some(w))
             })
             .map(|(i, t)| {
-                let mut doc = words(&t.name);
-                doc.extend(words_of_name(&t.name));
-                doc.extend(words(&t.description));
+                let mut doc = tool_words(t);
                 if let Some(d) = self.namespace_description(t) {
                     doc.extend(words(d));
                 }
@@ -227,34 +227,6 @@ pub fn first_paragraph(text: &str) -> &str {
         .find(|&(i, _)| text[i..].starts_with("\n\n") || text[i..].starts_with("\n \n"))
         .map_or(text.len(), |(i, _)| i);
     &text[..end]
-}
-
-/// Lower-case words of letters and digits.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The parts of a name written in camel case (`readFile`: `read`, `file`).
-fn words_of_name(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in name.chars() {
-        if c.is_uppercase() && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur).to_lowercase());
-        }
-        if c.is_alphanumeric() {
-            cur.push(c);
-        } else if !cur.is_empty() {
-            out.push(std::mem::take(&mut cur).to_lowercase());
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur.to_lowercase());
-    }
-    out
 }
 
 #[cfg(test)]

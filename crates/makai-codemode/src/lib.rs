@@ -17,6 +17,7 @@ mod declare;
 mod engine;
 mod image;
 mod output;
+mod search_text;
 mod source;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -29,5 +29,6 @@ mod tools_bounded_errors;
 mod tools_dry_run;
 mod tools_files;
 mod tools_paths;
+mod tool_search;
 mod tools_search;
 mod trust;

@@ -4,7 +4,8 @@
 //! ([`makai_agent::ToolContext::declare_tools`]).
 //!
 //! It ranks tools as codemode's `searchTools()` does (BM25 over each tool's
-//! name and description). The loop records the loaded tools in the
+//! name, description, and its arguments' property names and descriptions,
+//! also behind a local `$ref`). The loop records the loaded tools in the
 //! transcript (a system message with `toolsAdded`), so they stay declared
 //! on that branch of the session.
 
