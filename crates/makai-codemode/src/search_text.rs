@@ -166,7 +166,9 @@ mod tests {
                 }}}
             }
         })));
-        for w in ["repo", "owner", "account", "labels", "colour", "hex", "triplet"] {
+        for w in [
+            "repo", "owner", "account", "labels", "colour", "hex", "triplet",
+        ] {
             assert!(doc.iter().any(|d| d == w), "{w}: {doc:?}");
         }
     }
@@ -187,9 +189,16 @@ mod tests {
                 }}
             }
         })));
-        assert_eq!(doc.iter().filter(|w| *w == "milestone").count(), 1, "{doc:?}");
+        assert_eq!(
+            doc.iter().filter(|w| *w == "milestone").count(),
+            1,
+            "{doc:?}"
+        );
         assert!(doc.iter().any(|w| w == "train"), "{doc:?}");
-        assert!(!doc.iter().any(|w| w == "orphan" || w == "nobody"), "{doc:?}");
+        assert!(
+            !doc.iter().any(|w| w == "orphan" || w == "nobody"),
+            "{doc:?}"
+        );
     }
 
     #[test]

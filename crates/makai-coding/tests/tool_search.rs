@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use makai_agent::makai_ai::{Api, Model, RetryPolicy};
 use makai_agent::{
-    AgentContext, AgentLoopConfig, EndReason, AgentMessage, CancellationToken, InProcessClient, Tool,
-    ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, agent_loop,
+    AgentContext, AgentLoopConfig, AgentMessage, CancellationToken, EndReason, InProcessClient,
+    Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, agent_loop,
 };
 use makai_coding::tools::codemode::IndirectTools;
 use makai_coding::tools::tool_search::ToolSearchTool;
