@@ -168,11 +168,32 @@ where
 /// How long print and JSON modes wait for the MCP servers to start.
 const MCP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Whether `--list-models` asks a llama.cpp router: unless the built-in
+/// extension is off (the user's settings and the flags; a project's
+/// settings are not read before it is trusted).
+fn list_llama_cpp_models(args: &Args, home: Option<&std::path::Path>) -> bool {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let setting = app::trust::settings_for(&cwd, home, false)
+        .map(|l| l.settings.extensions)
+        .unwrap_or_default();
+    makai_coding::extensions::BuiltinExtensions::resolve(
+        &setting,
+        args.no_extensions,
+        &args.extension,
+    )
+    .is_ok_and(|e| e.enabled("llama.cpp"))
+}
+
 /// A normal run: list models, or build the session and enter the mode.
 pub async fn run(mut args: Args) -> Result<i32, CliError> {
     let home = makai_coding::makai_home();
     if let Some(pattern) = &args.list_models {
-        let registry = models::load_registry(home.as_deref())?;
+        let mut registry = models::load_registry(home.as_deref())?;
+        if list_llama_cpp_models(&args, home.as_deref())
+            && let Some(warning) = models::add_llama_cpp_models(&mut registry).await
+        {
+            eprintln!("makai: {warning}");
+        }
         print!("{}", models::list(&registry, pattern));
         return Ok(EXIT_OK);
     }

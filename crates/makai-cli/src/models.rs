@@ -34,6 +34,32 @@ pub fn load_registry(home: Option<&Path>) -> Result<ModelRegistry, CliError> {
     Ok(registry)
 }
 
+/// How long the llama.cpp router gets to list its models at start-up.
+const LLAMA_CPP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Adds the models of the llama.cpp router `LLAMA_BASE_URL` names (pi's
+/// built-in `llama.cpp` provider, [`makai_ai::catalog::llama_cpp`]), asked
+/// with `LLAMA_API_KEY` when set. Without the variable nothing is asked;
+/// a router that cannot be asked is a warning (returned), not an error:
+/// the other models still run.
+pub async fn add_llama_cpp_models(registry: &mut ModelRegistry) -> Option<String> {
+    use makai_ai::catalog::llama_cpp;
+    let url = std::env::var(llama_cpp::BASE_URL_ENV).ok()?;
+    if url.trim().is_empty() {
+        return None;
+    }
+    let key = std::env::var(llama_cpp::API_KEY_ENV).ok();
+    match llama_cpp::router_models(&url, key.as_deref(), LLAMA_CPP_TIMEOUT).await {
+        Ok(models) => {
+            for model in models {
+                registry.add(model);
+            }
+            None
+        }
+        Err(e) => Some(format!("{e}; its models are not listed")),
+    }
+}
+
 /// Splits a `:thinking` suffix off a model spec when the suffix is a thinking
 /// level (`claude-sonnet-4-5:high`); ids with other colons (`qwen2.5:7b`) are kept.
 pub fn split_thinking(spec: &str) -> (String, Option<ThinkingLevel>) {
@@ -175,7 +201,7 @@ pub async fn choose(
             return Ok(ChosenModel { model, thinking });
         }
     }
-    // Nothing chosen: the first provider with a key.
+    // Nothing chosen: the first provider with a key, else a llama.cpp router's model.
     let mut providers: Vec<&str> = PREFERRED_PROVIDERS.to_vec();
     for m in registry.models() {
         if !providers.contains(&m.provider.as_str()) {
@@ -192,6 +218,18 @@ pub async fn choose(
             });
         }
     }
+    // A llama.cpp router needs no key: its models are in the catalog only
+    // when it was asked and answered (`add_llama_cpp_models`).
+    if let Some(model) = registry
+        .models()
+        .iter()
+        .find(|m| m.provider == makai_ai::catalog::llama_cpp::PROVIDER)
+    {
+        return Ok(ChosenModel {
+            model: model.clone(),
+            thinking: None,
+        });
+    }
     Err(CliError::NoKey(no_credentials_message()))
 }
 
@@ -205,7 +243,8 @@ pub fn no_credentials_message() -> String {
          \x20 - log in with a Claude Pro/Max subscription: makai auth login anthropic\n\
          \x20 - pass a key for one run: makai --api-key KEY --model anthropic/claude-sonnet-4-5\n\
          \x20 - use a local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio), no key needed:\n\
-         \x20     {LOCAL_HINT}\n\n\
+         \x20     {LOCAL_HINT}\n\
+         \x20 - use a llama.cpp router's models: export LLAMA_BASE_URL=http://127.0.0.1:9931\n\n\
          `makai --list-models` shows the known models."
     )
 }

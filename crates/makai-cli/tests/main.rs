@@ -19,6 +19,7 @@ mod default_tools;
 mod first_turn;
 mod http_settings;
 mod image_resize;
+mod llama_cpp;
 mod local_model;
 mod logging;
 mod mcp;

@@ -1,6 +1,7 @@
 //! pi's built-in extensions, as makai has them: `builtin:mcp` (MCP
-//! servers), `builtin:codemode` (the `codemode` tool) and
-//! `builtin:tool-search` (the `tool_search` tool). They are on by default;
+//! servers), `builtin:codemode` (the `codemode` tool),
+//! `builtin:tool-search` (the `tool_search` tool) and `builtin:llama.cpp`
+//! (the models of a llama.cpp router, `makai_ai::catalog::llama_cpp`). They are on by default;
 //! the `extensions` setting turns one off with `-builtin:<name>` and on again
 //! with `+builtin:<name>` (a later entry wins, the project's after the
 //! user's), `--no-extensions` turns them all off, and `-e builtin:<name>`
@@ -10,11 +11,7 @@
 //! reported ([`BuiltinExtensions::unsupported`]) and `-e <path>` is refused.
 
 /// The built-in extensions makai has.
-pub const BUILTIN_EXTENSIONS: [&str; 3] = ["mcp", "codemode", "tool-search"];
-
-/// pi's built-in extension makai has no counterpart of: its local model
-/// is part of makai.
-const NOT_AN_EXTENSION: [&str; 1] = ["llama.cpp"];
+pub const BUILTIN_EXTENSIONS: [&str; 4] = ["mcp", "codemode", "tool-search", "llama.cpp"];
 
 /// Which built-in extensions are on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,7 +50,6 @@ impl BuiltinExtensions {
         for value in explicit.iter().map(|e| e.trim()) {
             match value.strip_prefix("builtin:") {
                 Some(name) if BUILTIN_EXTENSIONS.contains(&name) => out.set(name, true),
-                Some(name) if NOT_AN_EXTENSION.contains(&name) => {}
                 _ => {
                     return Err(format!(
                         "-e {value}: makai does not run pi's TypeScript extensions; its built-in ones are {}",
@@ -66,12 +62,6 @@ impl BuiltinExtensions {
                 }
             }
         }
-        out.unsupported.retain(|e| {
-            let name = e.trim_start_matches(['+', '-']);
-            !NOT_AN_EXTENSION
-                .iter()
-                .any(|n| name == format!("builtin:{n}"))
-        });
         Ok(out)
     }
 
@@ -82,7 +72,7 @@ impl BuiltinExtensions {
         }
     }
 
-    /// Whether built-in extension `name` (`mcp`, `codemode`, `tool-search`) is on.
+    /// Whether built-in extension `name` (one of [`BUILTIN_EXTENSIONS`]) is on.
     pub fn enabled(&self, name: &str) -> bool {
         !self.disabled.iter().any(|n| n == name)
     }
@@ -120,6 +110,7 @@ mod tests {
         )
         .unwrap();
         assert!(set.enabled("mcp") && !set.enabled("codemode") && set.enabled("tool-search"));
+        assert!(!set.enabled("llama.cpp"));
         assert_eq!(set.unsupported(), ["./ext.ts"]);
         // --no-extensions turns them all off; -e turns one back on.
         let none =

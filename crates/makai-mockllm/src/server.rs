@@ -73,6 +73,15 @@ struct Shared {
     cancel: CancellationToken,
     /// See [`ServerOptions::check_invariants_on_drop`].
     check_on_drop: std::sync::atomic::AtomicBool,
+    /// See [`MockServer::act_as_llama_router`].
+    router: Mutex<Option<LlamaRouter>>,
+}
+
+/// What a llama.cpp router in the script lists ([`MockServer::act_as_llama_router`]).
+#[derive(Clone, Debug)]
+struct LlamaRouter {
+    models: Value,
+    autoload: Option<bool>,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: every
@@ -122,6 +131,7 @@ impl MockServer {
                 served: 0,
             }),
             auth: Mutex::new(AuthState::default()),
+            router: Mutex::new(None),
             requests: Mutex::new(Vec::new()),
             record: options.record_requests,
             seq: AtomicU64::new(1),
@@ -172,6 +182,15 @@ impl MockServer {
     /// The bound port.
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// From now on answers as a llama.cpp server in router mode does:
+    /// `GET /models` lists `models` (the router's entries: `id`, `status`,
+    /// `architecture`, `meta`), and `GET /props` says `models_autoload`
+    /// (`None`: an older router without `/props`, answered 404). Chat
+    /// requests are scripted as ever.
+    pub fn act_as_llama_router(&self, models: Value, autoload: Option<bool>) {
+        *lock(&self.shared.router) = Some(LlamaRouter { models, autoload });
     }
 
     /// Every request received so far (all routes), in the order they were
@@ -405,6 +424,23 @@ async fn route(
             );
         }
         return respond(shared, api, recorded).await;
+    }
+    let router = lock(&shared.router).clone();
+    if let Some(router) = router
+        && method == Method::GET
+    {
+        match (path, router.autoload) {
+            ("/models", _) => {
+                return json_response(
+                    StatusCode::OK,
+                    &json!({"object": "list", "data": router.models}),
+                );
+            }
+            ("/props", Some(autoload)) => {
+                return json_response(StatusCode::OK, &json!({"models_autoload": autoload}));
+            }
+            _ => {}
+        }
     }
     if method == Method::GET && matches!(path, "/v1/models" | "/models") {
         return json_response(

@@ -28,6 +28,7 @@ use crate::model::{Api, Model};
 use crate::models_json::{self, ConfigValue};
 
 mod builtin;
+pub mod llama_cpp;
 
 /// makai's own entry: the small local model it can install and serve itself
 /// (not in pi's catalog).

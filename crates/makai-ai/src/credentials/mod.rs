@@ -159,8 +159,16 @@ pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
         "xiaomi-token-plan-ams" => "XIAOMI_TOKEN_PLAN_AMS_API_KEY",
         "xiaomi-token-plan-sgp" => "XIAOMI_TOKEN_PLAN_SGP_API_KEY",
         "cloudflare-ai-gateway" | "cloudflare-workers-ai" => "CLOUDFLARE_API_KEY",
+        crate::catalog::llama_cpp::PROVIDER => crate::catalog::llama_cpp::API_KEY_ENV,
         _ => return None,
     })
+}
+
+/// True for a provider whose servers may run with or without a key, where
+/// one is sent only when given: a llama.cpp router (`LLAMA_API_KEY`, for
+/// one started with `--api-key`).
+fn key_is_optional(model: &Model) -> bool {
+    model.provider == crate::catalog::llama_cpp::PROVIDER
 }
 
 /// True when the model's credential may come from a cloud credential chain
@@ -180,7 +188,8 @@ pub fn has_credential_chain(model: &Model) -> bool {
 /// and custom OpenAI-compatible servers may run without one, and cloud providers
 /// whose credentials come from a chain are checked when the chain is asked.
 pub fn requires_api_key(model: &Model) -> bool {
-    env_var_for_provider(&model.provider).is_some()
+    !key_is_optional(model)
+        && env_var_for_provider(&model.provider).is_some()
         && !is_loopback_url(&model.base_url)
         && !has_credential_chain(model)
 }
@@ -189,7 +198,8 @@ pub fn requires_api_key(model: &Model) -> bool {
 /// (ChatGPT, GitHub Copilot) or cloud credentials. A server on this machine
 /// needs none.
 pub fn needs_credential(model: &Model) -> bool {
-    !is_loopback_url(&model.base_url)
+    !key_is_optional(model)
+        && !is_loopback_url(&model.base_url)
         && (env_var_for_provider(&model.provider).is_some()
             || has_credential_chain(model)
             || model.api == Api::OpenAiCodexResponses

@@ -277,7 +277,31 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         }
     }
     let settings = loaded.settings;
-    let registry = models::load_registry(home.as_deref())?;
+    // pi's built-in extensions: MCP, codemode, tool_search, llama.cpp.
+    let extensions = makai_coding::extensions::BuiltinExtensions::resolve(
+        &settings.extensions,
+        args.no_extensions,
+        &args.extension,
+    )
+    .map_err(CliError::Usage)?;
+    if !extensions.unsupported().is_empty() {
+        super::warnings::say(
+            &mut said,
+            format!(
+                "settings: \"extensions\" entries makai does not load (it runs no TypeScript extensions; its built-in ones are {}): {}",
+                makai_coding::extensions::BUILTIN_EXTENSIONS
+                    .map(|n| format!("builtin:{n}"))
+                    .join(", "),
+                extensions.unsupported().join(", ")
+            ),
+        );
+    }
+    let mut registry = models::load_registry(home.as_deref())?;
+    if extensions.enabled("llama.cpp")
+        && let Some(warning) = models::add_llama_cpp_models(&mut registry).await
+    {
+        super::warnings::say(&mut said, warning);
+    }
 
     let catalog = AgentCatalog::load_trusted(&cwd, home.as_deref(), trust.trusted);
     let agent_name = args
@@ -396,22 +420,6 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 "{}/{} cannot call tools (its model entry says supportsTools: false), \
                  so tools are off; pass --tools read,ls,... to offer some anyway",
                 model.provider, model.id
-            ),
-        );
-    }
-    // pi's built-in extensions: MCP, codemode, tool_search.
-    let extensions = makai_coding::extensions::BuiltinExtensions::resolve(
-        &settings.extensions,
-        args.no_extensions,
-        &args.extension,
-    )
-    .map_err(CliError::Usage)?;
-    if !extensions.unsupported().is_empty() {
-        super::warnings::say(
-            &mut said,
-            format!(
-                "settings: \"extensions\" entries makai does not load (it runs no TypeScript extensions; its built-in ones are builtin:mcp, builtin:codemode, builtin:tool-search): {}",
-                extensions.unsupported().join(", ")
             ),
         );
     }

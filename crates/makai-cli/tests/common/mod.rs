@@ -15,7 +15,7 @@ use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
 /// Provider key variables removed from every child environment.
-pub const KEY_VARS: [&str; 22] = [
+pub const KEY_VARS: [&str; 24] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -38,6 +38,8 @@ pub const KEY_VARS: [&str; 22] = [
     "GOOGLE_CLOUD_API_KEY",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "CLOUDSDK_CONFIG",
+    "LLAMA_BASE_URL",
+    "LLAMA_API_KEY",
 ];
 
 /// A scripted server running on its own runtime (so tests can block freely).
