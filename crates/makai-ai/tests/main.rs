@@ -13,6 +13,7 @@ mod catalog;
 mod client;
 mod eventstream_frames;
 mod http_behaviour;
+mod llama_cpp_router;
 mod models_json_compat;
 mod request_bodies;
 mod secrets_in_logs;

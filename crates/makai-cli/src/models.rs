@@ -43,17 +43,13 @@ const LLAMA_CPP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5)
 /// a router that cannot be asked is a warning (returned), not an error:
 /// the other models still run.
 pub async fn add_llama_cpp_models(registry: &mut ModelRegistry) -> Option<String> {
-    use makai_ai::catalog::llama_cpp;
-    let url = std::env::var(llama_cpp::BASE_URL_ENV).ok()?;
-    if url.trim().is_empty() {
-        return None;
-    }
-    let key = std::env::var(llama_cpp::API_KEY_ENV).ok();
-    match llama_cpp::router_models(&url, key.as_deref(), LLAMA_CPP_TIMEOUT).await {
+    let listed = match makai_ai::catalog::llama_cpp::Router::from_env()? {
+        Ok(router) => router.with_timeout(LLAMA_CPP_TIMEOUT).models().await,
+        Err(e) => Err(e),
+    };
+    match listed {
         Ok(models) => {
-            for model in models {
-                registry.add(model);
-            }
+            registry.replace_provider(makai_ai::catalog::llama_cpp::PROVIDER, models);
             None
         }
         Err(e) => Some(format!("{e}; its models are not listed")),

@@ -48,6 +48,7 @@ mod subagents;
 mod thinking_levels;
 mod tui_approvals;
 mod tui_keys;
+mod tui_llama;
 mod tui_pi_commands;
 mod tui_session_cwd;
 mod tui_themes;

@@ -108,6 +108,7 @@ mod body;
 mod chunking;
 mod error;
 pub mod invariants;
+mod llama_router;
 mod record;
 mod scenario;
 mod script;

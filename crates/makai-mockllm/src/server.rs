@@ -15,6 +15,8 @@ use axum::response::Response;
 use axum::serve::ListenerExt;
 use bytes::Bytes;
 use serde_json::{Value, json};
+
+use crate::llama_router::LlamaRouter;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -75,13 +77,6 @@ struct Shared {
     check_on_drop: std::sync::atomic::AtomicBool,
     /// See [`MockServer::act_as_llama_router`].
     router: Mutex<Option<LlamaRouter>>,
-}
-
-/// What a llama.cpp router in the script lists ([`MockServer::act_as_llama_router`]).
-#[derive(Clone, Debug)]
-struct LlamaRouter {
-    models: Value,
-    autoload: Option<bool>,
 }
 
 /// Locks a mutex, ignoring poisoning (the data stays consistent: every
@@ -186,11 +181,13 @@ impl MockServer {
 
     /// From now on answers as a llama.cpp server in router mode does:
     /// `GET /models` lists `models` (the router's entries: `id`, `status`,
-    /// `architecture`, `meta`), and `GET /props` says `models_autoload`
-    /// (`None`: an older router without `/props`, answered 404). Chat
-    /// requests are scripted as ever.
+    /// `architecture`, `meta`), `GET /props` says `models_autoload`
+    /// (`None`: an older router without `/props`, answered 404), and
+    /// `POST /models/load`, `/models/unload` and `/models` (a download)
+    /// change the list (see `llama_router.rs`). Chat requests are scripted
+    /// as ever.
     pub fn act_as_llama_router(&self, models: Value, autoload: Option<bool>) {
-        *lock(&self.shared.router) = Some(LlamaRouter { models, autoload });
+        *lock(&self.shared.router) = Some(LlamaRouter::new(models, autoload));
     }
 
     /// Every request received so far (all routes), in the order they were
@@ -425,22 +422,13 @@ async fn route(
         }
         return respond(shared, api, recorded).await;
     }
-    let router = lock(&shared.router).clone();
-    if let Some(router) = router
-        && method == Method::GET
+    if let Some(router) = lock(&shared.router).as_mut()
+        && let Some((status, body)) = router.answer(method.as_str(), path, &recorded.body)
     {
-        match (path, router.autoload) {
-            ("/models", _) => {
-                return json_response(
-                    StatusCode::OK,
-                    &json!({"object": "list", "data": router.models}),
-                );
-            }
-            ("/props", Some(autoload)) => {
-                return json_response(StatusCode::OK, &json!({"models_autoload": autoload}));
-            }
-            _ => {}
-        }
+        return json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            &body,
+        );
     }
     if method == Method::GET && matches!(path, "/v1/models" | "/models") {
         return json_response(

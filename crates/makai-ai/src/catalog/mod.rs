@@ -101,6 +101,14 @@ impl ModelRegistry {
         models.push(model);
     }
 
+    /// Makes `models` the models of `provider`: the ones it had are removed
+    /// (a llama.cpp router's models, listed again after a load).
+    pub fn replace_provider(&mut self, provider: &str, models: Vec<Model>) {
+        let all = self.models.to_mut();
+        all.retain(|m| m.provider != provider);
+        all.extend(models);
+    }
+
     /// Applies a `models.json` file in pi's format (see [`crate::models_json`]):
     /// adds its models and changes existing ones. A missing file is not an error
     /// (returns 0); a file that cannot be parsed is, naming the file and the

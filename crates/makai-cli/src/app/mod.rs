@@ -82,7 +82,8 @@ pub(crate) struct AppState {
 pub(crate) struct Shared {
     agent: Agent,
     session: SharedSession,
-    registry: ModelRegistry,
+    /// The catalog; a llama.cpp router's models change with `/llama`.
+    registry: std::sync::RwLock<ModelRegistry>,
     keys: KeyResolver,
     settings: Settings,
     cwd: PathBuf,
@@ -227,7 +228,7 @@ impl AppSession {
         let shared = Arc::new(Shared {
             agent: parts.agent,
             session: parts.session,
-            registry: parts.registry,
+            registry: std::sync::RwLock::new(parts.registry),
             keys: parts.keys,
             settings: parts.settings,
             cwd: parts.cwd,

@@ -17,16 +17,30 @@ impl AppSession {
         self.inner.agent.state().thinking_level
     }
 
-    /// The catalog.
-    pub fn registry(&self) -> &ModelRegistry {
-        &self.inner.registry
+    /// The catalog (held while the guard lives: never across an await).
+    pub fn registry(&self) -> std::sync::RwLockReadGuard<'_, ModelRegistry> {
+        self.inner
+            .registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Makes `models` the catalog's models of `provider` (a llama.cpp
+    /// router's, after `/llama` loaded or unloaded one).
+    pub fn set_provider_models(&self, provider: &str, models: Vec<Model>) {
+        self.inner
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace_provider(provider, models);
     }
 
     /// Models whose provider has a credential (a key, a login, configured cloud
     /// credentials) or needs none, plus the current one.
     pub async fn available_models(&self) -> Vec<Model> {
         let current = self.model();
-        let mut out = with_credentials(self.inner.registry.models(), &self.inner.keys).await;
+        let catalog = self.registry().models().to_vec();
+        let mut out = with_credentials(&catalog, &self.inner.keys).await;
         // The model the session started with (a `--base-url` model is in no
         // catalog) stays selectable after switching away from it.
         let started = &self.inner.start_model;

@@ -145,6 +145,8 @@ pub struct UiState {
     pub terminal_request: Option<TerminalRequest>,
     /// A `/login` waiting for the browser or a pasted code.
     pub login: Option<super::login::PendingLogin>,
+    /// A `/llama` load or download in progress.
+    pub llama: super::llama::LlamaJobs,
     /// Images pasted into the prompt, each shown in the editor as
     /// `[image N]` (N counts from 1); sent with the prompt while their marker
     /// is still there.

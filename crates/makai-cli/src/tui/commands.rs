@@ -55,6 +55,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("logout", "Remove stored credentials (/logout PROVIDER)"),
     ("mcp", "Show the MCP servers and their tools"),
     (
+        "llama",
+        "Load, unload or download a llama.cpp router's models (LLAMA_BASE_URL)",
+    ),
+    (
         "trust",
         "Show the project's trust, or save a decision: /trust yes|no|forget",
     ),
@@ -204,6 +208,7 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
         "login" => config_commands::login(ctx, arg),
         "logout" => config_commands::logout(ctx, arg),
         "mcp" => config_commands::mcp(ctx),
+        "llama" => super::llama::open(ctx, arg),
         "reload" => config_commands::reload(ctx),
         "trust" => match crate::app::trust::trust_command(
             arg.unwrap_or(""),

@@ -34,6 +34,7 @@ pub mod event_loop;
 pub mod exit_output;
 pub mod input;
 pub mod keymap;
+pub mod llama;
 pub mod login;
 pub mod markdown;
 pub mod pickers;

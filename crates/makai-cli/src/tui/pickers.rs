@@ -429,6 +429,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         SelectorKind::Settings => super::config_commands::toggle_setting(ctx, &value),
         SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
         SelectorKind::ImportGone => super::config_commands::import_gone_chosen(ctx, &value),
+        SelectorKind::Llama => super::llama::on_choice(ctx, &value),
     }
 }
 

@@ -24,6 +24,8 @@ pub enum SelectorKind {
     /// How to open an imported session whose working directory is gone
     /// (the value: `continue`, `fork` or `cancel`, then a tab and the file).
     ImportGone,
+    /// A `/llama` choice ([`super::llama`]: an action, a tab, a model).
+    Llama,
 }
 
 /// One row of a selector.

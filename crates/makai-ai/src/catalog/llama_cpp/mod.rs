@@ -10,12 +10,15 @@
 //! classifiers, not chat models, and are left out. The caller names the
 //! router (pi's `LLAMA_BASE_URL`, [`BASE_URL_ENV`]) and its key, if it was
 //! started with one (`LLAMA_API_KEY`, [`API_KEY_ENV`]).
+//!
+//! [`Router`] (`router.rs`) also loads, unloads and downloads models, as
+//! pi's `/llama` does.
 
-use std::time::Duration;
-
-use serde::Deserialize;
+mod router;
 
 use crate::model::{Api, CompatFlags, Modality, Model, ModelCost};
+
+pub use router::{DownloadProgress, Router, RouterEntry, Wait};
 
 /// The provider's id.
 pub const PROVIDER: &str = "llama.cpp";
@@ -26,7 +29,7 @@ pub const API_KEY_ENV: &str = "LLAMA_API_KEY";
 /// A model's context window when the router does not report one (pi's).
 const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// Why the router's models could not be listed.
+/// What went wrong asking the router.
 #[derive(Debug, thiserror::Error)]
 pub enum LlamaCppError {
     /// The configured URL is not an http(s) URL.
@@ -58,41 +61,25 @@ pub enum LlamaCppError {
         /// What was wrong with the answer.
         reason: String,
     },
-}
-
-/// One model in the router's list.
-#[derive(Clone, Debug, Deserialize)]
-struct RouterModel {
-    id: String,
-    status: RouterStatus,
-    #[serde(default)]
-    architecture: Option<Architecture>,
-    #[serde(default)]
-    meta: Option<Meta>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-struct RouterStatus {
-    /// `unloaded`, `loading`, `loaded`, `downloading` or `sleeping`.
-    value: String,
-    #[serde(default)]
-    failed: Option<bool>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-struct Architecture {
-    #[serde(default)]
-    input_modalities: Vec<String>,
-    #[serde(default)]
-    output_modalities: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-struct Meta {
-    #[serde(default)]
-    n_ctx: Option<u64>,
-    #[serde(default)]
-    n_ctx_train: Option<u64>,
+    /// A model the router was asked to load stopped instead.
+    #[error("{model} failed to load{}", exit_code.map(|c| format!(" (exit code {c})")).unwrap_or_default())]
+    LoadFailed {
+        /// The model.
+        model: String,
+        /// The exit code of its server process, when the router says.
+        exit_code: Option<i64>,
+    },
+    /// A download the router was asked for failed.
+    #[error("the download of {model} failed: {message}")]
+    DownloadFailed {
+        /// The model.
+        model: String,
+        /// The router's message.
+        message: String,
+    },
+    /// The wait was cancelled.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// The router's URL as pi keeps it: `http(s)://host[:port][/path]`, without
@@ -124,83 +111,28 @@ pub fn inference_url(server_url: &str) -> String {
     format!("{server_url}/v1")
 }
 
-/// The router's models that can answer now (see the module docs), as
-/// models of the `llama.cpp` provider. `server_url` is normalized first.
-pub async fn router_models(
-    server_url: &str,
-    api_key: Option<&str>,
-    timeout: Duration,
-) -> Result<Vec<Model>, LlamaCppError> {
-    let server = normalize_server_url(server_url)?;
-    let list = get_json(&server, "/models", api_key, timeout).await?;
-    let data = list
-        .get("data")
-        .and_then(serde_json::Value::as_array)
-        .ok_or_else(|| LlamaCppError::NotARouter {
-            url: server.clone(),
-            reason: "its /models answer has no `data` list".into(),
-        })?;
-    let mut entries = Vec::with_capacity(data.len());
-    for entry in data {
-        let model = RouterModel::deserialize(entry).map_err(|_| LlamaCppError::NotARouter {
-            url: server.clone(),
-            reason: "it is not running in router mode (its models have no `status`); start it \
-                     without --model, -m or -hf"
-                .into(),
-        })?;
-        entries.push(model);
-    }
-    // Older routers have no /props: then only what is awake is listed.
-    let autoload = match get_json(&server, "/props", api_key, timeout).await {
-        Ok(props) => props
-            .get("models_autoload")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false),
-        Err(e) => {
-            tracing::debug!("llama.cpp /props: {e}");
-            false
-        }
-    };
-    Ok(entries
-        .into_iter()
-        .filter(|m| answers_now(m, autoload))
-        .map(|m| to_model(&m, &server))
-        .collect())
-}
-
 /// Whether a request naming `m` is answered (see the module docs).
-fn answers_now(m: &RouterModel, autoload: bool) -> bool {
-    let decides = m
-        .architecture
-        .as_ref()
-        .is_some_and(|a| a.output_modalities.iter().any(|o| o == "decisions"));
-    if decides || m.status.failed == Some(true) {
+fn answers_now(m: &RouterEntry, autoload: bool) -> bool {
+    if m.decides || m.failed {
         return false;
     }
-    match m.status.value.as_str() {
+    match m.status.as_str() {
         "loaded" | "sleeping" => true,
         "unloaded" | "loading" => autoload,
         _ => false,
     }
 }
 
-fn to_model(m: &RouterModel, server: &str) -> Model {
-    let meta = m.meta.clone().unwrap_or_default();
-    let context_window = meta
-        .n_ctx
-        .or(meta.n_ctx_train)
-        .filter(|&n| n > 0)
-        .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+/// `m` as a model of the provider, asked at `server`'s `/v1`.
+fn to_model(m: &RouterEntry, server: &str) -> Model {
+    let context_window = m.context.unwrap_or(DEFAULT_CONTEXT_WINDOW);
     let mut model = Model::custom(
         Api::OpenAiCompletions,
         PROVIDER,
         &m.id,
         inference_url(server),
     );
-    if m.architecture
-        .as_ref()
-        .is_some_and(|a| a.input_modalities.iter().any(|i| i == "image"))
-    {
+    if m.images {
         model.input = vec![Modality::Text, Modality::Image];
     }
     model.cost = ModelCost::default();
@@ -215,49 +147,6 @@ fn to_model(m: &RouterModel, server: &str) -> Model {
         ..CompatFlags::default()
     });
     model
-}
-
-async fn get_json(
-    server: &str,
-    path: &str,
-    api_key: Option<&str>,
-    timeout: Duration,
-) -> Result<serde_json::Value, LlamaCppError> {
-    let mut request = crate::stream::http_client()
-        .get(format!("{server}{path}"))
-        .timeout(timeout);
-    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-        request = request.bearer_auth(key);
-    }
-    let unreachable = |e: reqwest::Error| LlamaCppError::Unreachable {
-        url: server.to_string(),
-        reason: if e.is_timeout() {
-            format!("no answer within {} s", timeout.as_secs_f64())
-        } else {
-            crate::stream::error_chain(&e)
-        },
-    };
-    let response = request.send().await.map_err(unreachable)?;
-    let status = response.status();
-    let body = response.bytes().await.map_err(unreachable)?;
-    let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
-    if !status.is_success() {
-        let message = json
-            .as_ref()
-            .and_then(|j| j.pointer("/error/message"))
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("(no message)")
-            .to_string();
-        return Err(LlamaCppError::Status {
-            url: server.to_string(),
-            status: status.as_u16(),
-            message,
-        });
-    }
-    json.ok_or_else(|| LlamaCppError::NotARouter {
-        url: server.to_string(),
-        reason: format!("its {path} answer is not JSON"),
-    })
 }
 
 #[cfg(test)]
@@ -279,15 +168,11 @@ mod tests {
         }
     }
 
-    fn entry(value: &str) -> RouterModel {
-        RouterModel {
+    fn entry(value: &str) -> RouterEntry {
+        RouterEntry {
             id: "m".into(),
-            status: RouterStatus {
-                value: value.into(),
-                failed: None,
-            },
-            architecture: None,
-            meta: None,
+            status: value.into(),
+            ..RouterEntry::default()
         }
     }
 
@@ -304,13 +189,10 @@ mod tests {
             assert_eq!(answers_now(&entry(value), true), on, "{value}");
         }
         let mut failed = entry("unloaded");
-        failed.status.failed = Some(true);
+        failed.failed = true;
         assert!(!answers_now(&failed, true));
         let mut decision = entry("loaded");
-        decision.architecture = Some(Architecture {
-            input_modalities: vec!["text".into()],
-            output_modalities: vec!["decisions".into()],
-        });
+        decision.decides = true;
         assert!(!answers_now(&decision, true));
     }
 }
