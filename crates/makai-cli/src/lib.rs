@@ -190,7 +190,8 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
     if let Some(pattern) = &args.list_models {
         let mut registry = models::load_registry(home.as_deref())?;
         if list_llama_cpp_models(&args, home.as_deref())
-            && let Some(warning) = models::add_llama_cpp_models(&mut registry).await
+            && let Some(warning) =
+                models::add_llama_cpp_models(&mut registry, home.as_deref()).await
         {
             eprintln!("makai: {warning}");
         }

@@ -37,13 +37,37 @@ pub fn load_registry(home: Option<&Path>) -> Result<ModelRegistry, CliError> {
 /// How long the llama.cpp router gets to list its models at start-up.
 const LLAMA_CPP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Adds the models of the llama.cpp router `LLAMA_BASE_URL` names (pi's
-/// built-in `llama.cpp` provider, [`makai_ai::catalog::llama_cpp`]), asked
-/// with `LLAMA_API_KEY` when set. Without the variable nothing is asked;
-/// a router that cannot be asked is a warning (returned), not an error:
-/// the other models still run.
-pub async fn add_llama_cpp_models(registry: &mut ModelRegistry) -> Option<String> {
-    let listed = match makai_ai::catalog::llama_cpp::Router::from_env()? {
+/// The llama.cpp router `LLAMA_BASE_URL` names (pi's built-in `llama.cpp`
+/// provider, [`makai_ai::catalog::llama_cpp`]), asked with the provider's
+/// key as every request of its models is: `auth.json`'s (`/login llama.cpp
+/// KEY`), else `LLAMA_API_KEY`, else none. `None` without the variable.
+pub async fn llama_cpp_router(
+    home: Option<&Path>,
+) -> Option<Result<makai_ai::catalog::llama_cpp::Router, makai_ai::catalog::llama_cpp::LlamaCppError>>
+{
+    use makai_ai::catalog::llama_cpp::{BASE_URL_ENV, PROVIDER, Router};
+    let url = std::env::var(BASE_URL_ENV).ok()?;
+    if url.trim().is_empty() {
+        return None;
+    }
+    let key = KeyResolver::new(home.map(Path::to_path_buf), None, None)
+        .resolve(PROVIDER)
+        .await
+        .ok()
+        .flatten()
+        .map(|(key, _)| key.expose().to_string());
+    Some(Router::new(&url, key.as_deref()))
+}
+
+/// Adds the models of the router [`llama_cpp_router`] names that can
+/// answer now. Without `LLAMA_BASE_URL` nothing is asked; a router that
+/// cannot be asked is a warning (returned), not an error: the other models
+/// still run.
+pub async fn add_llama_cpp_models(
+    registry: &mut ModelRegistry,
+    home: Option<&Path>,
+) -> Option<String> {
+    let listed = match llama_cpp_router(home).await? {
         Ok(router) => router.with_timeout(LLAMA_CPP_TIMEOUT).models().await,
         Err(e) => Err(e),
     };

@@ -175,6 +175,43 @@ fn with_autoload_the_routers_unloaded_models_are_listed_too() {
 }
 
 #[test]
+fn a_key_stored_with_login_asks_the_router_and_its_models() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("auth.json"),
+        json!({"llama.cpp": {"type": "api_key", "key": "stored-secret"}}).to_string(),
+    )
+    .unwrap();
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Keyed.")));
+    mock.server.act_as_llama_router(router_list(), Some(false));
+    let url = server_url(&mock);
+    // auth.json's key comes before LLAMA_API_KEY, as for every provider.
+    let out = run_with(
+        &env,
+        &[
+            "--model",
+            "llama.cpp/gemma-3-4b",
+            "--no-session",
+            "-p",
+            "hi",
+        ],
+        &[
+            ("LLAMA_BASE_URL", url.as_str()),
+            ("LLAMA_API_KEY", "env-secret"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "the list, /props and the answer");
+    assert!(
+        requests
+            .iter()
+            .all(|r| authorization(r) == Some("Bearer stored-secret")),
+        "{requests:?}"
+    );
+}
+
+#[test]
 fn a_router_that_cannot_be_asked_is_a_warning_and_the_rest_still_runs() {
     let env = Env::new();
     // Nothing listens on this port once the listener is dropped.

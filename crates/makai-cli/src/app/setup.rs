@@ -298,7 +298,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     let mut registry = models::load_registry(home.as_deref())?;
     if extensions.enabled("llama.cpp")
-        && let Some(warning) = models::add_llama_cpp_models(&mut registry).await
+        && let Some(warning) = models::add_llama_cpp_models(&mut registry, home.as_deref()).await
     {
         super::warnings::say(&mut said, warning);
     }

@@ -1,6 +1,6 @@
 //! `/llama`: pi's manager of a llama.cpp router's models
 //! ([`makai_ai::catalog::llama_cpp::Router`], the router `LLAMA_BASE_URL`
-//! names). It lists the router's models as the router has them now, loaded
+//! names, asked with the provider's key: [`crate::models::llama_cpp_router`]). It lists the router's models as the router has them now, loaded
 //! first; choosing a loaded one unloads it (after a yes), an unloaded one
 //! loads it (asking first whether to unload the others when some are
 //! loaded), and "Download model…" puts `/llama download ` in the editor for
@@ -50,13 +50,18 @@ impl LlamaJobs {
 const NOT_CONFIGURED: &str = "/llama manages the models of a llama.cpp router (`llama serve` without a model): \
      set LLAMA_BASE_URL to it (and LLAMA_API_KEY if it was started with --api-key), then start makai again";
 
+/// The router `/llama` manages ([`crate::models::llama_cpp_router`]), or
+/// the notice that says why there is none.
+async fn router() -> Result<Router, UiMsg> {
+    match crate::models::llama_cpp_router(makai_coding::makai_home().as_deref()).await {
+        None => Err(UiMsg::Notice(Level::Warning, NOT_CONFIGURED.to_string())),
+        Some(Err(e)) => Err(UiMsg::Notice(Level::Error, e.to_string())),
+        Some(Ok(router)) => Ok(router),
+    }
+}
+
 /// `/llama [download MODEL]`.
 pub fn open(ctx: &mut Ctx<'_>, arg: Option<&str>) {
-    let router = match Router::from_env() {
-        None => return ctx.st.notice(Level::Warning, NOT_CONFIGURED),
-        Some(Err(e)) => return ctx.st.notice(Level::Error, e.to_string()),
-        Some(Ok(router)) => router,
-    };
     if let Some(job) = ctx.st.llama.get() {
         let items = vec![
             SelectItem::new(format!("Stop {}", job.doing), job.model.clone(), "stop"),
@@ -72,11 +77,16 @@ pub fn open(ctx: &mut Ctx<'_>, arg: Option<&str>) {
     match arg.map(str::trim) {
         None | Some("") => {
             ctx.st.set_status(Level::Info, "Asking the llama.cpp router…");
-            ctx.spawn(async move { vec![list_selector(&router).await] });
+            ctx.spawn(async move {
+                match router().await {
+                    Ok(router) => vec![list_selector(&router).await],
+                    Err(msg) => vec![msg],
+                }
+            });
         }
         Some(rest) => match rest.strip_prefix("download").map(str::trim) {
             Some(model) if is_hugging_face_model(model) => {
-                start(ctx, router, Action::Download, model.to_string(), Vec::new());
+                start(ctx, Action::Download, model.to_string());
             }
             _ => ctx.st.notice(
                 Level::Error,
@@ -88,19 +98,25 @@ pub fn open(ctx: &mut Ctx<'_>, arg: Option<&str>) {
 
 /// Applies a `/llama` selector choice.
 pub fn on_choice(ctx: &mut Ctx<'_>, value: &str) {
-    let Some(Ok(router)) = Router::from_env() else {
-        return ctx.st.notice(Level::Warning, NOT_CONFIGURED);
-    };
     let (action, model) = value.split_once('\t').unwrap_or((value, ""));
     let model = model.to_string();
     match action {
-        "pick" => ctx.spawn(async move { picked(&router, model).await }),
-        "load" => start(ctx, router, Action::Load, model, Vec::new()),
+        "pick" => ctx.spawn(async move {
+            match router().await {
+                Ok(router) => picked(&router, model).await,
+                Err(msg) => vec![msg],
+            }
+        }),
+        "load" => start(ctx, Action::Load, model),
         "replace" => {
             let tx = ctx.tx.clone();
             let jobs = ctx.st.llama.clone();
             let app = ctx.app.clone();
             ctx.spawn(async move {
+                let router = match router().await {
+                    Ok(router) => router,
+                    Err(msg) => return vec![msg],
+                };
                 let loaded: Vec<String> = match router.list().await {
                     Ok(list) => list
                         .into_iter()
@@ -131,6 +147,10 @@ pub fn on_choice(ctx: &mut Ctx<'_>, value: &str) {
             ctx.st
                 .set_status(Level::Info, format!("Unloading {model}…"));
             ctx.spawn(async move {
+                let router = match router().await {
+                    Ok(router) => router,
+                    Err(msg) => return vec![msg],
+                };
                 let unloaded = match router.unload(&model).await {
                     Ok(()) => {
                         router
@@ -164,11 +184,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, value: &str) {
                 );
             }
         }
-        "retry" => {
-            ctx.st
-                .set_status(Level::Info, "Asking the llama.cpp router…");
-            ctx.spawn(async move { vec![list_selector(&router).await] });
-        }
+        "retry" => open(ctx, None),
         _ => {}
     }
 }
@@ -180,15 +196,22 @@ enum Action {
     Download,
 }
 
-/// Starts a load or download of `model` on a task; `restore` are the models
-/// unloaded for it, loaded again when it fails or is stopped.
-fn start(ctx: &mut Ctx<'_>, router: Router, action: Action, model: String, restore: Vec<String>) {
+/// Starts a load or download of `model` on a task.
+fn start(ctx: &mut Ctx<'_>, action: Action, model: String) {
     let tx = ctx.tx.clone();
     let jobs = ctx.st.llama.clone();
     let app = ctx.app.clone();
-    ctx.spawn(async move { run_job(&app, &tx, &jobs, router, action, model, restore).await });
+    ctx.spawn(async move {
+        match router().await {
+            Ok(router) => run_job(&app, &tx, &jobs, router, action, model, Vec::new()).await,
+            Err(msg) => vec![msg],
+        }
+    });
 }
 
+/// Loads or downloads `model` and waits for it, with its progress in the
+/// status line; `restore` are the models unloaded for it, loaded again when
+/// it fails or is stopped.
 async fn run_job(
     app: &AppSession,
     tx: &UiTx,

@@ -177,17 +177,6 @@ impl Router {
         })
     }
 
-    /// The router `LLAMA_BASE_URL` names, with `LLAMA_API_KEY`; `None`
-    /// when the variable is unset or empty.
-    pub fn from_env() -> Option<Result<Router, LlamaCppError>> {
-        let url = std::env::var(super::BASE_URL_ENV).ok()?;
-        if url.trim().is_empty() {
-            return None;
-        }
-        let key = std::env::var(super::API_KEY_ENV).ok();
-        Some(Router::new(&url, key.as_deref()))
-    }
-
     /// Each request may take at most `timeout`.
     pub fn with_timeout(mut self, timeout: Duration) -> Router {
         self.timeout = timeout;
