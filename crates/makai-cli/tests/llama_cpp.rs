@@ -5,8 +5,7 @@
 
 use crate::common;
 
-use std::process::{Output, Stdio};
-use std::time::Duration;
+use std::process::Output;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
@@ -32,18 +31,7 @@ fn server_url(mock: &Mock) -> String {
 }
 
 fn run_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = env.cmd();
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let child = cmd
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_output(child, Duration::from_secs(60))
+    env.run_with_vars(args, vars)
 }
 
 /// The `llama.cpp` models `--list-models` printed, in its order.

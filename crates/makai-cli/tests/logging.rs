@@ -45,23 +45,15 @@ fn run_print(
     session: Option<&Path>,
     vars: &[(&str, &str)],
 ) -> std::process::Output {
-    let mut cmd = env.cmd();
-    cmd.args(mock.args()).args(["-p", "hi"]);
+    let mut args: Vec<std::ffi::OsString> = mock.args().into_iter().map(Into::into).collect();
+    args.extend(["-p".into(), "hi".into()]);
     match session {
-        Some(s) => cmd.arg("--session").arg(s),
-        None => cmd.arg("--no-session"),
-    };
-    cmd.env("OPENAI_API_KEY", KEY);
-    for (k, v) in vars {
-        cmd.env(k, v);
+        Some(s) => args.extend(["--session".into(), s.into()]),
+        None => args.push("--no-session".into()),
     }
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_output(child, Duration::from_secs(60))
+    let mut all = vec![("OPENAI_API_KEY", KEY)];
+    all.extend_from_slice(vars);
+    env.run_with_vars(args, &all)
 }
 
 fn answered() -> Mock {

@@ -114,29 +114,10 @@ impl<'a> SchemaWalk<'a, '_> {
 /// references into other documents and pointers that lead nowhere.
 fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
-    let decoded = percent_decode(pointer)?;
+    let decoded = percent_encoding::percent_decode_str(pointer)
+        .decode_utf8()
+        .ok()?;
     root.pointer(&decoded)
-}
-
-/// A URI fragment's `%XX` escapes decoded (`#/$defs/a%20b`).
-fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_string());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

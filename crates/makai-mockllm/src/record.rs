@@ -54,7 +54,10 @@ pub(crate) fn bedrock_target(path: &str) -> Option<(String, bool)> {
         "converse" => false,
         _ => return None,
     };
-    let id = percent_decode(id)?;
+    let id = percent_encoding::percent_decode_str(id)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
     (!id.is_empty()).then_some((id, stream))
 }
 
@@ -68,23 +71,6 @@ pub(crate) fn vertex_anthropic_target(path: &str) -> Option<(String, bool)> {
         _ => return None,
     };
     Some((model.to_owned(), stream))
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A Gemini request target: the model and whether it streams.

@@ -148,6 +148,26 @@ impl Env {
         c
     }
 
+    /// Runs `makai args...` with `vars` set and stdin closed.
+    pub fn run_with_vars<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+        vars: &[(&str, &str)],
+    ) -> Output {
+        let mut cmd = self.cmd();
+        cmd.args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_output(child, Duration::from_secs(60))
+    }
+
     /// Runs `makai args...` with stdin from `input` (empty: closed).
     pub fn run(&self, args: &[String], input: &str) -> Output {
         let mut child = self
