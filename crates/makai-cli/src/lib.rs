@@ -189,7 +189,9 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
     let home = makai_coding::makai_home();
     if let Some(pattern) = &args.list_models {
         let mut registry = models::load_registry(home.as_deref())?;
-        if list_llama_cpp_models(&args, home.as_deref())
+        // Settings are read only when there is a router to ask.
+        if std::env::var_os(makai_ai::catalog::llama_cpp::BASE_URL_ENV).is_some()
+            && list_llama_cpp_models(&args, home.as_deref())
             && let Some(warning) =
                 models::add_llama_cpp_models(&mut registry, home.as_deref()).await
         {
