@@ -127,14 +127,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, value: &str) {
                 };
                 for other in &loaded {
                     let _ = tx.send(UiMsg::Status(Level::Info, format!("Unloading {other}…")));
-                    let unloaded = match router.unload(other).await {
-                        Ok(()) => {
-                            router
-                                .wait(other, Wait::Unloaded, &CancellationToken::new(), |_| {})
-                                .await
-                        }
-                        Err(e) => Err(e),
-                    };
+                    let unloaded = router.unload_and_wait(other).await;
                     if let Err(e) = unloaded {
                         return vec![UiMsg::Notice(Level::Error, e.to_string())];
                     }
@@ -151,14 +144,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, value: &str) {
                     Ok(router) => router,
                     Err(msg) => return vec![msg],
                 };
-                let unloaded = match router.unload(&model).await {
-                    Ok(()) => {
-                        router
-                            .wait(&model, Wait::Unloaded, &CancellationToken::new(), |_| {})
-                            .await
-                    }
-                    Err(e) => Err(e),
-                };
+                let unloaded = router.unload_and_wait(&model).await;
                 let mut out = match unloaded {
                     Ok(()) => vec![UiMsg::Notice(Level::Info, format!("Unloaded {model}"))],
                     Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
@@ -288,14 +274,7 @@ async fn run_job(
                     Level::Info,
                     format!("Loading {other} again…"),
                 ));
-                let again = match router.load(other).await {
-                    Ok(()) => {
-                        router
-                            .wait(other, Wait::Loaded, &CancellationToken::new(), |_| {})
-                            .await
-                    }
-                    Err(e) => Err(e),
-                };
+                let again = router.load_and_wait(other).await;
                 if let Err(e) = again {
                     out.push(UiMsg::Notice(
                         Level::Error,

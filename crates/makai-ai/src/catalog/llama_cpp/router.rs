@@ -251,6 +251,20 @@ impl Router {
             .map(drop)
     }
 
+    /// Unloads `model` and waits until the router says it is unloaded.
+    pub async fn unload_and_wait(&self, model: &str) -> Result<(), LlamaCppError> {
+        self.unload(model).await?;
+        self.wait(model, Wait::Unloaded, &CancellationToken::new(), |_| {})
+            .await
+    }
+
+    /// Loads `model` and waits until the router says it is loaded.
+    pub async fn load_and_wait(&self, model: &str) -> Result<(), LlamaCppError> {
+        self.load(model).await?;
+        self.wait(model, Wait::Loaded, &CancellationToken::new(), |_| {})
+            .await
+    }
+
     /// Asks the router to download `model` (`owner/repository[:quant]`
     /// of Hugging Face); the router does the download.
     pub async fn download(&self, model: &str) -> Result<(), LlamaCppError> {
