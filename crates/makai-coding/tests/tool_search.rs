@@ -14,6 +14,8 @@ use makai_agent::{
 use makai_coding::tools::codemode::IndirectTools;
 use makai_coding::tools::tool_search::ToolSearchTool;
 use makai_mockllm::{MockServer, RecordedRequest, Scenario, ScriptedResponse};
+
+use crate::common::subagents::tool_names;
 use serde_json::{Value, json};
 
 /// An MCP-style tool that answers with its own name.
@@ -32,17 +34,6 @@ impl Tool for Named {
 
 fn named(name: &str, description: &str, parameters: Value) -> Arc<dyn Tool> {
     Arc::new(Named(ToolSpec::new(name, description, parameters)))
-}
-
-fn offered(r: &RecordedRequest) -> Vec<String> {
-    r.body["tools"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn tool_result(r: &RecordedRequest) -> String {
@@ -129,7 +120,7 @@ async fn tool_search_finds_a_tool_by_its_arguments_behind_a_ref() {
     // The first search loads only the tool whose referenced model has the
     // words; the other's unreferenced definition does not count.
     assert_eq!(
-        offered(&requests[1]),
+        tool_names(&requests[1]),
         ["tool_search", "mcp__tracker__create"],
         "{}",
         tool_result(&requests[1])
@@ -141,7 +132,7 @@ async fn tool_search_finds_a_tool_by_its_arguments_behind_a_ref() {
     );
     // A camel-case property name is found by its parts.
     assert_eq!(
-        offered(&requests[2]),
+        tool_names(&requests[2]),
         ["tool_search", "mcp__tracker__create", "mcp__tracker__add"]
     );
 }
