@@ -29,6 +29,7 @@ pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
 pub mod offline;
+pub mod process_markers;
 pub mod proxy;
 pub mod resume;
 pub mod sandboxing;

@@ -16,6 +16,7 @@ fn main() {
     // SAFETY: still no other thread.
     unsafe {
         makai_cli::proxy::apply_from_user_settings();
+        makai_cli::process_markers::set();
     }
     let code = makai_cli::main_with_args(std::env::args_os());
     std::process::exit(code);

@@ -300,7 +300,7 @@ fn session_by_id(args: &Args, here: &Path, home: Option<&Path>, id: &str) -> Opt
     }
     let files = JsonlStore::resolve(
         args.session_dir.as_deref(),
-        std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
+        makai_coding::session::session_dir_from_env(),
         settings.session_dir.as_deref(),
         home,
     )

@@ -42,6 +42,7 @@ mod serve;
 mod serve_scale;
 mod session_cwd;
 mod session_damage;
+mod shell_session_env;
 mod store_pg;
 mod stream_reading;
 mod subagents;

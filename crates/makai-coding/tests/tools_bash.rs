@@ -50,6 +50,7 @@ fn recorder() -> (CallCtx, Arc<Mutex<Vec<ToolOutput>>>) {
     let ctx = CallCtx {
         cancel: CancellationToken::new(),
         on_update: Some(Arc::new(move |o| s2.lock().unwrap().push(o))),
+        session: None,
     };
     (ctx, seen)
 }
@@ -326,4 +327,47 @@ async fn background_jobs_holding_the_pipe_do_not_hang_the_call() {
         "the writer kept running"
     );
     assert!(!failed);
+}
+
+/// pi's session variables: set from the call's session (the file looked up
+/// when the command starts), left out when the environment does not expose
+/// the session.
+#[tokio::test]
+async fn commands_are_told_the_session_unless_it_is_hidden() {
+    use makai_coding::tools::{SessionFile, ShellSession};
+    let dir = tempfile::tempdir().unwrap();
+    let file = Arc::new(Mutex::new(Some(dir.path().join("first.jsonl"))));
+    let now = file.clone();
+    let env = ToolEnv::new(dir.path())
+        .with_session_file(SessionFile::new(move || now.lock().unwrap().clone()));
+    let ctx = CallCtx {
+        session: Some(ShellSession {
+            id: Some("s-1".into()),
+            file: None,
+            provider: Some("lab".into()),
+            model: Some("m".into()),
+            reasoning_level: Some("low"),
+        }),
+        ..CallCtx::default()
+    };
+    let print = json!({"command": r#"printf '%s|' "${PI_SESSION_ID-unset}" "${PI_SESSION_FILE-unset}" "${PI_PROVIDER-unset}" "${PI_MODEL-unset}" "${PI_REASONING_LEVEL-unset}""#});
+    let run = |env: ToolEnv| {
+        let (print, ctx) = (print.clone(), ctx.clone());
+        async move {
+            let (out, failed) = ran(run_builtin("bash", &env, print, &ctx).await);
+            assert!(!failed);
+            out.text_content()
+        }
+    };
+    let first = format!(
+        "s-1|{}|lab|m|low|",
+        dir.path().join("first.jsonl").display()
+    );
+    assert_eq!(run(env.clone()).await, first);
+    // The session moved on: the next command sees where it is now.
+    *file.lock().unwrap() = None;
+    assert_eq!(run(env.clone()).await, "s-1|unset|lab|m|low|");
+    let mut hidden = env;
+    hidden.expose_session = false;
+    assert_eq!(run(hidden).await, "unset|unset|unset|unset|unset|");
 }

@@ -66,6 +66,9 @@ impl AppSession {
                     emit(&delta);
                 }
             })),
+            // pi: the session variables are for the model's commands, not
+            // the user's `!` commands.
+            session: None,
         };
         let env = ToolEnv::new(self.cwd().to_path_buf())
             .with_sandbox(self.sandbox().clone())

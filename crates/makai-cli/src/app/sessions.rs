@@ -21,6 +21,11 @@ impl AppSession {
     async fn replace_session(&self, session: Session, restore_model: bool) {
         self.abort().await;
         let ctx = session.context();
+        // Requests (prompt caching, session affinity) and tool calls name
+        // the session they belong to.
+        let id = session.id().to_string();
+        self.agent()
+            .update_config(|config| config.options.session_id = Some(id));
         *self.session().lock() = session;
         self.inner.restore_ledger();
         self.agent().clear_all_queues();

@@ -198,7 +198,7 @@ pub fn choose_store(
     }
     let files = JsonlStore::resolve(
         args.session_dir.as_deref(),
-        std::env::var_os(makai_coding::session::SESSION_DIR_ENV),
+        makai_coding::session::session_dir_from_env(),
         settings.session_dir.as_deref(),
         home,
     )
@@ -454,6 +454,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 settings: settings.approvals.clone(),
             });
         env.fit_images = settings.images.auto_resize;
+        // `bash` tells its commands the session's file as it is when each
+        // starts (pi's PI_SESSION_FILE; the session changes with /new, /resume).
+        let current = session.clone();
+        env = env.with_session_file(makai_coding::tools::SessionFile::new(move || {
+            let file = current.lock().path().map(Path::to_path_buf)?;
+            std::path::absolute(file).ok()
+        }));
         let mut names = spec.tools.clone();
         // pi's defaultTools choose the default agent's tools; a spec of its own lists them.
         if args.agent.is_none()

@@ -14,6 +14,10 @@ pub mod tmux;
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
 use serde_json::{Value, json};
 
+/// The variables naming a session folder (makai's and pi's), which no test
+/// inherits from the shell running it.
+pub const SESSION_DIR_VARS: [&str; 2] = ["MAKAI_SESSION_DIR", "PI_CODING_AGENT_SESSION_DIR"];
+
 /// Provider key variables removed from every child environment.
 pub const KEY_VARS: [&str; 24] = [
     "ANTHROPIC_API_KEY",
@@ -132,7 +136,6 @@ impl Env {
         let mut c = Command::new(env!("CARGO_BIN_EXE_makai"));
         c.current_dir(self.work.path())
             .env("MAKAI_HOME", self.home.path())
-            .env_remove("MAKAI_SESSION_DIR")
             .env("MAKAI_NO_BROWSER", "1")
             // Without a key makai would install and start its local model.
             .env("MAKAI_AUTO_LOCAL", "0")
@@ -142,7 +145,7 @@ impl Env {
             .env_remove("MAKAI_LOG_FILE")
             // pi's folders (skills, prompts, models.json) of this test only.
             .env("PI_CODING_AGENT_DIR", self.pi_dir());
-        for k in KEY_VARS {
+        for k in KEY_VARS.iter().chain(&SESSION_DIR_VARS) {
             c.env_remove(k);
         }
         c

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Env, KEY_VARS};
+use super::{Env, KEY_VARS, SESSION_DIR_VARS};
 
 /// How long a screen may take to show what a test waits for.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -70,7 +70,7 @@ impl Pane {
         vars: &[(&str, &str)],
     ) -> (String, std::path::PathBuf, std::path::PathBuf) {
         let mut cmd = format!("cd {} && env", quote(&env.work().display().to_string()));
-        for k in KEY_VARS.iter().chain(["MAKAI_SESSION_DIR"].iter()) {
+        for k in KEY_VARS.iter().chain(&SESSION_DIR_VARS) {
             cmd.push_str(&format!(" -u {k}"));
         }
         for (k, v) in vars {

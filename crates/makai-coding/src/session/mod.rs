@@ -68,5 +68,8 @@ pub use spending::{
     SUBAGENT_LINK, Spending, SubagentLink, UncountedSubagent, file_spending, session_spending,
     session_spending_report, subagent_links,
 };
-pub use store::{JsonlStore, SESSION_DIR_ENV, SessionInfo, encode_cwd, session_title};
+pub use store::{
+    JsonlStore, PI_SESSION_DIR_ENV, SESSION_DIR_ENV, SessionInfo, encode_cwd, session_dir_from_env,
+    session_title,
+};
 pub use tree::{SessionTree, TreeNode, TreeView};

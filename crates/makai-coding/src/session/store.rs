@@ -16,6 +16,18 @@ use super::handle::{Session, id_from_file_name, session_file_name};
 /// (like the `--session-dir` flag).
 pub const SESSION_DIR_ENV: &str = "MAKAI_SESSION_DIR";
 
+/// pi's name for [`SESSION_DIR_ENV`], read when makai's is not set.
+pub const PI_SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
+
+/// The session folder the environment names: `MAKAI_SESSION_DIR`, else
+/// pi's `PI_CODING_AGENT_SESSION_DIR` (an empty value is no value).
+pub fn session_dir_from_env() -> Option<std::ffi::OsString> {
+    [SESSION_DIR_ENV, PI_SESSION_DIR_ENV]
+        .into_iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty())
+}
+
 /// How many characters of the first message a title keeps.
 const TITLE_CHARS: usize = 80;
 
@@ -108,16 +120,11 @@ impl JsonlStore {
         Ok(JsonlStore::new(home.join("sessions")))
     }
 
-    /// [`JsonlStore::resolve`] with `MAKAI_SESSION_DIR` and `MAKAI_HOME` read
-    /// from the environment (no settings).
+    /// [`JsonlStore::resolve`] with [`session_dir_from_env`] and `MAKAI_HOME`
+    /// read from the environment (no settings).
     pub fn from_env(explicit: Option<&Path>) -> Result<Self, SessionError> {
         let home = crate::settings::makai_home();
-        JsonlStore::resolve(
-            explicit,
-            std::env::var_os(SESSION_DIR_ENV),
-            None,
-            home.as_deref(),
-        )
+        JsonlStore::resolve(explicit, session_dir_from_env(), None, home.as_deref())
     }
 
     /// The folder holding the sessions of `cwd`.

@@ -8,8 +8,8 @@ use serde_json::Value;
 use makai_agent::{Tool, ToolContext, ToolError as AgentToolError, ToolSpec};
 
 use super::{
-    BUILTIN_TOOL_NAMES, CallCtx, ToolEnv, ToolError, ToolOutput, args::schema_for, bash, edit,
-    find, grep, ls, read, run_builtin, write,
+    BUILTIN_TOOL_NAMES, CallCtx, ShellSession, ToolEnv, ToolError, ToolOutput, args::schema_for,
+    bash, edit, find, grep, ls, read, run_builtin, write,
 };
 
 /// One built-in tool bound to an environment, usable by the agent loop.
@@ -18,6 +18,19 @@ pub struct BuiltinTool {
     name: &'static str,
     spec: ToolSpec,
     env: Arc<ToolEnv>,
+}
+
+/// The session of the run making the call, as `bash` tells its commands
+/// (the file is the tool environment's to add: [`ToolEnv::session_file`]).
+fn shell_session(ctx: &ToolContext) -> ShellSession {
+    let run = ctx.snapshot();
+    ShellSession {
+        id: ctx.session_id().map(str::to_string),
+        file: None,
+        provider: run.map(|r| r.model.provider.clone()),
+        model: run.map(|r| r.model.id.clone()),
+        reasoning_level: run.map(|r| r.model.clamp_thinking(r.thinking_level).as_str()),
+    }
 }
 
 impl BuiltinTool {
@@ -140,6 +153,7 @@ impl BuiltinTool {
         let call = CallCtx {
             cancel: ctx.cancel_token().clone(),
             on_update: Some(Arc::new(move |partial: ToolOutput| updater.update(partial))),
+            session: Some(shell_session(&ctx)),
         };
         run_builtin(self.name, &env, args, &call)
             .await

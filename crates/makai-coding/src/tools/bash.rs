@@ -113,18 +113,19 @@ pub(crate) async fn run_command(
     // what it started. Inside a sandbox that refuses `setpgid` (makai's own,
     // when makai runs as a sandboxed MCP server) it stays in makai's group,
     // and only the shell itself is signalled.
-    let (mut child, reader, own_group) = match spawn_shell(env, args, confinement.as_ref(), true) {
-        Err(e) if e.raw_os_error() == Some(Errno::EPERM as i32) => {
-            tracing::debug!(
-                "setpgid refused (a sandbox around makai); bash runs in makai's process group"
-            );
-            let (child, reader) = spawn_shell(env, args, confinement.as_ref(), false)
-                .map_err(|e| spawn_error(confinement.as_ref(), e))?;
-            (child, reader, false)
-        }
-        Err(e) => return Err(spawn_error(confinement.as_ref(), e)),
-        Ok((child, reader)) => (child, reader, true),
-    };
+    let (mut child, reader, own_group) =
+        match spawn_shell(env, args, ctx, confinement.as_ref(), true) {
+            Err(e) if e.raw_os_error() == Some(Errno::EPERM as i32) => {
+                tracing::debug!(
+                    "setpgid refused (a sandbox around makai); bash runs in makai's process group"
+                );
+                let (child, reader) = spawn_shell(env, args, ctx, confinement.as_ref(), false)
+                    .map_err(|e| spawn_error(confinement.as_ref(), e))?;
+                (child, reader, false)
+            }
+            Err(e) => return Err(spawn_error(confinement.as_ref(), e)),
+            Ok((child, reader)) => (child, reader, true),
+        };
     let Some(pid) = child.id() else {
         return Err(ToolError::Failed(
             "bash exited before it could be tracked".to_string(),
@@ -330,10 +331,11 @@ impl Stopper {
 }
 
 /// Starts `bash -c <command>` with its output on one pipe, in a process
-/// group of its own when `own_group`.
+/// group of its own when `own_group`, told about the session of the call.
 fn spawn_shell(
     env: &ToolEnv,
     args: &BashArgs,
+    ctx: &CallCtx,
     confinement: Option<&makai_sandbox::Confinement>,
     own_group: bool,
 ) -> std::io::Result<(Child, std::io::PipeReader)> {
@@ -352,6 +354,13 @@ fn spawn_shell(
         .kill_on_drop(false);
     if own_group {
         cmd.process_group(0);
+    }
+    if !env.expose_session {
+        super::session_env::hide(&mut cmd);
+    } else if let Some(session) = &ctx.session {
+        let mut session = session.clone();
+        session.file = env.session_file.as_ref().and_then(|f| f.current());
+        session.apply(&mut cmd);
     }
     let spawned = cmd.spawn();
     // Drop our copies of the pipe's write end so EOF arrives when the command's do.

@@ -23,6 +23,7 @@ pub mod ls;
 pub mod policy;
 pub mod read;
 pub mod selection;
+pub mod session_env;
 pub mod tool_search;
 pub mod truncate;
 pub mod write;
@@ -38,6 +39,7 @@ pub use error::ToolError;
 pub use makai_agent::ToolOutput;
 pub use policy::{PathPolicy, ResolvedPath};
 pub use selection::select_tools;
+pub use session_env::{SessionFile, ShellSession};
 
 /// The names of the built-in tools, in their usual order.
 pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
@@ -64,6 +66,13 @@ pub struct ToolEnv {
     /// When true (the default), `read` fits the images it returns within
     /// 2000 by 2000 pixels and 4.5 MiB (pi's `images.autoResize`).
     pub fit_images: bool,
+    /// When true (the default), `bash` tells its commands about the session
+    /// (pi's `PI_SESSION_ID`, `PI_MODEL`, ...: [`session_env`]); when false it
+    /// removes those variables, inherited ones included.
+    pub expose_session: bool,
+    /// Where the session's file is, looked up when each command starts
+    /// (`None`: the session has none, and `PI_SESSION_FILE` is unset).
+    pub session_file: Option<SessionFile>,
 }
 
 /// The sandbox commands run under, or why the chosen one cannot be enforced
@@ -82,7 +91,15 @@ impl ToolEnv {
             sandbox: None,
             escalation: None,
             fit_images: true,
+            expose_session: true,
+            session_file: None,
         }
+    }
+
+    /// Sets where the session's file is (`PI_SESSION_FILE` of `bash`'s commands).
+    pub fn with_session_file(mut self, file: SessionFile) -> Self {
+        self.session_file = Some(file);
+        self
     }
 
     /// Lets `bash` leave the sandbox with the approver's consent.
@@ -146,13 +163,18 @@ pub(crate) fn relative_display(base: &Path, path: &Path) -> String {
 /// A callback receiving partial results while a tool runs.
 pub type UpdateFn = Arc<dyn Fn(ToolOutput) + Send + Sync>;
 
-/// Per-call context: cancellation and where to stream partial results.
+/// Per-call context: cancellation, where to stream partial results, and
+/// the session the call runs in.
 #[derive(Clone, Default)]
 pub struct CallCtx {
     /// Cancelled when the call should stop (abort).
     pub cancel: CancellationToken,
     /// Receives partial results (only `bash` streams).
     pub on_update: Option<UpdateFn>,
+    /// The session and model of the agent run making the call, which `bash`
+    /// tells its commands (`None`: not called by a run, as for a `!` command
+    /// typed by the user; the environment is then left as it is).
+    pub session: Option<ShellSession>,
 }
 
 impl std::fmt::Debug for CallCtx {
@@ -160,6 +182,7 @@ impl std::fmt::Debug for CallCtx {
         f.debug_struct("CallCtx")
             .field("cancelled", &self.cancel.is_cancelled())
             .field("streams", &self.on_update.is_some())
+            .field("session", &self.session)
             .finish()
     }
 }
@@ -170,6 +193,7 @@ impl CallCtx {
         CallCtx {
             cancel,
             on_update: None,
+            session: None,
         }
     }
 
