@@ -152,6 +152,11 @@ struct SpeakingTerminal {
 
 impl SpeakingTerminal {
     fn start(env: &Env, args: &[String]) -> SpeakingTerminal {
+        SpeakingTerminal::start_with(env, args, &[])
+    }
+
+    /// [`SpeakingTerminal::start`] with `vars` set for makai.
+    fn start_with(env: &Env, args: &[String], vars: &[(&str, &str)]) -> SpeakingTerminal {
         use std::io::{Read, Write};
         use std::process::Stdio;
         let size = nix::pty::Winsize {
@@ -162,12 +167,18 @@ impl SpeakingTerminal {
         };
         let pty = nix::pty::openpty(Some(&size), None).unwrap();
         let stderr = std::fs::File::create(env.home.path().join("stderr.txt")).unwrap();
-        let child = env
-            .cmd()
-            .args(args)
-            .env("TERM", "xterm-256color")
+        let mut cmd = env.cmd();
+        cmd.env("TERM", "xterm-256color")
             .env_remove("COLORFGBG")
             .env_remove("COLORTERM")
+            .env_remove("PI_TRUE_COLOR")
+            .env_remove("TERM_PROGRAM")
+            .env_remove("WT_SESSION");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .args(args)
             .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
             .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
             .stderr(Stdio::from(stderr))
@@ -262,6 +273,72 @@ fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
     term.type_text("\x03");
     let status = term.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+/// How the user message's background reaches the terminal: the theme
+/// "paper" gives it as `#f0f0f0`, written as such to a terminal with 24-bit
+/// colour and as the nearest of the 256 colours to the others.
+fn user_message_background(vars: &[(&str, &str)], terminal: Option<Value>) -> &'static str {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    let themes = env.pi_dir().join("themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    let mut paper: Value =
+        serde_json::from_str(include_str!("../../makai-theme/themes/dark.json")).unwrap();
+    paper["name"] = json!("paper");
+    paper["colors"]["userMessageBg"] = json!("#f0f0f0");
+    std::fs::write(themes.join("paper.json"), paper.to_string()).unwrap();
+    let mut settings = json!({"theme": "paper"});
+    if let Some(terminal) = terminal {
+        settings["terminal"] = terminal;
+    }
+    env.settings(settings);
+    let mut term = SpeakingTerminal::start_with(&env, &mock.args(), vars);
+    term.wait_for("Ask anything");
+    term.type_text("hello there\r");
+    term.wait_for("answer");
+    let shown = term.output();
+    let which = if shown.contains("48;2;240;240;240m hello there") {
+        "24-bit"
+    } else if shown.contains("48;5;255m hello there") {
+        "256"
+    } else {
+        panic!("no user message background in {shown:?}")
+    };
+    term.type_text("\x03");
+    term.wait_for("Press Ctrl+C again to exit");
+    term.type_text("\x03");
+    assert_eq!(term.child.wait().unwrap().code(), Some(0));
+    which
+}
+
+/// pi's overrides of true-colour detection: `terminal.trueColor` first,
+/// then `PI_TRUE_COLOR`, then what the terminal says (`COLORTERM`).
+#[test]
+fn true_colour_follows_pi_s_setting_then_its_variable_then_the_terminal() {
+    assert_eq!(user_message_background(&[], None), "256");
+    assert_eq!(
+        user_message_background(&[("COLORTERM", "truecolor")], None),
+        "24-bit"
+    );
+    assert_eq!(
+        user_message_background(&[("PI_TRUE_COLOR", "1")], None),
+        "24-bit"
+    );
+    assert_eq!(
+        user_message_background(
+            &[("PI_TRUE_COLOR", "1"), ("COLORTERM", "truecolor")],
+            Some(json!({"trueColor": false}))
+        ),
+        "256"
+    );
+    assert_eq!(
+        user_message_background(
+            &[("COLORTERM", "truecolor"), ("PI_TRUE_COLOR", "0")],
+            Some(json!({"trueColor": "auto"}))
+        ),
+        "256"
+    );
 }
 
 /// `edit`'s diff is drawn once, below its message, in the theme's diff

@@ -133,14 +133,13 @@ pub fn sources(
 /// terminal ([`terminal_appearance`]) and activates it. Returns
 /// what the user should hear: invalid theme files, names taken twice, a
 /// theme that does not exist (the terminal's built-in theme is used).
-pub fn choose(sources: &[PathBuf], setting: Option<&str>) -> Vec<String> {
+/// `truecolor`: the terminal shows 24-bit colour ([`truecolor`]).
+pub fn choose(sources: &[PathBuf], setting: Option<&str>, truecolor: bool) -> Vec<String> {
     let mut set = ThemeSet::built_in();
     for source in sources {
         set.add(source);
     }
     let mut said: Vec<String> = set.problems().to_vec();
-    let truecolor =
-        std::env::var("COLORTERM").is_ok_and(|v| matches!(v.as_str(), "truecolor" | "24bit"));
     // A theme named outright needs nothing of the terminal.
     let named = setting
         .map(str::trim)
@@ -195,7 +194,43 @@ pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) ->
     };
     paths.extend(args.theme.iter().map(|p| app.cwd().join(p)));
     let setting = args.use_theme.as_deref().or(settings.theme.as_deref());
-    choose(&paths, setting)
+    let truecolor = truecolor(
+        settings
+            .extra
+            .get("terminal")
+            .and_then(|t| t.get("trueColor")),
+        std::env::var("PI_TRUE_COLOR").ok().as_deref(),
+        |name| std::env::var(name).ok(),
+    );
+    choose(&paths, setting, truecolor)
+}
+
+/// Whether the terminal shows 24-bit colour, as pi decides it: pi's
+/// `terminal.trueColor` setting (`true`, `false`; `"auto"` or unset:
+/// detect), else `PI_TRUE_COLOR` (`1`, `0`; `auto` or unset: detect), else
+/// what the terminal says of itself (`var` reads its environment):
+/// `COLORTERM=truecolor` or `24bit`, or a terminal known to have it
+/// (iTerm2, WezTerm, Ghostty, kitty, VS Code's, Windows Terminal).
+pub fn truecolor(
+    setting: Option<&serde_json::Value>,
+    env: Option<&str>,
+    var: impl Fn(&str) -> Option<String>,
+) -> bool {
+    if let Some(forced) = setting.and_then(serde_json::Value::as_bool) {
+        return forced;
+    }
+    match env.map(str::trim) {
+        Some("1" | "true") => return true,
+        Some("0" | "false") => return false,
+        _ => {}
+    }
+    if var("COLORTERM").is_some_and(|v| matches!(v.as_str(), "truecolor" | "24bit")) {
+        return true;
+    }
+    let known = ["iTerm.app", "WezTerm", "ghostty", "vscode"];
+    var("TERM_PROGRAM").is_some_and(|p| known.contains(&p.as_str()))
+        || var("TERM").is_some_and(|t| t == "xterm-kitty" || t == "xterm-ghostty")
+        || var("WT_SESSION").is_some()
 }
 
 /// How long the terminal may take to say its colours (pi waits as long).
@@ -464,6 +499,43 @@ pub fn thinking_color(level: makai_ai::ThinkingLevel) -> Color {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truecolor_is_the_setting_then_pi_s_variable_then_the_terminal_s_word() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let none = vars(&[]);
+        assert!(!truecolor(None, None, none));
+        assert!(truecolor(None, Some("1"), none));
+        assert!(truecolor(None, None, vars(&[("TERM_PROGRAM", "WezTerm")])));
+        assert!(truecolor(None, None, vars(&[("TERM", "xterm-kitty")])));
+        assert!(!truecolor(None, None, vars(&[("TERM_PROGRAM", "tmux")])));
+        let on = serde_json::json!(true);
+        let off = serde_json::json!(false);
+        let auto = serde_json::json!("auto");
+        assert!(truecolor(Some(&on), Some("0"), none));
+        assert!(!truecolor(
+            Some(&off),
+            Some("1"),
+            vars(&[("COLORTERM", "24bit")])
+        ));
+        assert!(truecolor(
+            Some(&auto),
+            Some("auto"),
+            vars(&[("COLORTERM", "24bit")])
+        ));
+        assert!(!truecolor(
+            Some(&auto),
+            Some("0"),
+            vars(&[("COLORTERM", "24bit")])
+        ));
+    }
 
     #[test]
     fn an_srgb_colour_without_truecolor_is_the_nearest_of_the_256() {
