@@ -48,6 +48,7 @@ mod stream_reading;
 mod subagents;
 mod thinking_levels;
 mod tui_approvals;
+mod tui_images;
 mod tui_keys;
 mod tui_llama;
 mod tui_pi_commands;

@@ -62,6 +62,9 @@ pub struct FooterInfo {
 pub struct UiState {
     /// The conversation.
     pub transcript: Transcript,
+    /// The images sent to the terminal (`None`: the conversation shows
+    /// images as notes; [`super::images`]).
+    pub image_output: Option<super::images::ImageOutput>,
     /// The prompt editor.
     pub editor: Editor,
     /// An open completion popup.
@@ -188,8 +191,32 @@ impl UiState {
             dirty: true,
             ..Default::default()
         };
+        let choice =
+            super::images::ImageChoice::from_settings(settings.extra.get("terminal"), |name| {
+                std::env::var(name).ok()
+            });
+        let mut image_note = None;
+        match choice {
+            super::images::ImageChoice::Kitty { width_cells, tmux } => {
+                if tmux {
+                    super::images::let_tmux_pass_images();
+                }
+                st.transcript.draw_images(super::images::ImageMaker::new(
+                    width_cells,
+                    super::images::cell_pixels(),
+                ));
+                st.image_output = Some(super::images::ImageOutput {
+                    uploads: Default::default(),
+                    tmux,
+                });
+            }
+            super::images::ImageChoice::Text { why } => image_note = why,
+        }
         st.reload(app);
         st.load_keymap();
+        if let Some(note) = image_note {
+            st.notice(Level::Warning, note);
+        }
         // Said on stderr too, but the full-screen UI hides that.
         match app.sandbox() {
             Err(e) => st.notice(Level::Error, format!("Shell commands are refused: {e}")),

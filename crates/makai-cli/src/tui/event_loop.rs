@@ -340,7 +340,12 @@ pub async fn run(
             ctx.st.dirty = true;
         }
         if ctx.st.dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-            if let Err(e) = tui.draw(|f| render::draw(f, ctx.st)) {
+            let state = &mut *ctx.st;
+            let sent = match state.image_output.as_mut() {
+                Some(output) => tui.send_images(output, state.transcript.images()),
+                None => Ok(()),
+            };
+            if let Err(e) = sent.and_then(|()| tui.draw(|f| render::draw(f, ctx.st))) {
                 progress.finish();
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
@@ -392,6 +397,9 @@ pub async fn run(
         }
     }
     progress.finish();
+    if let Some(output) = st.image_output.as_mut() {
+        tui.delete_images(output);
+    }
     if app.is_streaming() {
         // Quitting: a run that does not stop within 3 s ends with the process.
         let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;

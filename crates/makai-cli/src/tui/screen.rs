@@ -267,6 +267,36 @@ impl<W: Write> Screen<W> {
         Backend::flush(&mut self.backend)
     }
 
+    /// Makes the screen `size`: when that is a new size, the buffers are
+    /// resized and the terminal cleared (returns true). [`Screen::draw`]
+    /// does it first.
+    pub fn fit(&mut self, size: Size) -> io::Result<bool> {
+        let area = Rect::new(0, 0, size.width, size.height);
+        if area == self.shown.area {
+            return Ok(false);
+        }
+        self.shown.resize(area);
+        self.next.resize(area);
+        self.next.reset();
+        self.backend.clear_region(ClearType::All)?;
+        self.shown.reset();
+        self.shown_rows = vec![RowKey::Mixed; usize::from(size.height)];
+        self.next_rows = vec![RowKey::Blank; usize::from(size.height)];
+        self.borrowed = vec![false; usize::from(size.height)];
+        Ok(true)
+    }
+
+    /// Writes `bytes` as they are (escape sequences the cells do not carry:
+    /// images), sent with the next frame.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.backend.write_all(bytes)
+    }
+
+    /// Sends what was written.
+    pub fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.backend)
+    }
+
     /// Shows the cursor (when leaving full-screen mode).
     pub fn show_cursor(&mut self) -> io::Result<()> {
         self.backend.show_cursor()
@@ -280,17 +310,8 @@ impl<W: Write> Screen<W> {
     /// Draws a frame of `size` with `draw`, and writes it in one flush. A new
     /// size clears the terminal first.
     pub fn draw(&mut self, size: Size, draw: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
+        self.fit(size)?;
         let area = Rect::new(0, 0, size.width, size.height);
-        if area != self.shown.area {
-            self.shown.resize(area);
-            self.next.resize(area);
-            self.next.reset();
-            self.backend.clear_region(ClearType::All)?;
-            self.shown.reset();
-            self.shown_rows = vec![RowKey::Mixed; usize::from(size.height)];
-            self.next_rows = vec![RowKey::Blank; usize::from(size.height)];
-            self.borrowed = vec![false; usize::from(size.height)];
-        }
         let mut frame = Frame {
             buffer: &mut self.next,
             cursor: None,

@@ -20,6 +20,7 @@ use crossterm::terminal::{
 use crossterm::{cursor, execute};
 use ratatui::layout::Size;
 
+use super::images::{ImageOutput, InlineImage};
 use super::screen::{Frame, Screen};
 
 /// True while the terminal is in UI mode (the panic hook restores it then).
@@ -99,6 +100,9 @@ fn setup_terminal() -> std::io::Result<()> {
 /// The terminal in UI mode.
 pub struct Tui {
     screen: Screen<BufWriter<Stdout>>,
+    /// The screen was cleared since images were last sent (the UI came
+    /// back from the shell or the editor).
+    cleared: bool,
 }
 
 /// Room for a frame's output. A frame is many small commands (a cursor move,
@@ -116,7 +120,10 @@ impl Tui {
         let mut screen = Screen::new(out);
         // A failed clear leaves old text on screen; the next draw repaints it.
         let _ = screen.clear();
-        Ok(Tui { screen })
+        Ok(Tui {
+            screen,
+            cleared: true,
+        })
     }
 
     /// Hands the terminal back for a while: leaves UI mode, runs `away`, then
@@ -126,6 +133,7 @@ impl Tui {
         let out = away.await;
         setup_terminal()?;
         self.screen.clear()?;
+        self.cleared = true;
         Ok(out)
     }
 
@@ -191,6 +199,36 @@ impl Tui {
     pub fn draw(&mut self, f: impl FnOnce(&mut Frame<'_>)) -> std::io::Result<()> {
         let (width, height) = crossterm::terminal::size()?;
         self.screen.draw(Size { width, height }, f)
+    }
+
+    /// Sends the terminal those of `images` it does not have, ahead of the
+    /// next frame: all of them again when the screen was cleared or is
+    /// about to be (a new size).
+    pub fn send_images(
+        &mut self,
+        output: &mut ImageOutput,
+        images: &[Arc<InlineImage>],
+    ) -> std::io::Result<()> {
+        let (width, height) = crossterm::terminal::size()?;
+        let resized = self.screen.fit(Size { width, height })?;
+        if resized || std::mem::take(&mut self.cleared) {
+            output.uploads.forget();
+        }
+        let bytes = output.uploads.pending(images, output.tmux);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.screen.write_raw(&bytes)
+    }
+
+    /// Deletes the images sent to the terminal (the UI is ending).
+    pub fn delete_images(&mut self, output: &mut ImageOutput) {
+        let bytes = output.uploads.deletions(output.tmux);
+        if !bytes.is_empty() {
+            // Best effort: a terminal that cannot be written to keeps them.
+            let _ = self.screen.write_raw(&bytes);
+            let _ = self.screen.flush();
+        }
     }
 
     /// Leaves UI mode (also done on drop).

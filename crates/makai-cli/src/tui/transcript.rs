@@ -4,11 +4,14 @@
 //! session switch.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use makai_agent::{AgentEvent, AgentMessage, ToolOutput};
 use makai_ai::{AssistantContent, AssistantMessageEvent, Message, StopReason, UserContent};
+
+use super::images::{ImageMaker, InlineImage};
 
 /// How a notice is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +78,9 @@ pub struct Item {
     pub kind: ItemKind,
     /// Bumped on every change.
     pub rev: u64,
+    /// Its images, drawn below it when the terminal can
+    /// ([`Transcript::draw_images`]).
+    pub images: Vec<Arc<InlineImage>>,
 }
 
 /// The assistant message being streamed.
@@ -93,6 +99,10 @@ pub struct Transcript {
     streaming: Option<Streaming>,
     tools: HashMap<String, usize>,
     next_rev: u64,
+    /// Makes the items' images when the conversation draws them.
+    maker: Option<ImageMaker>,
+    /// Every image of the items, oldest first.
+    images: Vec<Arc<InlineImage>>,
 }
 
 impl Transcript {
@@ -106,6 +116,54 @@ impl Transcript {
         self.items.clear();
         self.streaming = None;
         self.tools.clear();
+        self.images.clear();
+    }
+
+    /// From now on the images of user messages and tool results are kept
+    /// for drawing, made by `maker`.
+    pub fn draw_images(&mut self, maker: ImageMaker) {
+        self.maker = Some(maker);
+    }
+
+    /// Every image of the items, oldest first.
+    pub fn images(&self) -> &[Arc<InlineImage>] {
+        &self.images
+    }
+
+    /// The drawable images of `content` (none unless images are drawn).
+    fn make_images(&mut self, content: &[UserContent]) -> Vec<Arc<InlineImage>> {
+        let Some(maker) = self.maker.as_mut() else {
+            return Vec::new();
+        };
+        let made: Vec<Arc<InlineImage>> = content
+            .iter()
+            .filter_map(|c| match c {
+                UserContent::Image(i) => maker.make(&i.mime_type, &i.data),
+                _ => None,
+            })
+            .collect();
+        self.images.extend(made.iter().cloned());
+        made
+    }
+
+    /// Appends a user message with its images.
+    fn push_user(&mut self, content: &[UserContent]) {
+        let images = self.make_images(content);
+        let i = self.push(ItemKind::User(user_text(content)));
+        self.items[i].images = images;
+    }
+
+    /// Gives tool call `id`'s item the images of its result.
+    fn tool_images(&mut self, id: &str, content: &[UserContent]) {
+        if !content.iter().any(|c| matches!(c, UserContent::Image(_))) {
+            return;
+        }
+        let images = self.make_images(content);
+        let rev = self.rev();
+        if let Some(item) = self.tools.get(id).and_then(|&i| self.items.get_mut(i)) {
+            item.images = images;
+            item.rev = rev;
+        }
     }
 
     fn rev(&mut self) -> u64 {
@@ -119,7 +177,11 @@ impl Transcript {
         if let ItemKind::Tool(t) = &kind {
             self.tools.insert(t.id.clone(), self.items.len());
         }
-        self.items.push(Item { kind, rev });
+        self.items.push(Item {
+            kind,
+            rev,
+            images: Vec::new(),
+        });
         self.items.len() - 1
     }
 
@@ -161,9 +223,7 @@ impl Transcript {
         self.clear();
         for m in messages {
             match m {
-                AgentMessage::Llm(Message::User(u)) => {
-                    self.push(ItemKind::User(user_text(&u.content)));
-                }
+                AgentMessage::Llm(Message::User(u)) => self.push_user(&u.content),
                 AgentMessage::Llm(Message::Assistant(a)) => {
                     for c in &a.content {
                         match c {
@@ -198,6 +258,7 @@ impl Transcript {
                         t.diff = diff;
                         t.state = ToolState::Done;
                     });
+                    self.tool_images(&r.tool_call_id, &r.content);
                 }
                 AgentMessage::CompactionSummary(c) => self.notice(
                     Level::Info,
@@ -235,9 +296,7 @@ impl Transcript {
     pub fn apply(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::MessageStart { message } => match message.as_ref() {
-                AgentMessage::Llm(Message::User(u)) => {
-                    self.push(ItemKind::User(user_text(&u.content)));
-                }
+                AgentMessage::Llm(Message::User(u)) => self.push_user(&u.content),
                 AgentMessage::Llm(Message::Assistant(_)) => {
                     self.streaming = Some(Streaming {
                         start: self.items.len(),
@@ -305,6 +364,7 @@ impl Transcript {
                     t.diff = diff;
                     t.state = ToolState::Done;
                 });
+                self.tool_images(tool_call_id, &result.content);
             }
             AgentEvent::AutoRetryStart {
                 attempt,

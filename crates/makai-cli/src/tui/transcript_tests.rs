@@ -144,3 +144,43 @@ fn rebuilds_from_a_transcript_with_results_attached_to_calls() {
     assert_eq!(tool.result.as_deref(), Some("main.rs"));
     assert!(matches!(&k[2], ItemKind::Notice(Level::Error, m) if m.contains("HTTP 500")));
 }
+
+/// A user message's images are kept for drawing once images are drawn,
+/// and made again when the transcript is rebuilt (a session switch).
+#[test]
+fn a_user_message_s_images_are_kept_when_images_are_drawn() {
+    use base64::Engine;
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(image::RgbImage::new(30, 10))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(png.into_inner());
+    let mut user = makai_ai::UserMessage::text("see");
+    user.content
+        .push(UserContent::Image(makai_ai::ImageContent {
+            data,
+            mime_type: "image/png".into(),
+        }));
+    let message = AgentMessage::Llm(Message::User(user));
+    let mut notes = Transcript::default();
+    notes.apply(&AgentEvent::MessageStart {
+        message: Arc::new(message.clone()),
+    });
+    assert!(notes.items()[0].images.is_empty() && notes.images().is_empty());
+    assert_eq!(
+        kinds(&notes),
+        [ItemKind::User("see\n[1 image(s) attached]".into())]
+    );
+
+    let mut t = Transcript::default();
+    t.draw_images(crate::tui::images::ImageMaker::new(60, Some((10, 20))));
+    t.apply(&AgentEvent::MessageStart {
+        message: Arc::new(message.clone()),
+    });
+    assert_eq!(t.items()[0].images.len(), 1);
+    assert_eq!(t.images().len(), 1);
+    let first = t.images()[0].id;
+    t.rebuild(&[message]);
+    assert_eq!(t.images().len(), 1);
+    assert_ne!(t.images()[0].id, first, "a new image for the new items");
+}

@@ -28,6 +28,9 @@ pub struct View {
     /// The theme's generation ([`theme::generation`]): rows drawn with
     /// another theme's colours are drawn again.
     pub theme: u32,
+    /// Items' images drawn below them (the terminal shows them; never in
+    /// the transcript left at exit).
+    pub images: bool,
 }
 
 /// The columns an answer's text is rendered in.
@@ -333,6 +336,7 @@ mod tests {
             show_thinking: false,
             expand_tools: false,
             theme: 0,
+            images: false,
         };
         let lines = item_lines(&item, view);
         assert_eq!(
@@ -373,6 +377,7 @@ mod tests {
             show_thinking: false,
             expand_tools: false,
             theme: 0,
+            images: false,
         };
         assert_eq!(
             text(&item_lines(&item, view)),
@@ -405,6 +410,7 @@ mod tests {
             show_thinking: true,
             expand_tools: false,
             theme: 0,
+            images: false,
         };
         let lines = text(&item_lines(&item, view));
         assert_eq!(lines[0], "● bash $ seq 10");
@@ -424,6 +430,7 @@ mod tests {
             show_thinking: false,
             expand_tools: false,
             theme: 0,
+            images: false,
         };
         assert_eq!(
             text(&item_lines(&item, view)),

@@ -120,7 +120,15 @@ impl RenderCache {
                 stream.update(text, items::text_width(view), items::thinking_style());
                 Rows::Thinking(stream)
             }
-            (kind, _) => Rows::Plain(items::item_lines(kind, view)),
+            (kind, _) => {
+                let mut lines = items::item_lines(kind, view);
+                if view.images {
+                    for image in &item.images {
+                        lines.extend(image.lines());
+                    }
+                }
+                Rows::Plain(lines)
+            }
         };
         *slot = Some(Entry {
             rev: item.rev,
@@ -167,6 +175,7 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
         show_thinking: st.show_thinking,
         expand_tools: st.expand_tools,
         theme: theme::generation(),
+        images: false,
     };
     refresh_items(st, view);
     let mut out = header_lines(st);
@@ -190,6 +199,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
         show_thinking: st.show_thinking,
         expand_tools: st.expand_tools,
         theme: theme::generation(),
+        images: st.image_output.is_some(),
     };
     let header = header_lines(st);
     refresh_items(st, view);

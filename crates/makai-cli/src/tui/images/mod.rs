@@ -1,0 +1,415 @@
+//! Images drawn in the conversation, as pi draws them (its
+//! `terminal.showImages`, `terminal.images`, `terminal.imageWidthCells` and
+//! `PI_IMAGE_PROTOCOL`): the images of user messages and tool results, in
+//! terminals that speak kitty's graphics protocol with Unicode placeholders
+//! (kitty, Ghostty; [`kitty`]). Elsewhere, and in the transcript left on the
+//! terminal at exit, an image is the note "[N image(s)]".
+//!
+//! An image is sent to the terminal once ([`Uploads`]), before the frame
+//! that first needs it, and again after the screen was cleared; the
+//! conversation's rows hold its placeholder cells ([`InlineImage::lines`]).
+
+pub mod kitty;
+
+use std::collections::HashSet;
+use std::io::Cursor;
+use std::sync::Arc;
+
+use base64::Engine;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+
+/// pi's default `terminal.imageWidthCells`.
+pub const DEFAULT_WIDTH_CELLS: u16 = 60;
+/// The most rows an image takes.
+const MAX_ROWS: u16 = 40;
+
+/// Whether and how the conversation draws images.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageChoice {
+    /// Drawn with kitty's protocol, at most `width_cells` columns wide;
+    /// `tmux`: makai runs inside tmux, which must pass the images on.
+    Kitty {
+        /// The widest an image is drawn, in cells.
+        width_cells: u16,
+        /// Inside tmux.
+        tmux: bool,
+    },
+    /// Shown as a note; `why`, when the user asked for a protocol makai does
+    /// not draw with.
+    Text {
+        /// What to tell the user.
+        why: Option<String>,
+    },
+}
+
+impl ImageChoice {
+    /// pi's rules: `terminal.showImages: false` shows none; `terminal.images`
+    /// (`"kitty"`, `"iterm2"`, `false`, `"auto"`), else `PI_IMAGE_PROTOCOL`
+    /// (`kitty`, `iterm2`, `none`, `auto`), else the terminal's own word
+    /// (`var` reads the environment): kitty (`TERM=xterm-kitty`,
+    /// `KITTY_WINDOW_ID`) and Ghostty (`TERM_PROGRAM=ghostty`,
+    /// `TERM=xterm-ghostty`), not through tmux or screen, where only a
+    /// forced choice draws them. iTerm2's protocol is not drawn: its images
+    /// are notes, and the user is told.
+    pub fn from_settings(
+        terminal: Option<&serde_json::Value>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> ImageChoice {
+        let setting = |key: &str| terminal.and_then(|t| t.get(key));
+        if setting("showImages").and_then(serde_json::Value::as_bool) == Some(false) {
+            return ImageChoice::Text { why: None };
+        }
+        let width_cells = setting("imageWidthCells")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|w| *w > 0)
+            .map_or(DEFAULT_WIDTH_CELLS, |w| {
+                u16::try_from(w)
+                    .unwrap_or(kitty::MAX_CELLS)
+                    .min(kitty::MAX_CELLS)
+            });
+        let tmux = var("TMUX").is_some_and(|v| !v.is_empty());
+        let forced = match setting("images") {
+            Some(serde_json::Value::Bool(false)) => Some("none".to_string()),
+            Some(serde_json::Value::String(s)) if s != "auto" => Some(s.clone()),
+            _ => var("PI_IMAGE_PROTOCOL")
+                .map(|v| v.trim().to_ascii_lowercase())
+                .filter(|v| !v.is_empty() && v != "auto"),
+        };
+        match forced.as_deref() {
+            Some("kitty") => return ImageChoice::Kitty { width_cells, tmux },
+            Some("iterm2") => {
+                return ImageChoice::Text {
+                    why: Some(
+                        "makai draws images with kitty's graphics protocol only (kitty, Ghostty); \
+                         iTerm2's is not drawn, so images are shown as notes"
+                            .to_string(),
+                    ),
+                };
+            }
+            Some(_) => return ImageChoice::Text { why: None },
+            None => {}
+        }
+        let term = var("TERM").unwrap_or_default();
+        let multiplexed = tmux || term.starts_with("screen") || term.starts_with("tmux");
+        let speaks_kitty = term == "xterm-kitty"
+            || term == "xterm-ghostty"
+            || var("KITTY_WINDOW_ID").is_some()
+            || var("TERM_PROGRAM").is_some_and(|p| p.eq_ignore_ascii_case("ghostty"));
+        if speaks_kitty && !multiplexed {
+            ImageChoice::Kitty { width_cells, tmux }
+        } else {
+            ImageChoice::Text { why: None }
+        }
+    }
+}
+
+/// One image as the conversation draws it: sent as PNG, placed in
+/// `columns` x `rows` cells.
+pub struct InlineImage {
+    /// The terminal's id of it (24 bits).
+    pub id: u32,
+    /// Cells across.
+    pub columns: u16,
+    /// Cells down.
+    pub rows: u16,
+    /// The PNG, base64.
+    png: String,
+}
+
+impl std::fmt::Debug for InlineImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InlineImage")
+            .field("id", &self.id)
+            .field("columns", &self.columns)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for InlineImage {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl InlineImage {
+    /// The rows holding its placeholder cells.
+    pub fn lines(&self) -> Vec<Line<'static>> {
+        let (r, g, b) = kitty::id_colour(self.id);
+        let style = Style::default().fg(Color::Rgb(r, g, b));
+        (0..self.rows)
+            .map(|row| {
+                Line::from(Span::styled(
+                    kitty::placeholder_row(row, self.columns),
+                    style,
+                ))
+            })
+            .collect()
+    }
+
+    /// What sends it to the terminal.
+    pub fn transmission(&self, tmux: bool) -> Vec<u8> {
+        kitty::transmission(self.id, self.columns, self.rows, &self.png, tmux)
+    }
+}
+
+/// Makes [`InlineImage`]s for one conversation: the ids, the widest an
+/// image is drawn, and the shape of a cell.
+#[derive(Debug)]
+pub struct ImageMaker {
+    next_id: u32,
+    width_cells: u16,
+    /// A cell's width and height in pixels.
+    cell: (u32, u32),
+}
+
+impl ImageMaker {
+    /// Images at most `width_cells` wide, in cells of `cell` pixels (`None`:
+    /// the terminal does not say; a cell is taken as 10 x 20).
+    pub fn new(width_cells: u16, cell: Option<(u32, u32)>) -> ImageMaker {
+        // Ids start apart for each process, so that two makai in one
+        // terminal window seldom name each other's images.
+        let start = ((std::process::id() & 0xFFFF) << 8).max(1);
+        ImageMaker {
+            next_id: start,
+            width_cells: width_cells.clamp(1, kitty::MAX_CELLS),
+            cell: cell.filter(|(w, h)| *w > 0 && *h > 0).unwrap_or((10, 20)),
+        }
+    }
+
+    /// The image of `data` (base64 of a PNG, JPEG, GIF or WebP file, as
+    /// `mime_type` says); `None` when it cannot be read.
+    pub fn make(&mut self, mime_type: &str, data: &str) -> Option<Arc<InlineImage>> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .ok()?;
+        let reader = image::ImageReader::new(Cursor::new(&bytes))
+            .with_guessed_format()
+            .ok()?;
+        let is_png = reader.format() == Some(image::ImageFormat::Png);
+        let (width, height) = reader.into_dimensions().ok()?;
+        if width == 0 || height == 0 {
+            return None;
+        }
+        // kitty takes PNG; other formats are converted once.
+        let png = if is_png && mime_type.eq_ignore_ascii_case("image/png") {
+            data.trim().to_string()
+        } else {
+            let decoded = image::load_from_memory(&bytes).ok()?;
+            let mut out = Cursor::new(Vec::new());
+            decoded.write_to(&mut out, image::ImageFormat::Png).ok()?;
+            base64::engine::general_purpose::STANDARD.encode(out.into_inner())
+        };
+        let (cell_w, cell_h) = self.cell;
+        let natural = width.div_ceil(cell_w).max(1);
+        let columns = u16::try_from(natural)
+            .unwrap_or(u16::MAX)
+            .min(self.width_cells);
+        let rows = (u64::from(columns) * u64::from(cell_w) * u64::from(height))
+            .div_ceil(u64::from(width) * u64::from(cell_h))
+            .clamp(1, u64::from(MAX_ROWS.min(kitty::MAX_CELLS)));
+        let id = self.next_id;
+        self.next_id = if self.next_id >= 0x00FF_FFFF {
+            1
+        } else {
+            self.next_id + 1
+        };
+        Some(Arc::new(InlineImage {
+            id,
+            columns,
+            rows: u16::try_from(rows).unwrap_or(MAX_ROWS),
+            png,
+        }))
+    }
+}
+
+/// The images of a UI that draws them: what the terminal was sent, and
+/// whether it is reached through tmux.
+#[derive(Debug, Default)]
+pub struct ImageOutput {
+    /// What the terminal has.
+    pub uploads: Uploads,
+    /// Inside tmux: images are wrapped for tmux to pass on.
+    pub tmux: bool,
+}
+
+/// Asks the tmux makai runs in to pass images on to the terminal (its
+/// pane's `allow-passthrough` option); best effort: a tmux that refuses
+/// leaves images undrawn, as before.
+pub fn let_tmux_pass_images() {
+    let _ = std::process::Command::new("tmux")
+        .args(["set-option", "-p", "allow-passthrough", "on"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+/// The size of a cell in pixels, as the terminal says it (`None`: it does not).
+pub fn cell_pixels() -> Option<(u32, u32)> {
+    let size = crossterm::terminal::window_size().ok()?;
+    if size.columns == 0 || size.rows == 0 || size.width == 0 || size.height == 0 {
+        return None;
+    }
+    Some((
+        u32::from(size.width) / u32::from(size.columns),
+        u32::from(size.height) / u32::from(size.rows),
+    ))
+}
+
+/// The images the terminal has: each is sent before the first frame that
+/// needs it, sent again after the screen was cleared, and deleted when the
+/// UI ends.
+#[derive(Debug, Default)]
+pub struct Uploads {
+    sent: HashSet<u32>,
+}
+
+impl Uploads {
+    /// The bytes sending those of `images` the terminal does not have.
+    pub fn pending<'a>(
+        &mut self,
+        images: impl IntoIterator<Item = &'a Arc<InlineImage>>,
+        tmux: bool,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        for image in images {
+            if self.sent.insert(image.id) {
+                out.extend(image.transmission(tmux));
+            }
+        }
+        out
+    }
+
+    /// The screen was cleared: every image is sent again.
+    pub fn forget(&mut self) {
+        self.sent.clear();
+    }
+
+    /// The bytes deleting every image sent.
+    pub fn deletions(&mut self, tmux: bool) -> Vec<u8> {
+        let mut ids: Vec<u32> = self.sent.drain().collect();
+        ids.sort_unstable();
+        ids.into_iter()
+            .flat_map(|id| kitty::deletion(id, tmux))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn kitty(tmux: bool) -> ImageChoice {
+        ImageChoice::Kitty {
+            width_cells: DEFAULT_WIDTH_CELLS,
+            tmux,
+        }
+    }
+
+    #[test]
+    fn the_choice_is_the_settings_then_pi_s_variable_then_the_terminal() {
+        let text = ImageChoice::Text { why: None };
+        assert_eq!(ImageChoice::from_settings(None, env(&[])), text);
+        assert_eq!(
+            ImageChoice::from_settings(None, env(&[("TERM", "xterm-kitty")])),
+            kitty(false)
+        );
+        assert_eq!(
+            ImageChoice::from_settings(None, env(&[("TERM_PROGRAM", "ghostty")])),
+            kitty(false)
+        );
+        // Through tmux only when forced.
+        let in_tmux = &[("TERM", "xterm-kitty"), ("TMUX", "/tmp/tmux-1/default,1,0")];
+        assert_eq!(ImageChoice::from_settings(None, env(in_tmux)), text);
+        let forced = &[("TMUX", "/tmp/t,1,0"), ("PI_IMAGE_PROTOCOL", "kitty")];
+        assert_eq!(ImageChoice::from_settings(None, env(forced)), kitty(true));
+        let off = serde_json::json!({"images": false});
+        assert_eq!(ImageChoice::from_settings(Some(&off), env(forced)), text);
+        let hidden = serde_json::json!({"showImages": false, "images": "kitty"});
+        assert_eq!(ImageChoice::from_settings(Some(&hidden), env(&[])), text);
+        let wide = serde_json::json!({"images": "kitty", "imageWidthCells": 30});
+        assert_eq!(
+            ImageChoice::from_settings(Some(&wide), env(&[])),
+            ImageChoice::Kitty {
+                width_cells: 30,
+                tmux: false
+            }
+        );
+        let iterm = ImageChoice::from_settings(None, env(&[("PI_IMAGE_PROTOCOL", "iterm2")]));
+        assert!(matches!(iterm, ImageChoice::Text { why: Some(w) } if w.contains("iTerm2")));
+    }
+
+    fn png(width: u32, height: u32) -> String {
+        let img = image::RgbImage::from_pixel(width, height, image::Rgb([200, 10, 10]));
+        let mut out = Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(img)
+            .write_to(&mut out, image::ImageFormat::Png)
+            .unwrap();
+        base64::engine::general_purpose::STANDARD.encode(out.into_inner())
+    }
+
+    #[test]
+    fn an_image_takes_the_cells_its_shape_needs_up_to_the_width() {
+        let mut maker = ImageMaker::new(60, Some((10, 20)));
+        // 200 x 100 pixels: 20 cells across, 5 rows of 20 pixels.
+        let small = maker.make("image/png", &png(200, 100)).unwrap();
+        assert_eq!((small.columns, small.rows), (20, 5));
+        // 2000 x 1000: 60 cells at most, rows in proportion.
+        let wide = maker.make("image/png", &png(2000, 1000)).unwrap();
+        assert_eq!((wide.columns, wide.rows), (60, 15));
+        assert_ne!(small.id, wide.id);
+        let lines = small.lines();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0].width(), 20, "one cell per placeholder");
+        assert!(maker.make("image/png", "not base64!").is_none());
+        assert!(
+            maker.make("image/png", "aGVsbG8=").is_none(),
+            "not an image"
+        );
+    }
+
+    #[test]
+    fn a_jpeg_is_sent_as_png() {
+        let img = image::RgbImage::from_pixel(30, 30, image::Rgb([1, 2, 3]));
+        let mut jpeg = Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(img)
+            .write_to(&mut jpeg, image::ImageFormat::Jpeg)
+            .unwrap();
+        let data = base64::engine::general_purpose::STANDARD.encode(jpeg.into_inner());
+        let mut maker = ImageMaker::new(60, None);
+        let image = maker.make("image/jpeg", &data).unwrap();
+        let sent = String::from_utf8(image.transmission(false)).unwrap();
+        let payload = sent.split(';').nth(1).unwrap().trim_end_matches("\x1b\\");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(payload)
+            .unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"));
+    }
+
+    #[test]
+    fn uploads_send_each_image_once_until_the_screen_is_cleared() {
+        let mut maker = ImageMaker::new(60, None);
+        let a = maker.make("image/png", &png(10, 10)).unwrap();
+        let b = maker.make("image/png", &png(10, 10)).unwrap();
+        let mut uploads = Uploads::default();
+        let first = uploads.pending([&a], false);
+        assert!(!first.is_empty());
+        assert!(uploads.pending([&a], false).is_empty());
+        assert!(!uploads.pending([&a, &b], false).is_empty());
+        uploads.forget();
+        assert_eq!(uploads.pending([&a], false), first);
+        let deleted = String::from_utf8(uploads.deletions(false)).unwrap();
+        assert_eq!(deleted, format!("\x1b_Ga=d,d=I,i={},q=2\x1b\\", a.id));
+    }
+}
