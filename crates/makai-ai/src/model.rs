@@ -233,6 +233,13 @@ pub struct CompatFlags {
     /// default), always, or never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key_mode: Option<PromptCacheKeyMode>,
+    /// pi's `supportsLongCacheRetention`: whether the endpoint takes long
+    /// prompt-cache retention (Anthropic's `ttl: "1h"`, OpenAI's
+    /// `prompt_cache_retention` / `prompt_cache_options`); see
+    /// [`Model::cache_retention`] for the defaults. Where it does not, long
+    /// retention is asked as short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_long_cache_retention: Option<bool>,
 }
 
 /// See [`CompatFlags::prompt_cache_key_mode`].
@@ -447,6 +454,35 @@ impl Model {
             CacheRetention::Long => lifetimes.long,
         }?;
         Some(std::time::Duration::from_secs(seconds))
+    }
+
+    /// The retention requests to this model ask for when `asked` is wanted:
+    /// long retention only where the endpoint takes it (pi's
+    /// `supportsLongCacheRetention`; by default every endpoint but
+    /// Fireworks's), else short.
+    pub fn cache_retention(
+        &self,
+        asked: crate::options::CacheRetention,
+    ) -> crate::options::CacheRetention {
+        use crate::options::CacheRetention;
+        let takes_long = self
+            .compat
+            .as_ref()
+            .and_then(|c| c.supports_long_cache_retention)
+            .unwrap_or(self.provider != "fireworks");
+        match asked {
+            CacheRetention::Long if !takes_long => CacheRetention::Short,
+            other => other,
+        }
+    }
+
+    /// pi's `supportsLongCacheRetention` as `models.json` sets it (`None`:
+    /// not set; OpenAI's long-retention fields then go to `api.openai.com`
+    /// only).
+    pub fn long_cache_retention_set(&self) -> Option<bool> {
+        self.compat
+            .as_ref()
+            .and_then(|c| c.supports_long_cache_retention)
     }
 
     /// True when the request `options` describe can be sent again with a

@@ -252,3 +252,30 @@ fn retry_provider_settings_add_retries_and_set_the_timeout_as_in_pi() {
         stderr(&out)
     );
 }
+
+/// pi's `PI_CACHE_RETENTION=long`: Anthropic's prompt cache is asked to
+/// last an hour; without it, the five minutes of the default.
+#[test]
+fn pi_cache_retention_long_asks_for_the_hour() {
+    let env = Env::new();
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let args = s(&[
+        "--base-url",
+        &mock.v1(),
+        "--api",
+        "anthropic-messages",
+        "--model",
+        "mock-model",
+        "--no-session",
+        "-p",
+        "hi",
+    ]);
+    for (value, ttl) in [("long", Some("1h")), ("", None)] {
+        let out = env.run_with_vars(&args, &[("PI_CACHE_RETENTION", value)]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let request = mock.requests().pop().unwrap();
+        let cache = &request.body["system"][0]["cache_control"];
+        assert_eq!(cache["type"], "ephemeral", "{}", request.raw_body);
+        assert_eq!(cache["ttl"].as_str(), ttl, "PI_CACHE_RETENTION={value}");
+    }
+}

@@ -206,6 +206,21 @@ pub fn choose_store(
     Ok(Arc::new(files))
 }
 
+/// pi's `PI_CACHE_RETENTION`: `long` asks providers to keep prompt caches
+/// longer where they can (Anthropic's hour, OpenAI's 24 hours or 30
+/// minutes), `none` asks for no caching; anything else, or unset, is the
+/// default short retention.
+fn cache_retention_from_env() -> makai_ai::CacheRetention {
+    match std::env::var("PI_CACHE_RETENTION")
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        Ok("long") => makai_ai::CacheRetention::Long,
+        Ok("none") => makai_ai::CacheRetention::None,
+        _ => makai_ai::CacheRetention::Short,
+    }
+}
+
 /// Wraps the session's one client: every model call of the session (runs,
 /// compactions, titles) goes through the returned one (a counter, a budget,
 /// a remote client...).
@@ -707,6 +722,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .thinking(thinking)
         .thinking_budgets(budgets)
         .session_id(session.lock().id().to_string())
+        .cache_retention(cache_retention_from_env())
         .steering(args.steering.unwrap_or(settings.steering_delivery))
         // Dry run is the agent's: every tool that is not read-only (built-in,
         // MCP, sub-agent) only says what it would do.

@@ -143,6 +143,8 @@ impl Env {
             // Logging as the defaults have it, whatever the shell running the tests says.
             .env_remove("MAKAI_LOG")
             .env_remove("MAKAI_LOG_FILE")
+            // Prompt caching as the defaults have it.
+            .env_remove("PI_CACHE_RETENTION")
             // pi's folders (skills, prompts, models.json) of this test only.
             .env("PI_CODING_AGENT_DIR", self.pi_dir());
         for k in KEY_VARS.iter().chain(&SESSION_DIR_VARS) {

@@ -89,7 +89,7 @@ pub(crate) fn body(
             model.id
         )));
     }
-    let cache = cache_control(options.cache_retention);
+    let cache = cache_control(model.cache_retention(options.cache_retention));
 
     let tool_choice = if context.tools.is_empty() {
         None

@@ -526,3 +526,35 @@ fn an_empty_conversation_is_an_invalid_request() {
     let err = crate::build_request(&m, &ctx, &options()).unwrap_err();
     assert!(err.to_string().contains("no message with content"), "{err}");
 }
+
+/// pi's `supportsLongCacheRetention`: long retention is asked as short where
+/// the endpoint does not take it (set so in `models.json`, or Fireworks).
+#[test]
+fn long_retention_is_short_where_the_endpoint_does_not_take_it() {
+    let ctx = Context {
+        system_prompt: Some("sys".into()),
+        messages: vec![user("hi")],
+        tools: Vec::new(),
+    };
+    let mut o = options();
+    o.cache_retention = CacheRetention::Long;
+    let system_cache = |m: &Model| build(m, &ctx, &o).body["system"][0]["cache_control"].clone();
+    let mut m = model("claude-sonnet-4-5");
+    assert_eq!(system_cache(&m), json!({"type": "ephemeral", "ttl": "1h"}));
+    m.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(false),
+        ..Default::default()
+    });
+    assert_eq!(system_cache(&m), json!({"type": "ephemeral"}));
+    let mut fireworks = model("accounts/fireworks/models/glm-5p2");
+    fireworks.provider = "fireworks".into();
+    assert_eq!(system_cache(&fireworks), json!({"type": "ephemeral"}));
+    fireworks.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(true),
+        ..Default::default()
+    });
+    assert_eq!(
+        system_cache(&fireworks),
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+}

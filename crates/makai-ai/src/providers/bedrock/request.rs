@@ -146,7 +146,8 @@ pub(super) fn build(
             model.id
         )));
     }
-    let cache = cache_point(options.cache_retention).filter(|_| caches(model));
+    let cache =
+        cache_point(model.cache_retention(options.cache_retention)).filter(|_| caches(model));
     if let Some(point) = &cache
         && let Some(last) = turns.last_mut()
         && last.role == "user"

@@ -219,6 +219,8 @@ pub(crate) fn resolve(model: &Model) -> Compat {
         requires_tools_with_tool_history,
         requires_non_null_assistant_content,
         prompt_cache_key_mode,
+        // Read where the retention is chosen (`Model::cache_retention`).
+        supports_long_cache_retention: _,
     } = f;
     let set = |slot: &mut bool, v: &Option<bool>| {
         if let Some(v) = v {

@@ -56,6 +56,8 @@ struct Body<'a> {
     store: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
 }
 
 /// One Chat Completions message; each role uses some of the fields.
@@ -195,6 +197,14 @@ fn body<'a>(
         }
         _ => None,
     };
+    // Long retention: `prompt_cache_retention` where it is taken, and the
+    // cache key with it where `models.json` says the proxy takes long
+    // retention (pi's `promptCacheKeyMode: auto`), unless the key is off.
+    let long_retention = crate::providers::openai_long_retention(model, options.cache_retention);
+    let key_for_long = long_retention
+        && model.long_cache_retention_set() == Some(true)
+        && model.compat.as_ref().and_then(|c| c.prompt_cache_key_mode)
+            != Some(crate::model::PromptCacheKeyMode::Disabled);
     Body {
         model: &model.id,
         messages: convert_messages(model, context, messages, compat),
@@ -235,11 +245,12 @@ fn body<'a>(
             })
             .flatten(),
         store: compat.store.then_some(false),
-        prompt_cache_key: (compat.prompt_cache_key
+        prompt_cache_key: ((compat.prompt_cache_key || key_for_long)
             && options.cache_retention != CacheRetention::None)
             .then(|| options.session_id.as_deref().filter(|s| !s.is_empty()))
             .flatten()
             .map(|session| session.chars().take(MAX_PROMPT_CACHE_KEY).collect()),
+        prompt_cache_retention: long_retention.then_some("24h"),
     }
 }
 

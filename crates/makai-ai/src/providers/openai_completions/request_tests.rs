@@ -649,3 +649,49 @@ fn pi_1_5_1_compat_prompt_cache_key_mode() {
     let auto = with_compat(openai(), json!({"promptCacheKeyMode": "auto"}));
     assert_eq!(body(&auto, &c, &o)["prompt_cache_key"], "session-9");
 }
+
+/// Long retention over Chat Completions: `prompt_cache_retention: "24h"` to
+/// OpenAI, and to a proxy `models.json` says takes it (with the cache key,
+/// pi's `promptCacheKeyMode: auto`); never with short retention.
+#[test]
+fn long_retention_asks_openai_and_willing_proxies_for_24_hours() {
+    let long = StreamOptions {
+        session_id: Some("s".into()),
+        cache_retention: CacheRetention::Long,
+        ..Default::default()
+    };
+    let c = Context {
+        messages: vec![user("hi")],
+        ..Default::default()
+    };
+    let b = body(&openai(), &c, &long);
+    assert_eq!(b["prompt_cache_retention"], "24h");
+    assert_eq!(b["prompt_cache_key"], "s");
+    let short = StreamOptions {
+        cache_retention: CacheRetention::Short,
+        ..long.clone()
+    };
+    assert!(
+        body(&openai(), &c, &short)
+            .get("prompt_cache_retention")
+            .is_none()
+    );
+    let b = body(&local(), &c, &long);
+    assert!(b.get("prompt_cache_retention").is_none() && b.get("prompt_cache_key").is_none());
+    let mut proxy = local();
+    proxy.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(true),
+        ..Default::default()
+    });
+    let b = body(&proxy, &c, &long);
+    assert_eq!(b["prompt_cache_retention"], "24h");
+    assert_eq!(b["prompt_cache_key"], "s");
+    proxy.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(true),
+        prompt_cache_key_mode: Some(crate::model::PromptCacheKeyMode::Disabled),
+        ..Default::default()
+    });
+    let b = body(&proxy, &c, &long);
+    assert_eq!(b["prompt_cache_retention"], "24h");
+    assert!(b.get("prompt_cache_key").is_none());
+}

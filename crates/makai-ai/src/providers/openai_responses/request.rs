@@ -67,6 +67,9 @@ struct Body<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_retention: Option<&'static str>,
+    /// GPT-5.6 and later: long retention as `{"ttl": "30m"}` (pi 1.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_options: Option<Value>,
 }
 
 /// A function tool (`strict: false`, see the module docs).
@@ -178,6 +181,9 @@ pub(crate) fn body(
     let max_tokens = options.max_tokens.unwrap_or(model.max_tokens);
     let tools = !context.tools.is_empty();
     let caching = options.cache_retention != CacheRetention::None;
+    let long_retention =
+        !codex && crate::providers::openai_long_retention(model, options.cache_retention);
+    let ttl_options = takes_cache_ttl_options(&model.id);
     let body = Body {
         model: &model.id,
         input: convert_messages(model, &messages, &ids),
@@ -225,12 +231,27 @@ pub(crate) fn body(
             .session_id
             .as_deref()
             .filter(|s| caching && !s.is_empty()),
-        prompt_cache_retention: (options.cache_retention == CacheRetention::Long
-            && !codex
-            && model.base_url.contains("api.openai.com"))
-        .then_some("24h"),
+        prompt_cache_retention: (long_retention && !ttl_options).then_some("24h"),
+        prompt_cache_options: (long_retention && ttl_options).then(|| json!({"ttl": "30m"})),
     };
     encode(&body)
+}
+
+/// GPT-5.6 and later take long retention as `prompt_cache_options.ttl`
+/// (pi 1.5), earlier models as `prompt_cache_retention`.
+fn takes_cache_ttl_options(model_id: &str) -> bool {
+    let id = model_id.rsplit('/').next().unwrap_or(model_id);
+    let Some(version) = id.strip_prefix("gpt-") else {
+        return false;
+    };
+    let mut parts = version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), _) if major > 5 => true,
+        (Some(5), Some(minor)) => minor >= 6 && version.starts_with(&format!("5.{minor}")),
+        _ => false,
+    }
 }
 
 fn endpoint(base_url: &str) -> String {

@@ -389,3 +389,51 @@ fn every_call_is_answered_even_when_the_result_is_missing() {
     assert_eq!(input[2]["type"], "function_call_output");
     assert_eq!(input[2]["call_id"], CALL_ID);
 }
+
+/// pi 1.5: GPT-5.6 and later take long retention as
+/// `prompt_cache_options.ttl: "30m"`; `supportsLongCacheRetention` sends it
+/// to a proxy (true) or keeps it from OpenAI (false).
+#[test]
+fn long_retention_follows_the_model_and_supports_long_cache_retention() {
+    let o = StreamOptions {
+        session_id: Some("s".into()),
+        cache_retention: CacheRetention::Long,
+        ..options()
+    };
+    let mut newer = model(false);
+    newer.id = "gpt-5.6-mini".into();
+    let b = body(&newer, &Context::default(), &o);
+    assert_eq!(b["prompt_cache_options"], json!({"ttl": "30m"}));
+    assert!(b.get("prompt_cache_retention").is_none());
+    for (id, options) in [
+        ("gpt-6", true),
+        ("gpt-5.10", true),
+        ("gpt-5.5", false),
+        ("gpt-4.1", false),
+        ("o3", false),
+    ] {
+        let mut m = model(false);
+        m.id = id.into();
+        let b = body(&m, &Context::default(), &o);
+        assert_eq!(b.get("prompt_cache_options").is_some(), options, "{id}");
+        assert_eq!(b.get("prompt_cache_retention").is_some(), !options, "{id}");
+    }
+    let mut proxy = model(false);
+    proxy.base_url = "http://127.0.0.1:1234/v1".into();
+    proxy.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(true),
+        ..Default::default()
+    });
+    assert_eq!(
+        body(&proxy, &Context::default(), &o)["prompt_cache_retention"],
+        "24h"
+    );
+    let mut refuses = model(false);
+    refuses.compat = Some(crate::model::CompatFlags {
+        supports_long_cache_retention: Some(false),
+        ..Default::default()
+    });
+    let b = body(&refuses, &Context::default(), &o);
+    assert!(b.get("prompt_cache_retention").is_none() && b.get("prompt_cache_options").is_none());
+    assert_eq!(b["prompt_cache_key"], "s");
+}
