@@ -115,8 +115,8 @@ pub struct UiState {
     /// When Esc was last pressed in an empty, idle editor (twice opens the
     /// `doubleEscapeAction`).
     pub last_escape: Option<Instant>,
-    /// `/resume` lists the sessions of every directory (Tab switches).
-    pub resume_all: bool,
+    /// What `/resume` shows ([`super::resume`]).
+    pub resume: super::resume::ResumeState,
     /// Leave the UI.
     pub quit: bool,
     /// Leave this session for another, run in another directory: the

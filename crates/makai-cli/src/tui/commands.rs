@@ -152,7 +152,7 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
                 }
             });
         }
-        "resume" => pickers::open_resume(ctx, pickers::ResumeScope::Start),
+        "resume" => super::resume::open_resume(ctx, super::resume::ResumeScope::Start),
         "tree" => pickers::open_tree(ctx),
         "fork" => pickers::open_fork(ctx),
         "clone" => {

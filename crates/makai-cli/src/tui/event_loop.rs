@@ -165,6 +165,8 @@ pub enum UiMsg {
         all: bool,
         /// The picker.
         selector: Selector,
+        /// The sessions listed, by their row's value.
+        sessions: std::collections::HashMap<String, makai_coding::session::SessionInfo>,
     },
 }
 
@@ -227,10 +229,14 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             st.completion = None;
             st.selector = Some(s);
         }
-        UiMsg::Sessions { all, selector } => {
+        UiMsg::Sessions {
+            all,
+            selector,
+            sessions,
+        } => {
             st.completion = None;
-            st.resume_all = all;
             st.selector = Some(selector);
+            super::resume::listed(ctx, all, sessions);
         }
         UiMsg::Reload { editor, notice } => {
             st.reload(ctx.app);

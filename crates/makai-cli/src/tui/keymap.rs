@@ -147,6 +147,16 @@ pub enum Action {
     TreeFilterCycleForward,
     /// In `/tree`: the previous filter.
     TreeFilterCycleBackward,
+    /// In `/resume`: show where each session is stored.
+    SessionTogglePath,
+    /// In `/resume`: only named sessions (toggles back).
+    SessionToggleNamedFilter,
+    /// In `/resume`: rename the highlighted session.
+    SessionRename,
+    /// In `/resume`: delete the highlighted session (after a yes).
+    SessionDelete,
+    /// In `/resume`: delete the highlighted session when nothing is typed.
+    SessionDeleteNoninvasive,
 }
 
 /// Every action: its id in `keybindings.json`, its default keys and what it
@@ -535,6 +545,36 @@ const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         &["shift+ctrl+o"],
         "In /tree: the previous filter",
     ),
+    (
+        Action::SessionTogglePath,
+        "app.session.togglePath",
+        &["ctrl+p"],
+        "In /resume: show where sessions are stored",
+    ),
+    (
+        Action::SessionToggleNamedFilter,
+        "app.session.toggleNamedFilter",
+        &["ctrl+n"],
+        "In /resume: only named sessions",
+    ),
+    (
+        Action::SessionRename,
+        "app.session.rename",
+        &["ctrl+r"],
+        "In /resume: rename the session",
+    ),
+    (
+        Action::SessionDelete,
+        "app.session.delete",
+        &["ctrl+d"],
+        "In /resume: delete the session",
+    ),
+    (
+        Action::SessionDeleteNoninvasive,
+        "app.session.deleteNoninvasive",
+        &["ctrl+backspace"],
+        "In /resume: delete the session when nothing is typed",
+    ),
 ];
 
 /// Action ids pi documents that makai has no use for (other screens, or
@@ -549,12 +589,7 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.select.pageDown",
     "tui.select.confirm",
     "tui.select.cancel",
-    "app.session.togglePath",
     "app.session.toggleSort",
-    "app.session.toggleNamedFilter",
-    "app.session.rename",
-    "app.session.delete",
-    "app.session.deleteNoninvasive",
     "app.models.save",
     "app.thinking.save",
     "app.tree.foldOrUp",

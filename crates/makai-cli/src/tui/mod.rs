@@ -41,6 +41,7 @@ pub mod markdown;
 pub mod pickers;
 pub mod progress;
 pub mod render;
+pub mod resume;
 pub mod screen;
 pub mod search;
 pub mod selectors;

@@ -1,15 +1,10 @@
 //! The selectors behind `/model`, `/thinking`, `/resume`, `/tree` and
 //! `/fork`: what they list and what choosing an item does.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::SystemTime;
-
 use makai_agent::AgentMessage;
 use makai_ai::Message;
 use makai_ai::{Model, ThinkingLevel};
 use makai_coding::session::{SessionEntry, TreeView};
-use makai_coding::{JsonlStore, SessionStore};
 
 use super::commands::set_thinking;
 use super::event_loop::{Ctx, UiMsg};
@@ -110,127 +105,6 @@ pub fn open_thinking(ctx: &mut Ctx<'_>) {
         SelectorKind::Thinking,
         items,
     ));
-}
-
-fn ago(t: SystemTime) -> String {
-    let secs = SystemTime::now()
-        .duration_since(t)
-        .map_or(0, |d| d.as_secs());
-    match secs {
-        0..60 => "just now".into(),
-        60..3600 => format!("{}m ago", secs / 60),
-        3600..86_400 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
-}
-
-/// Which sessions `/resume` lists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResumeScope {
-    /// This directory's; every directory's when it has none.
-    Start,
-    /// This directory's.
-    Here,
-    /// Every directory's.
-    All,
-}
-
-/// `/resume`: the saved sessions of the session folder (or of this
-/// directory in the session store), newest first; with Tab, pi's way, those
-/// of every directory (see [`UiState::resume_all`]). A session of another
-/// directory opens there (see [`super::config_commands::open_session_file`]).
-pub fn open_resume(ctx: &mut Ctx<'_>, scope: ResumeScope) {
-    let all = scope == ResumeScope::All;
-    let folder = ctx
-        .app
-        .session_file()
-        .and_then(|p| p.parent().map(PathBuf::from));
-    let store: Arc<dyn SessionStore> = match (folder, ctx.app.store()) {
-        (_, Some(store)) if all => store.clone(),
-        (Some(dir), _) => Arc::new(JsonlStore::flat(dir)),
-        (None, Some(store)) => store.clone(),
-        (None, None) => {
-            ctx.st.notice(
-                Level::Warning,
-                "Sessions are not saved in this run (--no-session), so there is nothing to resume.",
-            );
-            return;
-        }
-    };
-    let current = ctx.app.session_id();
-    let cwd = ctx.app.cwd().display().to_string();
-    let every = ctx.app.store().cloned();
-    ctx.spawn(async move {
-        let here = cwd.clone();
-        let this_id = current.clone();
-        // With none saved here (the current one aside), every directory's.
-        let listed = tokio::task::spawn_blocking(move || {
-            if all {
-                return store.list_all().map(|l| (l, true));
-            }
-            let list = store.list(&cwd)?;
-            let none_here = list.iter().all(|s| s.message_count == 0 && s.id != this_id);
-            match every {
-                Some(every) if none_here && scope == ResumeScope::Start => {
-                    every.list_all().map(|l| (l, true))
-                }
-                _ => Ok((list, false)),
-            }
-        })
-        .await;
-        let (list, all) = match listed {
-            Ok(Ok(listed)) => listed,
-            Ok(Err(e)) => {
-                return vec![UiMsg::Notice(
-                    Level::Error,
-                    format!("Cannot list sessions: {e}"),
-                )];
-            }
-            Err(e) => {
-                return vec![UiMsg::Notice(
-                    Level::Error,
-                    format!("Cannot list sessions: {e}"),
-                )];
-            }
-        };
-        let items: Vec<SelectItem> = list
-            .iter()
-            .filter(|s| s.message_count > 0 || s.id == current)
-            .map(|s| {
-                let short_id: String = s.id.chars().take(8).collect();
-                let damaged = s
-                    .damaged_at
-                    .map(|l| format!(" · damaged at line {l}"))
-                    .unwrap_or_default();
-                let place = if all && s.cwd != here {
-                    format!(" · {}", s.cwd)
-                } else {
-                    String::new()
-                };
-                let detail = format!(
-                    "{} messages · {} · {short_id}{damaged}{place}",
-                    s.message_count,
-                    ago(s.modified)
-                );
-                let value = match &s.path {
-                    Some(path) => path.display().to_string(),
-                    None => s.id.clone(),
-                };
-                SelectItem::new(one_line(&s.title), detail, value).current(s.id == current)
-            })
-            .collect();
-        if items.is_empty() && all {
-            return vec![UiMsg::Notice(Level::Info, "No saved sessions yet.".into())];
-        }
-        let title = if all {
-            "Resume session · all directories (tab: this one)"
-        } else {
-            "Resume session · this directory (tab: all)"
-        };
-        let mut selector = Selector::new(title, SelectorKind::Resume, items);
-        selector.selected = 0;
-        vec![UiMsg::Sessions { all, selector }]
-    });
 }
 
 /// What a tree row says about an entry; `None` hides it.
@@ -414,6 +288,8 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         SelectorKind::Resume => {
             super::config_commands::open_session_file(ctx, &value, "Resumed");
         }
+        SelectorKind::ResumeDelete => super::resume::delete_chosen(ctx, &value),
+        SelectorKind::ResumeRename(target) => super::resume::rename_chosen(ctx, &target, &value),
         SelectorKind::Fork => ctx.spawn(async move {
             match app.fork(&value).await {
                 Ok(text) => vec![UiMsg::Reload {

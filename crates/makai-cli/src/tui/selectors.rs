@@ -26,6 +26,11 @@ pub enum SelectorKind {
     ImportGone,
     /// A `/llama` choice ([`super::llama`]: an action, a tab, a model).
     Llama,
+    /// Whether to delete a session of `/resume` (`delete`, a tab and the
+    /// row's value; or `keep`).
+    ResumeDelete,
+    /// The new name of the `/resume` row with this value (a text prompt).
+    ResumeRename(String),
 }
 
 /// One row of a selector.
@@ -53,6 +58,12 @@ pub mod tree_class {
     pub const LABELED: u8 = 4;
     /// A setting change: model, thinking level, context edit, system message.
     pub const SETTING: u8 = 8;
+}
+
+/// The [`SelectItem::class`] bits of `/resume` rows.
+pub mod resume_class {
+    /// A session with a name.
+    pub const NAMED: u8 = 1;
 }
 
 /// pi's `/tree` filters (`treeFilterMode`).
@@ -180,6 +191,13 @@ pub struct Selector {
     pub selected: usize,
     /// In `/tree`, the rows shown ([`SelectItem::class`]).
     pub tree_filter: TreeFilter,
+    /// Only rows with all these [`SelectItem::class`] bits show (0: every row).
+    pub only_class: u8,
+    /// A text prompt rather than a list: the typed text is the answer
+    /// (Enter chooses it, whatever the rows), named by this label.
+    pub prompt: Option<String>,
+    /// Keys of this selector's own, shown on its bottom border.
+    pub hint: Option<String>,
 }
 
 impl Selector {
@@ -193,7 +211,25 @@ impl Selector {
             filter: String::new(),
             selected,
             tree_filter: TreeFilter::All,
+            only_class: 0,
+            prompt: None,
+            hint: None,
         }
+    }
+
+    /// A text prompt titled `title` asking for `label`, holding `initial`;
+    /// `notes` are rows shown under it.
+    pub fn prompt(
+        title: impl Into<String>,
+        kind: SelectorKind,
+        label: impl Into<String>,
+        initial: &str,
+        notes: Vec<SelectItem>,
+    ) -> Self {
+        let mut s = Selector::new(title, kind, notes);
+        s.prompt = Some(label.into());
+        s.filter = initial.to_string();
+        s
     }
 
     /// Shows the `/tree` rows `filter` lets through, keeping the highlighted
@@ -211,6 +247,9 @@ impl Selector {
 
     /// Indexes of the rows that match the filter (every word, case-insensitive).
     pub fn visible(&self) -> Vec<usize> {
+        if self.prompt.is_some() {
+            return (0..self.items.len()).collect();
+        }
         let words: Vec<String> = self
             .filter
             .to_lowercase()
@@ -221,6 +260,7 @@ impl Selector {
             .iter()
             .enumerate()
             .filter(|(_, it)| self.tree_filter.shows(it.class))
+            .filter(|(_, it)| it.class & self.only_class == self.only_class)
             .filter(|(_, it)| {
                 let hay = format!("{} {}", it.label, it.detail).to_lowercase();
                 words.iter().all(|w| hay.contains(w.as_str()))
@@ -244,6 +284,9 @@ impl Selector {
         match key.code {
             KeyCode::Esc => return SelectOutcome::Cancelled,
             KeyCode::Char('c') if ctrl => return SelectOutcome::Cancelled,
+            KeyCode::Enter if self.prompt.is_some() => {
+                return SelectOutcome::Chosen(self.filter.clone());
+            }
             KeyCode::Enter => {
                 let visible = self.visible();
                 return match visible.get(self.selected) {
@@ -342,5 +385,39 @@ mod tests {
             Some(TreeFilter::LabeledOnly)
         );
         assert_eq!(TreeFilter::parse("labelled"), None);
+    }
+
+    #[test]
+    fn a_prompt_answers_what_was_typed_and_a_class_filter_hides_rows() {
+        let mut p = Selector::prompt(
+            "Rename",
+            SelectorKind::ResumeRename("f".into()),
+            "name",
+            "old",
+            vec![SelectItem::new("note", "", "")],
+        );
+        for _ in 0..3 {
+            p.key(key(KeyCode::Backspace));
+        }
+        for c in "zz top".chars() {
+            p.key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(p.visible(), [0], "typing does not filter a prompt");
+        assert_eq!(
+            p.key(key(KeyCode::Enter)),
+            SelectOutcome::Chosen("zz top".into())
+        );
+
+        let mut s = Selector::new(
+            "pick",
+            SelectorKind::Resume,
+            vec![
+                SelectItem::new("a", "", "a"),
+                SelectItem::new("b", "", "b").class(resume_class::NAMED),
+            ],
+        );
+        assert_eq!(s.visible(), [0, 1]);
+        s.only_class = resume_class::NAMED;
+        assert_eq!(s.visible(), [1]);
     }
 }

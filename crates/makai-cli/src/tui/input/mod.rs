@@ -115,24 +115,24 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
             return;
         }
     }
-    // pi's Tab in the session picker: this directory's sessions or all.
-    if sel.kind == SelectorKind::Resume && key.code == KeyCode::Tab {
-        let scope = if ctx.st.resume_all {
-            pickers::ResumeScope::Here
-        } else {
-            pickers::ResumeScope::All
-        };
-        ctx.st.selector = None;
-        pickers::open_resume(ctx, scope);
+    // The session picker's own keys (Tab, rename, delete, filters).
+    if sel.kind == SelectorKind::Resume && super::resume::key(ctx, key) {
         return;
     }
+    let Some(sel) = &mut ctx.st.selector else {
+        return;
+    };
     match sel.key(key) {
         SelectOutcome::Open => {}
         SelectOutcome::Cancelled => {
             let kind = sel.kind.clone();
             ctx.st.selector = None;
-            if kind == SelectorKind::Approval {
-                approval::chosen(ctx, None);
+            match kind {
+                SelectorKind::Approval => approval::chosen(ctx, None),
+                SelectorKind::ResumeDelete | SelectorKind::ResumeRename(_) => {
+                    super::resume::back_to_picker(ctx)
+                }
+                _ => {}
             }
         }
         SelectOutcome::Chosen(value) => {
@@ -205,7 +205,12 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeFilterLabeledOnly
         | A::TreeFilterAll
         | A::TreeFilterCycleForward
-        | A::TreeFilterCycleBackward => return false,
+        | A::TreeFilterCycleBackward
+        | A::SessionTogglePath
+        | A::SessionToggleNamedFilter
+        | A::SessionRename
+        | A::SessionDelete
+        | A::SessionDeleteNoninvasive => return false,
         A::HistoryPrevious => {
             ctx.st.editor.history_prev();
         }

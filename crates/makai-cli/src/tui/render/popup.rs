@@ -87,18 +87,26 @@ pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
     let area = popup_rect(above, rows);
     let inner_h = area.height.saturating_sub(2) as usize;
     let width = area.width.saturating_sub(2) as usize;
-    let filter = if sel.filter.is_empty() {
-        "type to filter".to_string()
-    } else {
-        format!("filter: {}", sel.filter)
+    let bottom = match &sel.prompt {
+        Some(label) => format!(" {label}: {}▏ · enter save · esc cancel ", sel.filter),
+        None => {
+            let filter = if sel.filter.is_empty() {
+                "type to filter".to_string()
+            } else {
+                format!("filter: {}", sel.filter)
+            };
+            let own = sel
+                .hint
+                .as_deref()
+                .map(|h| format!(" · {h}"))
+                .unwrap_or_default();
+            format!(" {filter} · ↑↓ move · enter choose{own} · esc cancel ")
+        }
     };
     let block = Block::bordered()
         .border_style(Style::default().fg(theme::border_accent()))
         .title(Span::styled(format!(" {} ", sel.title), theme::bold()))
-        .title_bottom(Span::styled(
-            format!(" {filter} · ↑↓ move · enter choose · esc cancel "),
-            theme::dim(),
-        ));
+        .title_bottom(Span::styled(bottom, theme::dim()));
     let start = window_start(sel.selected, visible.len(), inner_h);
     let mut lines: Vec<Line<'static>> = visible
         .iter()
