@@ -57,3 +57,4 @@ mod tui_session_cwd;
 mod tui_themes;
 mod tui_tmux;
 mod tui_transcript;
+mod tui_tree_labels;

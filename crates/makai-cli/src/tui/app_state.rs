@@ -115,6 +115,10 @@ pub struct UiState {
     /// When Esc was last pressed in an empty, idle editor (twice opens the
     /// `doubleEscapeAction`).
     pub last_escape: Option<Instant>,
+    /// `/tree` shows when each label was set (pi's `app.tree.toggleLabelTimestamp`).
+    pub tree_label_times: bool,
+    /// The filter of the `/tree` a label prompt was opened from.
+    pub tree_label_filter: Option<super::selectors::TreeFilter>,
     /// What `/resume` shows ([`super::resume`]).
     pub resume: super::resume::ResumeState,
     /// Leave the UI.

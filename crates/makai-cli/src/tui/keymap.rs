@@ -147,6 +147,10 @@ pub enum Action {
     TreeFilterCycleForward,
     /// In `/tree`: the previous filter.
     TreeFilterCycleBackward,
+    /// In `/tree`: set or clear the highlighted entry's label.
+    TreeEditLabel,
+    /// In `/tree`: show when labels were set.
+    TreeToggleLabelTimestamp,
     /// In `/resume`: show where each session is stored.
     SessionTogglePath,
     /// In `/resume`: only named sessions (toggles back).
@@ -546,6 +550,18 @@ const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /tree: the previous filter",
     ),
     (
+        Action::TreeEditLabel,
+        "app.tree.editLabel",
+        &["shift+l"],
+        "In /tree: edit the entry's label",
+    ),
+    (
+        Action::TreeToggleLabelTimestamp,
+        "app.tree.toggleLabelTimestamp",
+        &["shift+t"],
+        "In /tree: show when labels were set",
+    ),
+    (
         Action::SessionTogglePath,
         "app.session.togglePath",
         &["ctrl+p"],
@@ -594,8 +610,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "app.thinking.save",
     "app.tree.foldOrUp",
     "app.tree.unfoldOrDown",
-    "app.tree.editLabel",
-    "app.tree.toggleLabelTimestamp",
     "app.models.enableAll",
     "app.models.clearAll",
     "app.models.toggleProvider",

@@ -151,7 +151,7 @@ fn entry_text(e: &SessionEntry) -> Option<String> {
 }
 
 /// The tree as selector rows, depth-first; indentation grows at branch points only.
-fn tree_items(view: &TreeView<'_>, leaf: Option<&str>) -> Vec<SelectItem> {
+fn tree_items(view: &TreeView<'_>, leaf: Option<&str>, label_times: bool) -> Vec<SelectItem> {
     let mut out = Vec::new();
     let mut stack: Vec<(usize, usize, bool)> =
         view.roots.iter().rev().map(|&r| (r, 0, false)).collect();
@@ -175,7 +175,13 @@ fn tree_items(view: &TreeView<'_>, leaf: Option<&str>) -> Vec<SelectItem> {
         let ts = node.entry.timestamp();
         let mut detail = ts.get(11..16).unwrap_or("").to_string();
         if let Some(l) = node.label {
-            detail = format!("[{l}] {detail}");
+            let set = node
+                .label_timestamp
+                .filter(|_| label_times)
+                .and_then(|t| t.get(..16))
+                .map(|t| format!(" @ {}", t.replace('T', " ")))
+                .unwrap_or_default();
+            detail = format!("[{l}{set}] {detail}");
         }
         let mut class = entry_class(node.entry);
         if node.label.is_some() {
@@ -211,6 +217,9 @@ fn entry_class(e: &SessionEntry) -> u8 {
     }
 }
 
+/// `/tree`'s own keys besides its filters, on its bottom border.
+const TREE_HINT: &str = "⇧L label · ⇧T label times";
+
 /// `/tree`'s title with its filter.
 pub fn tree_title(filter: TreeFilter) -> String {
     format!(
@@ -223,7 +232,7 @@ pub fn tree_title(filter: TreeFilter) -> String {
 pub fn open_tree(ctx: &mut Ctx<'_>) {
     let items = {
         let s = ctx.app.session().lock();
-        tree_items(&s.view(), s.leaf_id())
+        tree_items(&s.view(), s.leaf_id(), ctx.st.tree_label_times)
     };
     if items.is_empty() {
         ctx.st.notice(Level::Info, "The session is empty.");
@@ -247,7 +256,89 @@ pub fn open_tree(ctx: &mut Ctx<'_>) {
     };
     let mut selector = Selector::new(tree_title(filter), SelectorKind::Tree, items);
     selector.set_tree_filter(filter);
+    selector.hint = Some(TREE_HINT.to_string());
     ctx.st.selector = Some(selector);
+}
+
+/// `/tree` opened again (after a label was edited) with `filter` and the
+/// entry `id` highlighted when it shows.
+fn open_tree_at(ctx: &mut Ctx<'_>, filter: TreeFilter, id: &str) {
+    let items = {
+        let s = ctx.app.session().lock();
+        tree_items(&s.view(), s.leaf_id(), ctx.st.tree_label_times)
+    };
+    let mut selector = Selector::new(tree_title(filter), SelectorKind::Tree, items);
+    selector.set_tree_filter(filter);
+    selector.hint = Some(TREE_HINT.to_string());
+    let visible = selector.visible();
+    if let Some(at) = visible.iter().position(|&i| selector.items[i].value == id) {
+        selector.selected = at;
+    }
+    ctx.st.selector = Some(selector);
+}
+
+/// The filter of the last `/tree` a label prompt came from.
+fn label_filter(ctx: &Ctx<'_>) -> TreeFilter {
+    ctx.st.tree_label_filter.unwrap_or_default()
+}
+
+/// Back to `/tree` after its label prompt, at entry `id`.
+pub fn reopen_tree(ctx: &mut Ctx<'_>, id: &str) {
+    let filter = label_filter(ctx);
+    open_tree_at(ctx, filter, id);
+}
+
+/// Shift+L in `/tree` (pi's `app.tree.editLabel`): asks the highlighted
+/// entry's label (an empty one clears it).
+pub fn ask_label(ctx: &mut Ctx<'_>) {
+    let Some(sel) = ctx.st.selector.as_ref() else {
+        return;
+    };
+    let Some(&i) = sel.visible().get(sel.selected) else {
+        return;
+    };
+    let (id, row) = (sel.items[i].value.clone(), sel.items[i].label.clone());
+    ctx.st.tree_label_filter = Some(sel.tree_filter);
+    let current = ctx.app.session().lock().label(&id).map(str::to_string);
+    let note = SelectItem::new(row.trim().to_string(), "an empty label clears it", "");
+    ctx.st.selector = Some(Selector::prompt(
+        "Label the entry",
+        SelectorKind::TreeLabel(id),
+        "label",
+        current.as_deref().unwrap_or(""),
+        vec![note],
+    ));
+}
+
+/// The answer to [`ask_label`]: sets or clears the label, back to `/tree`.
+fn label_chosen(ctx: &mut Ctx<'_>, id: &str, label: &str) {
+    let label = label.trim();
+    let set = ctx
+        .app
+        .session()
+        .lock()
+        .set_label(id, (!label.is_empty()).then_some(label));
+    if let Err(e) = set {
+        ctx.st
+            .notice(Level::Error, format!("Cannot label the entry: {e}"));
+    }
+    reopen_tree(ctx, id);
+}
+
+/// Shift+T in `/tree` (pi's `app.tree.toggleLabelTimestamp`): labels show
+/// when they were set, or not.
+pub fn toggle_label_times(ctx: &mut Ctx<'_>) {
+    ctx.st.tree_label_times = !ctx.st.tree_label_times;
+    let Some(sel) = ctx.st.selector.as_ref() else {
+        return;
+    };
+    let filter = sel.tree_filter;
+    let id = sel
+        .visible()
+        .get(sel.selected)
+        .map(|&i| sel.items[i].value.clone())
+        .unwrap_or_default();
+    open_tree_at(ctx, filter, &id);
 }
 
 /// `/fork`: the user prompts of the session, newest selected.
@@ -290,6 +381,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         }
         SelectorKind::ResumeDelete => super::resume::delete_chosen(ctx, &value),
         SelectorKind::ResumeRename(target) => super::resume::rename_chosen(ctx, &target, &value),
+        SelectorKind::TreeLabel(id) => label_chosen(ctx, &id, &value),
         SelectorKind::Fork => ctx.spawn(async move {
             match app.fork(&value).await {
                 Ok(text) => vec![UiMsg::Reload {

@@ -31,6 +31,8 @@ pub enum SelectorKind {
     ResumeDelete,
     /// The new name of the `/resume` row with this value (a text prompt).
     ResumeRename(String),
+    /// The new label of the `/tree` entry with this id (a text prompt).
+    TreeLabel(String),
 }
 
 /// One row of a selector.

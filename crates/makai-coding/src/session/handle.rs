@@ -430,6 +430,11 @@ impl Session {
         })
     }
 
+    /// The label of an entry, if it has one.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.tree.label(id)
+    }
+
     /// Sets (`Some`) or clears (`None`) the label of an entry.
     pub fn set_label(
         &mut self,

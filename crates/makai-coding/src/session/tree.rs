@@ -16,6 +16,8 @@ pub struct TreeNode<'a> {
     pub entry: &'a SessionEntry,
     /// Its current label.
     pub label: Option<&'a str>,
+    /// When the label was set (the label entry's ISO timestamp).
+    pub label_timestamp: Option<&'a str>,
     /// Index of the parent node (`None` for roots and orphans).
     pub parent: Option<usize>,
     /// Indexes of the children, oldest first.
@@ -237,6 +239,7 @@ impl SessionTree {
             .map(|e| TreeNode {
                 entry: e,
                 label: self.label(e.id()),
+                label_timestamp: self.labels.get(e.id()).map(|(_, t)| t.as_str()),
                 parent: None,
                 children: Vec::new(),
                 depth: 0,

@@ -109,12 +109,35 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
                 Action::TreeFilterCycleBackward => Some(now.cycle(false)),
                 _ => None,
             });
+        let label_action = ctx
+            .st
+            .keymap
+            .actions(&key)
+            .into_iter()
+            .find(|a| matches!(a, Action::TreeEditLabel | Action::TreeToggleLabelTimestamp));
+        match label_action {
+            Some(Action::TreeEditLabel) => {
+                pickers::ask_label(ctx);
+                return;
+            }
+            Some(_) => {
+                pickers::toggle_label_times(ctx);
+                return;
+            }
+            None => {}
+        }
+        let Some(sel) = &mut ctx.st.selector else {
+            return;
+        };
         if let Some(to) = to {
             sel.set_tree_filter(to);
             sel.title = pickers::tree_title(to);
             return;
         }
     }
+    let Some(sel) = &mut ctx.st.selector else {
+        return;
+    };
     // The session picker's own keys (Tab, rename, delete, filters).
     if sel.kind == SelectorKind::Resume && super::resume::key(ctx, key) {
         return;
@@ -132,6 +155,7 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
                 SelectorKind::ResumeDelete | SelectorKind::ResumeRename(_) => {
                     super::resume::back_to_picker(ctx)
                 }
+                SelectorKind::TreeLabel(id) => pickers::reopen_tree(ctx, &id),
                 _ => {}
             }
         }
@@ -206,6 +230,8 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeFilterAll
         | A::TreeFilterCycleForward
         | A::TreeFilterCycleBackward
+        | A::TreeEditLabel
+        | A::TreeToggleLabelTimestamp
         | A::SessionTogglePath
         | A::SessionToggleNamedFilter
         | A::SessionRename
