@@ -11,8 +11,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::tmux::{Pane, WAIT, editor_text, tmux_available};
-use common::{Env, Mock, request_text};
+use common::{Env, Mock, request_text, s};
 use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::json;
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -469,5 +470,50 @@ fn share_makes_a_private_gist_through_the_github_cli() {
     assert!(
         page.contains("shared answer") && page.contains("<html"),
         "{page}"
+    );
+}
+
+/// pi's Ctrl+S in `/model` and `/thinking` (`app.models.save`,
+/// `app.thinking.save`): the highlighted choice is chosen and saved as the
+/// default of later sessions.
+#[test]
+fn ctrl_s_in_model_and_thinking_saves_the_default() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "quick"}, {"id": "deep", "reasoning": true}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    env.settings(json!({"theme": "dark"}));
+    let pane = Pane::start(&env, &s(&["--model", "lab/quick"]));
+    pane.wait_text("Ask anything");
+    pane.type_text("/model");
+    pane.keys(&["Enter"]);
+    pane.type_text("lab deep");
+    pane.wait_for("the filtered models", |s| s.contains("lab · "));
+    pane.keys(&["C-s"]);
+    pane.wait_for("the switch", |s| {
+        s.contains("lab/deep is the default model now") || s.contains("deep • thinking")
+    });
+    pane.type_text("/thinking");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Thinking level");
+    pane.type_text("high");
+    pane.keys(&["C-s"]);
+    pane.wait_text("deep • thinking high");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        saved,
+        json!({"theme": "dark", "defaultProvider": "lab", "defaultModel": "deep", "defaultThinkingLevel": "high"})
     );
 }

@@ -107,7 +107,7 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
 
 /// Writes one key of makai's user settings file (which sits above pi's);
 /// a failure is said, and the change holds for this run.
-fn save_user_setting(ctx: &mut Ctx<'_>, key: &[&str], value: serde_json::Value) {
+pub(crate) fn save_user_setting(ctx: &mut Ctx<'_>, key: &[&str], value: serde_json::Value) {
     let Some(home) = makai_coding::makai_home() else {
         ctx.st.notice(
             Level::Warning,

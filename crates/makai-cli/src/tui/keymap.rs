@@ -147,6 +147,10 @@ pub enum Action {
     TreeFilterCycleForward,
     /// In `/tree`: the previous filter.
     TreeFilterCycleBackward,
+    /// In `/model`: make the highlighted model the default (saved).
+    ModelsSave,
+    /// In `/thinking`: make the highlighted level the default (saved).
+    ThinkingSave,
     /// In `/tree`: set or clear the highlighted entry's label.
     TreeEditLabel,
     /// In `/tree`: show when labels were set.
@@ -550,6 +554,18 @@ const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /tree: the previous filter",
     ),
     (
+        Action::ModelsSave,
+        "app.models.save",
+        &["ctrl+s"],
+        "In /model: save the model as the default",
+    ),
+    (
+        Action::ThinkingSave,
+        "app.thinking.save",
+        &["ctrl+s"],
+        "In /thinking: save the level as the default",
+    ),
+    (
         Action::TreeEditLabel,
         "app.tree.editLabel",
         &["shift+l"],
@@ -606,8 +622,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.select.confirm",
     "tui.select.cancel",
     "app.session.toggleSort",
-    "app.models.save",
-    "app.thinking.save",
     "app.tree.foldOrUp",
     "app.tree.unfoldOrDown",
     "app.models.enableAll",

@@ -217,6 +217,33 @@ fn entry_class(e: &SessionEntry) -> u8 {
     }
 }
 
+/// Ctrl+S in `/model` or `/thinking` (pi's `app.models.save`,
+/// `app.thinking.save`): `value` becomes the default of later sessions in
+/// the user settings (`defaultProvider` and `defaultModel`, or
+/// `defaultThinkingLevel`).
+pub fn save_default(ctx: &mut Ctx<'_>, kind: &SelectorKind, value: &str) {
+    use super::config_commands::save_user_setting;
+    match kind {
+        SelectorKind::Model => {
+            let Some((provider, id)) = value.split_once('/') else {
+                return;
+            };
+            save_user_setting(ctx, &["defaultProvider"], provider.into());
+            save_user_setting(ctx, &["defaultModel"], id.into());
+            ctx.st
+                .set_status(Level::Info, format!("{value} is the default model now"));
+        }
+        SelectorKind::Thinking => {
+            save_user_setting(ctx, &["defaultThinkingLevel"], value.into());
+            ctx.st.set_status(
+                Level::Info,
+                format!("Thinking level {value} is the default now"),
+            );
+        }
+        _ => {}
+    }
+}
+
 /// `/tree`'s own keys besides its filters, on its bottom border.
 const TREE_HINT: &str = "⇧L label · ⇧T label times";
 

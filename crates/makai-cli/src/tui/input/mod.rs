@@ -90,6 +90,31 @@ fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     let Some(sel) = &mut ctx.st.selector else {
         return;
     };
+    // pi's Ctrl+S in `/model` and `/thinking`: the highlighted choice
+    // becomes the default, saved in the settings, and is chosen.
+    let save = match sel.kind {
+        SelectorKind::Model => Some(Action::ModelsSave),
+        SelectorKind::Thinking => Some(Action::ThinkingSave),
+        _ => None,
+    };
+    if let Some(save) = save
+        && ctx.st.keymap.actions(&key).contains(&save)
+    {
+        let chosen = sel
+            .visible()
+            .get(sel.selected)
+            .map(|&i| sel.items[i].value.clone());
+        if let Some(value) = chosen {
+            let kind = sel.kind.clone();
+            ctx.st.selector = None;
+            pickers::save_default(ctx, &kind, &value);
+            pickers::on_choice(ctx, kind, value);
+        }
+        return;
+    }
+    let Some(sel) = &mut ctx.st.selector else {
+        return;
+    };
     // `/tree`'s filters.
     if sel.kind == SelectorKind::Tree {
         use super::selectors::TreeFilter as F;
@@ -230,6 +255,8 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeFilterAll
         | A::TreeFilterCycleForward
         | A::TreeFilterCycleBackward
+        | A::ModelsSave
+        | A::ThinkingSave
         | A::TreeEditLabel
         | A::TreeToggleLabelTimestamp
         | A::SessionTogglePath
