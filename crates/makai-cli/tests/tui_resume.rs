@@ -1,7 +1,8 @@
 //! pi's session picker (`/resume`) under tmux: Ctrl+R renames the
 //! highlighted session (a `session_info` entry in its file), Ctrl+N shows
 //! only named sessions, Ctrl+P shows where each is stored, Ctrl+D deletes
-//! one after a yes and never the current one.
+//! one after a yes and never the current one, Ctrl+S switches between the
+//! threaded order and the newest first.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -93,6 +94,13 @@ fn the_session_picker_renames_filters_shows_paths_and_deletes() {
             .iter()
             .all(|f| !std::fs::read_to_string(f).unwrap().contains("first topic"))
     );
+    // pi's sort modes: threaded (the default), newest first.
+    pane.keys(&["C-s"]);
+    pane.wait_text("newest first");
+    pane.keys(&["C-s"]);
+    pane.wait_for("threaded", |s| {
+        s.contains("· threaded") && s.contains("Kept for later")
+    });
     pane.keys(&["Escape"]);
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

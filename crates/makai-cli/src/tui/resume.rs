@@ -4,7 +4,9 @@
 //! actions, rebindable in `keybindings.json`): Ctrl+R renames the
 //! highlighted session, Ctrl+D (Ctrl+Backspace with nothing typed) deletes
 //! it after a yes, Ctrl+N shows only named sessions, Ctrl+P shows where each
-//! is stored. The current session cannot be deleted.
+//! is stored, Ctrl+S switches between pi's threaded order (a fork under the
+//! session it came from, each tree where its latest activity puts it; the
+//! default) and the newest first. The current session cannot be deleted.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,7 +26,7 @@ use super::wrap::truncate;
 const TITLE_CHARS: usize = 100;
 
 /// The picker's own keys, on its bottom border.
-const HINT: &str = "tab all · ^r rename · ^d delete · ^n named · ^p path";
+const HINT: &str = "tab all · ^r rename · ^d delete · ^n named · ^p path · ^s sort";
 
 /// Which sessions `/resume` lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +48,8 @@ pub struct ResumeState {
     pub show_path: bool,
     /// Only named sessions show.
     pub named_only: bool,
+    /// Newest first, rather than threaded.
+    pub recent: bool,
     /// The sessions listed, by their row's value.
     sessions: HashMap<String, SessionInfo>,
 }
@@ -70,6 +74,7 @@ struct Listing {
     current: String,
     show_path: bool,
     named_only: bool,
+    recent: bool,
     /// What the title says after an action (the status line is under the
     /// picker).
     note: Option<String>,
@@ -112,6 +117,7 @@ fn listing(ctx: &Ctx<'_>, scope: ResumeScope) -> Option<Listing> {
         current: ctx.app.session_id(),
         show_path: ctx.st.resume.show_path,
         named_only: ctx.st.resume.named_only,
+        recent: ctx.st.resume.recent,
         note: None,
     })
 }
@@ -154,12 +160,17 @@ fn detail(s: &SessionInfo, all: bool, here: &str, show_path: bool) -> String {
     )
 }
 
-fn title(all: bool, named_only: bool, note: Option<&str>) -> String {
+fn title(all: bool, recent: bool, named_only: bool, note: Option<&str>) -> String {
     let mut title = if all {
         "Resume session · all directories (tab: this one)".to_string()
     } else {
         "Resume session · this directory (tab: all)".to_string()
     };
+    title.push_str(if recent {
+        " · newest first"
+    } else {
+        " · threaded"
+    });
     if named_only {
         title.push_str(" · named only");
     }
@@ -189,6 +200,7 @@ async fn list(l: Listing) -> Vec<UiMsg> {
         current,
         show_path,
         named_only,
+        recent,
         note,
     } = l;
     let this_id = current.clone();
@@ -216,14 +228,28 @@ async fn list(l: Listing) -> Vec<UiMsg> {
         .into_iter()
         .filter(|s| s.message_count > 0 || s.id == current)
         .collect();
+    let order = if recent {
+        newest_first(&sessions)
+    } else {
+        threaded(&sessions)
+    };
     if sessions.is_empty() && all {
         return vec![UiMsg::Notice(Level::Info, "No saved sessions yet.".into())];
     }
-    let items: Vec<SelectItem> = sessions
+    let items: Vec<SelectItem> = order
         .iter()
-        .map(|s| {
+        .map(|&(i, depth)| {
+            let s = &sessions[i];
+            let indent = if depth == 0 {
+                String::new()
+            } else {
+                format!("{}└ ", "  ".repeat(depth - 1))
+            };
             let label = truncate(
-                &s.title.split_whitespace().collect::<Vec<_>>().join(" "),
+                &format!(
+                    "{indent}{}",
+                    s.title.split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
                 TITLE_CHARS,
             );
             SelectItem::new(label, detail(s, all, &here, show_path), row_value(s))
@@ -236,7 +262,7 @@ async fn list(l: Listing) -> Vec<UiMsg> {
         })
         .collect();
     let mut selector = Selector::new(
-        title(all, named_only, note.as_deref()),
+        title(all, recent, named_only, note.as_deref()),
         SelectorKind::Resume,
         items,
     );
@@ -250,6 +276,86 @@ async fn list(l: Listing) -> Vec<UiMsg> {
         selector,
         sessions: sessions.into_iter().map(|s| (row_value(&s), s)).collect(),
     }]
+}
+
+/// Indexes of `sessions`, newest first, none indented.
+fn newest_first(sessions: &[SessionInfo]) -> Vec<(usize, usize)> {
+    let mut order: Vec<usize> = (0..sessions.len()).collect();
+    order.sort_by(|&a, &b| sessions[b].modified.cmp(&sessions[a].modified));
+    order.into_iter().map(|i| (i, 0)).collect()
+}
+
+/// pi's threaded order: each session under the one it was forked from (its
+/// header's `parentSession`: the parent's file, or its database location
+/// ending in its id), with its depth; trees and siblings by the latest
+/// activity anywhere in them, newest first.
+fn threaded(sessions: &[SessionInfo]) -> Vec<(usize, usize)> {
+    let parent_of = |s: &SessionInfo| -> Option<usize> {
+        let parent = s.parent_session.as_deref()?;
+        sessions.iter().position(|p| {
+            p.id != s.id
+                && (p
+                    .path
+                    .as_ref()
+                    .is_some_and(|path| path.as_os_str() == parent)
+                    || parent == p.id
+                    || parent.ends_with(&format!("#{}", p.id)))
+        })
+    };
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); sessions.len()];
+    let mut roots = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        match parent_of(s) {
+            Some(p) => children[p].push(i),
+            None => roots.push(i),
+        }
+    }
+    // A cycle of parents (damaged headers) leaves its members rootless:
+    // they are listed as roots.
+    let mut reached = vec![false; sessions.len()];
+    let mut latest: Vec<SystemTime> = sessions.iter().map(|s| s.modified).collect();
+    fn settle(
+        i: usize,
+        children: &[Vec<usize>],
+        latest: &mut [SystemTime],
+        reached: &mut [bool],
+    ) -> SystemTime {
+        if std::mem::replace(&mut reached[i], true) {
+            return latest[i];
+        }
+        for &c in &children[i] {
+            let t = settle(c, children, latest, reached);
+            latest[i] = latest[i].max(t);
+        }
+        latest[i]
+    }
+    for &r in &roots {
+        settle(r, &children, &mut latest, &mut reached);
+    }
+    for i in 0..sessions.len() {
+        if !reached[i] {
+            roots.push(i);
+            settle(i, &children, &mut latest, &mut reached);
+        }
+    }
+    let by_latest = |list: &mut Vec<usize>| list.sort_by(|&a, &b| latest[b].cmp(&latest[a]));
+    by_latest(&mut roots);
+    for list in &mut children {
+        by_latest(list);
+    }
+    let mut out = Vec::with_capacity(sessions.len());
+    let mut listed = vec![false; sessions.len()];
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        if std::mem::replace(&mut listed[i], true) {
+            continue;
+        }
+        out.push((i, depth));
+        for &c in children[i].iter().rev() {
+            stack.push((c, depth + 1));
+        }
+    }
+    out
 }
 
 fn cannot_list(e: impl std::fmt::Display) -> UiMsg {
@@ -299,6 +405,12 @@ pub fn key(ctx: &mut Ctx<'_>, key: crossterm::event::KeyEvent) -> bool {
                 toggle_named(ctx);
                 return true;
             }
+            Action::SessionToggleSort => {
+                ctx.st.resume.recent = !ctx.st.resume.recent;
+                let scope = ctx.st.resume.scope();
+                open_resume(ctx, scope);
+                return true;
+            }
             Action::SessionRename => {
                 ask_name(ctx);
                 return true;
@@ -339,7 +451,7 @@ fn toggle_named(ctx: &mut Ctx<'_>) {
         } else {
             0
         };
-        sel.title = title(state.all, state.named_only, None);
+        sel.title = title(state.all, state.recent, state.named_only, None);
         sel.selected = 0;
     }
 }
@@ -372,6 +484,7 @@ fn ask_delete(ctx: &mut Ctx<'_>) {
         let state = &ctx.st.resume;
         let note = title(
             state.all,
+            state.recent,
             state.named_only,
             Some("the current session cannot be deleted"),
         );
@@ -479,4 +592,63 @@ pub fn rename_chosen(ctx: &mut Ctx<'_>, value: &str, name: &str) {
 pub fn back_to_picker(ctx: &mut Ctx<'_>) {
     let scope = ctx.st.resume.scope();
     open_resume(ctx, scope);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn session(id: &str, parent: Option<&str>, minutes: u64) -> SessionInfo {
+        SessionInfo {
+            path: Some(PathBuf::from(format!("/s/{id}.jsonl"))),
+            id: id.into(),
+            cwd: "/w".into(),
+            name: None,
+            title: id.into(),
+            first_message: String::new(),
+            created: String::new(),
+            modified: SystemTime::UNIX_EPOCH + Duration::from_secs(minutes * 60),
+            message_count: 1,
+            entry_count: 2,
+            parent_session: parent.map(str::to_string),
+            damaged_at: None,
+        }
+    }
+
+    fn ids(sessions: &[SessionInfo], order: &[(usize, usize)]) -> Vec<(String, usize)> {
+        order
+            .iter()
+            .map(|&(i, d)| (sessions[i].id.clone(), d))
+            .collect()
+    }
+
+    #[test]
+    fn forks_go_under_their_parent_and_trees_by_their_latest_activity() {
+        let sessions = vec![
+            session("a", None, 1),
+            session("c", None, 2),
+            session("b", Some("/s/a.jsonl"), 3),
+            session("d", Some("#b"), 0),
+            session("e", Some("postgres://db#b"), 1),
+            session("loop1", Some("/s/loop2.jsonl"), 0),
+            session("loop2", Some("/s/loop1.jsonl"), 0),
+        ];
+        let order = threaded(&sessions);
+        let got = ids(&sessions, &order);
+        assert_eq!(got.len(), sessions.len(), "every session once: {got:?}");
+        assert_eq!(
+            got[..5],
+            [
+                ("a".to_string(), 0),
+                ("b".to_string(), 1),
+                ("e".to_string(), 2),
+                ("d".to_string(), 2),
+                ("c".to_string(), 0),
+            ]
+        );
+        let recent = ids(&sessions, &newest_first(&sessions));
+        assert_eq!(recent[0], ("b".to_string(), 0));
+        assert_eq!(recent[1], ("c".to_string(), 0));
+    }
 }

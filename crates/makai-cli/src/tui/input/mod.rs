@@ -260,6 +260,7 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeEditLabel
         | A::TreeToggleLabelTimestamp
         | A::SessionTogglePath
+        | A::SessionToggleSort
         | A::SessionToggleNamedFilter
         | A::SessionRename
         | A::SessionDelete

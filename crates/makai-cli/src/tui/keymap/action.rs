@@ -141,6 +141,8 @@ pub enum Action {
     TreeToggleLabelTimestamp,
     /// In `/resume`: show where each session is stored.
     SessionTogglePath,
+    /// In `/resume`: threaded or newest first.
+    SessionToggleSort,
     /// In `/resume`: only named sessions (toggles back).
     SessionToggleNamedFilter,
     /// In `/resume`: rename the highlighted session.
@@ -568,6 +570,12 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /resume: show where sessions are stored",
     ),
     (
+        Action::SessionToggleSort,
+        "app.session.toggleSort",
+        &["ctrl+s"],
+        "In /resume: threaded or newest first",
+    ),
+    (
         Action::SessionToggleNamedFilter,
         "app.session.toggleNamedFilter",
         &["ctrl+n"],
@@ -605,7 +613,6 @@ pub(super) const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.select.pageDown",
     "tui.select.confirm",
     "tui.select.cancel",
-    "app.session.toggleSort",
     "app.tree.foldOrUp",
     "app.tree.unfoldOrDown",
     "app.models.enableAll",
