@@ -517,3 +517,67 @@ fn ctrl_s_in_model_and_thinking_saves_the_default() {
         json!({"theme": "dark", "defaultProvider": "lab", "defaultModel": "deep", "defaultThinkingLevel": "high"})
     );
 }
+
+/// pi's scoped models selector: Enter checks a model, Ctrl+P (in the
+/// selector) a provider's, Ctrl+X clears, Alt+Up moves one earlier in the
+/// cycle, Ctrl+S saves `enabledModels`; Ctrl+P on the main screen then
+/// cycles through the checked models in their order.
+#[test]
+fn scoped_models_selector_checks_orders_and_saves_the_cycle() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {
+            "lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+                "models": [{"id": "ant"}, {"id": "bee"}, {"id": "cat"}]},
+            "far": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+                "models": [{"id": "x1"}, {"id": "x2"}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let pane = Pane::start(&env, &s(&["--model", "lab/cat"]));
+    pane.wait_text("Ask anything");
+    pane.type_text("/scoped-models");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Scoped models");
+    // A provider at once, then none.
+    pane.type_text("x1");
+    pane.keys(&["C-p"]);
+    pane.keys(&["BSpace", "BSpace"]);
+    pane.wait_for("far's models checked", |s| {
+        s.lines()
+            .filter(|l| l.contains("far/x") && l.contains('✓'))
+            .count()
+            == 2
+    });
+    pane.keys(&["C-x"]);
+    pane.wait_for("none checked", |s| {
+        !s.lines().any(|l| l.starts_with('│') && l.contains('✓'))
+    });
+    // lab/ant, then lab/bee moved before it.
+    pane.type_text("lab/ant");
+    pane.keys(&["Enter"]);
+    for _ in 0.."lab/ant".len() {
+        pane.keys(&["BSpace"]);
+    }
+    pane.type_text("lab/");
+    pane.keys(&["Down", "Enter", "M-Up"]);
+    pane.keys(&["C-s"]);
+    pane.wait_text("· saved");
+    pane.keys(&["Escape"]);
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["enabledModels"], json!(["lab/bee", "lab/ant"]));
+    // The cycle: bee, then ant, then back to where it started.
+    pane.keys(&["C-p"]);
+    pane.wait_text("bee • thinking");
+    pane.keys(&["C-p"]);
+    pane.wait_text("ant • thinking");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

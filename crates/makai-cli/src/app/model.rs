@@ -116,6 +116,10 @@ impl AppSession {
         if !scope.is_empty() {
             let current = self.model();
             models.retain(|m| same_model(m, &current) || scope.iter().any(|p| model_matches(m, p)));
+            // The cycle follows the patterns' order (pi's `/scoped-models`
+            // reorders it); models a pattern matches together keep theirs.
+            let rank = |m: &Model| scope.iter().position(|p| model_matches(m, p));
+            models.sort_by_key(|m| rank(m).unwrap_or(usize::MAX));
         }
         if models.len() <= 1 {
             return None;

@@ -46,7 +46,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "scoped-models",
-        "Limit the models Ctrl+P cycles through (patterns)",
+        "Choose the models Ctrl+P cycles through, and their order (or patterns)",
     ),
     (
         "login",

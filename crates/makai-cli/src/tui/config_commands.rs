@@ -237,20 +237,7 @@ pub fn scoped_models(ctx: &mut Ctx<'_>, arg: Option<&str>) {
             );
             ctx.app.set_scoped_models(patterns);
         }
-        None => {
-            let scope = ctx.app.scoped_models();
-            let text = if scope.is_empty() {
-                "Ctrl+P cycles through every available model. /scoped-models PATTERNS limits it \
-                 (e.g. /scoped-models anthropic/*,gpt-5)."
-                    .to_string()
-            } else {
-                format!(
-                    "Ctrl+P cycles through: {} (/scoped-models all lifts the limit)",
-                    scope.join(", ")
-                )
-            };
-            ctx.st.notice(Level::Info, text);
-        }
+        None => super::scoped_models::open(ctx),
     }
 }
 

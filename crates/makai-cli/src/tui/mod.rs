@@ -42,6 +42,7 @@ pub mod pickers;
 pub mod progress;
 pub mod render;
 pub mod resume;
+pub mod scoped_models;
 pub mod screen;
 pub mod search;
 pub mod selectors;

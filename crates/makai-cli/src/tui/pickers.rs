@@ -425,6 +425,8 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
         SelectorKind::ImportGone => super::config_commands::import_gone_chosen(ctx, &value),
         SelectorKind::Llama => super::llama::on_choice(ctx, &value),
+        // Its keys never close it with a choice (`scoped_models::key`).
+        SelectorKind::ScopedModels => {}
     }
 }
 

@@ -33,6 +33,9 @@ pub enum SelectorKind {
     ResumeRename(String),
     /// The new label of the `/tree` entry with this id (a text prompt).
     TreeLabel(String),
+    /// `/scoped-models`: which models Ctrl+P cycles through, in order
+    /// (checked rows; [`super::scoped_models`]).
+    ScopedModels,
 }
 
 /// One row of a selector.

@@ -83,6 +83,15 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
 /// Keys for an open selector (lists keep their fixed keys; the copy action
 /// copies the selected entry in `/tree`).
 fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
+    if ctx
+        .st
+        .selector
+        .as_ref()
+        .is_some_and(|s| s.kind == SelectorKind::ScopedModels)
+    {
+        super::scoped_models::key(ctx, key);
+        return;
+    }
     if ctx.st.keymap.actions(&key).contains(&Action::MessageCopy) {
         pickers::copy_selected(ctx);
         return;
@@ -256,6 +265,11 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeFilterCycleForward
         | A::TreeFilterCycleBackward
         | A::ModelsSave
+        | A::ModelsEnableAll
+        | A::ModelsClearAll
+        | A::ModelsToggleProvider
+        | A::ModelsReorderUp
+        | A::ModelsReorderDown
         | A::ThinkingSave
         | A::TreeEditLabel
         | A::TreeToggleLabelTimestamp

@@ -135,6 +135,16 @@ pub enum Action {
     ModelsSave,
     /// In `/thinking`: make the highlighted level the default (saved).
     ThinkingSave,
+    /// In `/scoped-models`: every model (that the filter shows) in.
+    ModelsEnableAll,
+    /// In `/scoped-models`: every model (that the filter shows) out.
+    ModelsClearAll,
+    /// In `/scoped-models`: the highlighted model's provider in or out.
+    ModelsToggleProvider,
+    /// In `/scoped-models`: the highlighted model earlier in the cycle.
+    ModelsReorderUp,
+    /// In `/scoped-models`: the highlighted model later in the cycle.
+    ModelsReorderDown,
     /// In `/tree`: set or clear the highlighted entry's label.
     TreeEditLabel,
     /// In `/tree`: show when labels were set.
@@ -552,6 +562,36 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /thinking: save the level as the default",
     ),
     (
+        Action::ModelsEnableAll,
+        "app.models.enableAll",
+        &["ctrl+a"],
+        "In /scoped-models: every model in",
+    ),
+    (
+        Action::ModelsClearAll,
+        "app.models.clearAll",
+        &["ctrl+x"],
+        "In /scoped-models: every model out",
+    ),
+    (
+        Action::ModelsToggleProvider,
+        "app.models.toggleProvider",
+        &["ctrl+p"],
+        "In /scoped-models: the provider's models in or out",
+    ),
+    (
+        Action::ModelsReorderUp,
+        "app.models.reorderUp",
+        &["alt+up"],
+        "In /scoped-models: earlier in the cycle",
+    ),
+    (
+        Action::ModelsReorderDown,
+        "app.models.reorderDown",
+        &["alt+down"],
+        "In /scoped-models: later in the cycle",
+    ),
+    (
         Action::TreeEditLabel,
         "app.tree.editLabel",
         &["shift+l"],
@@ -615,11 +655,6 @@ pub(super) const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.select.cancel",
     "app.tree.foldOrUp",
     "app.tree.unfoldOrDown",
-    "app.models.enableAll",
-    "app.models.clearAll",
-    "app.models.toggleProvider",
-    "app.models.reorderUp",
-    "app.models.reorderDown",
 ];
 
 impl Action {
