@@ -274,3 +274,42 @@ fn double_escape_in_an_empty_editor_opens_the_tree_or_the_setting_s_choice() {
         assert_eq!(pane.quit_with_ctrl_c(), 0);
     }
 }
+
+/// pi's `tui.select.*` actions move every list: rebound in
+/// `keybindings.json`, Ctrl+J moves down in `/thinking` and Tab chooses.
+#[test]
+fn tui_select_bindings_move_and_choose_in_lists() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        serde_json::json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions",
+            "apiKey": "k", "models": [{"id": "deep", "reasoning": true}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        env.home.path().join("keybindings.json"),
+        r#"{"tui.select.down": "ctrl+j", "tui.select.confirm": ["enter", "tab"]}"#,
+    )
+    .unwrap();
+    let pane = Pane::start(
+        &env,
+        &[
+            "--model".to_string(),
+            "lab/deep".into(),
+            "--thinking".into(),
+            "off".into(),
+        ],
+    );
+    pane.wait_text("Ask anything");
+    pane.type_text("/thinking");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Thinking level");
+    pane.keys(&["C-j", "C-j", "Tab"]);
+    pane.wait_text("deep • thinking low");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -80,9 +80,34 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     }
 }
 
+/// The key as lists know it: a key bound to one of pi's `tui.select.*`
+/// actions is that action's usual key (Up, Down, PageUp, PageDown, Enter,
+/// Esc), so that rebinding them in `keybindings.json` moves every list.
+fn list_key(ctx: &Ctx<'_>, key: KeyEvent) -> KeyEvent {
+    let code = ctx
+        .st
+        .keymap
+        .actions(&key)
+        .into_iter()
+        .find_map(|a| match a {
+            Action::SelectUp => Some(KeyCode::Up),
+            Action::SelectDown => Some(KeyCode::Down),
+            Action::SelectPageUp => Some(KeyCode::PageUp),
+            Action::SelectPageDown => Some(KeyCode::PageDown),
+            Action::SelectConfirm => Some(KeyCode::Enter),
+            Action::SelectCancel => Some(KeyCode::Esc),
+            _ => None,
+        });
+    match code {
+        Some(code) => KeyEvent::new(code, KeyModifiers::NONE),
+        None => key,
+    }
+}
+
 /// Keys for an open selector (lists keep their fixed keys; the copy action
 /// copies the selected entry in `/tree`).
 fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
+    let key = list_key(ctx, key);
     if ctx
         .st
         .selector
@@ -264,6 +289,12 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::TreeFilterAll
         | A::TreeFilterCycleForward
         | A::TreeFilterCycleBackward
+        | A::SelectUp
+        | A::SelectDown
+        | A::SelectPageUp
+        | A::SelectPageDown
+        | A::SelectConfirm
+        | A::SelectCancel
         | A::ModelsSave
         | A::ModelsEnableAll
         | A::ModelsClearAll

@@ -131,6 +131,18 @@ pub enum Action {
     TreeFilterCycleForward,
     /// In `/tree`: the previous filter.
     TreeFilterCycleBackward,
+    /// In a list: the row above.
+    SelectUp,
+    /// In a list: the row below.
+    SelectDown,
+    /// In a list: a page up.
+    SelectPageUp,
+    /// In a list: a page down.
+    SelectPageDown,
+    /// In a list: choose the highlighted row.
+    SelectConfirm,
+    /// In a list: close it.
+    SelectCancel,
     /// In `/model`: make the highlighted model the default (saved).
     ModelsSave,
     /// In `/thinking`: make the highlighted level the default (saved).
@@ -550,6 +562,42 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /tree: the previous filter",
     ),
     (
+        Action::SelectUp,
+        "tui.select.up",
+        &["up"],
+        "In a list: the row above",
+    ),
+    (
+        Action::SelectDown,
+        "tui.select.down",
+        &["down"],
+        "In a list: the row below",
+    ),
+    (
+        Action::SelectPageUp,
+        "tui.select.pageUp",
+        &["pageUp"],
+        "In a list: a page up",
+    ),
+    (
+        Action::SelectPageDown,
+        "tui.select.pageDown",
+        &["pageDown"],
+        "In a list: a page down",
+    ),
+    (
+        Action::SelectConfirm,
+        "tui.select.confirm",
+        &["enter"],
+        "In a list: choose",
+    ),
+    (
+        Action::SelectCancel,
+        "tui.select.cancel",
+        &["escape", "ctrl+c"],
+        "In a list: close it",
+    ),
+    (
         Action::ModelsSave,
         "app.models.save",
         &["ctrl+s"],
@@ -647,12 +695,6 @@ pub(super) const KNOWN_ELSEWHERE: &[&str] = &[
     "tui.editor.pageUp",
     "tui.editor.pageDown",
     "tui.input.copy",
-    "tui.select.up",
-    "tui.select.down",
-    "tui.select.pageUp",
-    "tui.select.pageDown",
-    "tui.select.confirm",
-    "tui.select.cancel",
     "app.tree.foldOrUp",
     "app.tree.unfoldOrDown",
 ];
