@@ -259,17 +259,8 @@ fn retry_provider_settings_add_retries_and_set_the_timeout_as_in_pi() {
 fn pi_cache_retention_long_asks_for_the_hour() {
     let env = Env::new();
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
-    let args = s(&[
-        "--base-url",
-        &mock.v1(),
-        "--api",
-        "anthropic-messages",
-        "--model",
-        "mock-model",
-        "--no-session",
-        "-p",
-        "hi",
-    ]);
+    let mut args = mock.args_for("anthropic-messages");
+    args.extend(s(&["--no-session", "-p", "hi"]));
     for (value, ttl) in [("long", Some("1h")), ("", None)] {
         let out = env.run_with_vars(&args, &[("PI_CACHE_RETENTION", value)]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

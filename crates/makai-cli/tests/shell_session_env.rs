@@ -40,13 +40,10 @@ fn scenario(rounds: usize) -> Scenario {
 
 /// `lab/thinker` reasons, `lab/plain` does not.
 fn models_json(env: &Env, mock: &Mock) {
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-            "models": [{"id": "thinker", "reasoning": true}, {"id": "plain"}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    mock.lab_models(
+        env,
+        json!([{"id": "thinker", "reasoning": true}, {"id": "plain"}]),
+    );
 }
 
 /// Sends a prompt and returns what its one `bash` call printed, split at `|`.
@@ -125,15 +122,7 @@ fn requests_name_the_new_session_after_new_session() {
             .push(ScriptedResponse::text("first"))
             .push(ScriptedResponse::text("second")),
     );
-    let args = s(&[
-        "--base-url",
-        &mock.v1(),
-        "--api",
-        "openai-responses",
-        "--model",
-        "mock-model",
-    ]);
-    let mut rpc = Rpc::start(&env, &args);
+    let mut rpc = Rpc::start(&env, &mock.args_for("openai-responses"));
     let (first, _) = state(&mut rpc);
     let id = rpc.send(json!({"type": "prompt", "message": "one"}));
     assert_eq!(rpc.response(&id)["success"], true);

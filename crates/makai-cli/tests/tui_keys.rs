@@ -284,13 +284,7 @@ fn tui_select_bindings_move_and_choose_in_lists() {
     }
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        serde_json::json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions",
-            "apiKey": "k", "models": [{"id": "deep", "reasoning": true}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    mock.lab_models(&env, serde_json::json!([{"id": "deep", "reasoning": true}]));
     std::fs::write(
         env.home.path().join("keybindings.json"),
         r#"{"tui.select.down": "ctrl+j", "tui.select.confirm": ["enter", "tab"]}"#,

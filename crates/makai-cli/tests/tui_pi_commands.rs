@@ -483,13 +483,10 @@ fn ctrl_s_in_model_and_thinking_saves_the_default() {
     }
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-            "models": [{"id": "quick"}, {"id": "deep", "reasoning": true}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    mock.lab_models(
+        &env,
+        json!([{"id": "quick"}, {"id": "deep", "reasoning": true}]),
+    );
     env.settings(json!({"theme": "dark"}));
     let pane = Pane::start(&env, &s(&["--model", "lab/quick"]));
     pane.wait_text("Ask anything");

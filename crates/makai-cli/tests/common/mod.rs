@@ -76,14 +76,31 @@ impl Mock {
 
     /// The flags pointing makai at this server.
     pub fn args(&self) -> Vec<String> {
+        self.args_for("openai-completions")
+    }
+
+    /// The flags pointing makai at this server over wire API `api`.
+    pub fn args_for(&self, api: &str) -> Vec<String> {
         vec![
             "--base-url".into(),
             self.v1(),
             "--api".into(),
-            "openai-completions".into(),
+            api.into(),
             "--model".into(),
             "mock-model".into(),
         ]
+    }
+
+    /// Writes `models.json` in `env`'s home: provider `lab` on this server
+    /// (Chat Completions, key `k`) with `models`.
+    pub fn lab_models(&self, env: &Env, models: Value) {
+        std::fs::write(
+            env.home.path().join("models.json"),
+            json!({"providers": {"lab": {"baseUrl": self.v1(), "api": "openai-completions",
+                "apiKey": "k", "models": models}}})
+            .to_string(),
+        )
+        .unwrap();
     }
 }
 
