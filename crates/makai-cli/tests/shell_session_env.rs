@@ -189,3 +189,51 @@ fn pi_session_dir_variable_chooses_the_session_folder() {
     assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 1);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
 }
+
+/// A sub-agent's commands are told the sub-agent's session: its own id and
+/// its own file (beside the parent's), not the parent's file with the
+/// child's id.
+#[test]
+fn a_sub_agent_s_commands_name_its_own_session_and_file() {
+    let env = Env::new();
+    let command = r#"printf '%s|%s' "$PI_SESSION_ID" "${PI_SESSION_FILE-unset}" > vars.txt"#;
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "t1",
+                "task",
+                json!({"task": "Print the session variables."}).to_string(),
+            ))
+            .push(ScriptedResponse::tool_call(
+                "b1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            ))
+            .push(ScriptedResponse::text("child: printed"))
+            .push(ScriptedResponse::text("parent: done")),
+    );
+    let mut args = mock.args();
+    args.extend(s(&["-p", "delegate"]));
+    let out = env.run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = std::fs::read_to_string(env.work().join("vars.txt")).unwrap();
+    let (id, file) = printed.split_once('|').unwrap();
+    let files = env.session_files();
+    assert_eq!(files.len(), 2, "the parent's and the child's: {files:?}");
+    let header = |f: &std::path::Path| -> Value {
+        let text = std::fs::read_to_string(f).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    };
+    let child = std::path::Path::new(file);
+    assert!(child.is_absolute(), "{file}");
+    let child_header = header(child);
+    assert_eq!(child_header["id"], id, "the file is the child's own");
+    let parent = files.iter().find(|f| f.as_path() != child).unwrap();
+    assert_ne!(header(parent)["id"], id);
+    assert_eq!(
+        child_header["parentSession"]
+            .as_str()
+            .map(std::path::Path::new),
+        Some(parent.as_path())
+    );
+}

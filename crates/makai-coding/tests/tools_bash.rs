@@ -338,8 +338,10 @@ async fn commands_are_told_the_session_unless_it_is_hidden() {
     let dir = tempfile::tempdir().unwrap();
     let file = Arc::new(Mutex::new(Some(dir.path().join("first.jsonl"))));
     let now = file.clone();
-    let env = ToolEnv::new(dir.path())
-        .with_session_file(SessionFile::new(move || now.lock().unwrap().clone()));
+    let env = ToolEnv::new(dir.path()).with_session_file(SessionFile::new(move |id| {
+        assert_eq!(id, Some("s-1"), "the call's session is looked up");
+        now.lock().unwrap().clone()
+    }));
     let ctx = CallCtx {
         session: Some(ShellSession {
             id: Some("s-1".into()),

@@ -470,10 +470,21 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             });
         env.fit_images = settings.images.auto_resize;
         // `bash` tells its commands the session's file as it is when each
-        // starts (pi's PI_SESSION_FILE; the session changes with /new, /resume).
+        // starts (pi's PI_SESSION_FILE; the session changes with /new,
+        // /resume): the current one's, or a sub-agent's (its file sits
+        // beside the parent's).
         let current = session.clone();
-        env = env.with_session_file(makai_coding::tools::SessionFile::new(move || {
-            let file = current.lock().path().map(Path::to_path_buf)?;
+        env = env.with_session_file(makai_coding::tools::SessionFile::new(move |id| {
+            let (own, own_id) = {
+                let s = current.lock();
+                (s.path().map(Path::to_path_buf)?, s.id().to_string())
+            };
+            let file = match id {
+                Some(id) if id != own_id => makai_coding::JsonlStore::flat(own.parent()?)
+                    .find("", id)
+                    .ok()?,
+                _ => own,
+            };
             std::path::absolute(file).ok()
         }));
         let mut names = spec.tools.clone();

@@ -359,7 +359,10 @@ fn spawn_shell(
         super::session_env::hide(&mut cmd);
     } else if let Some(session) = &ctx.session {
         let mut session = session.clone();
-        session.file = env.session_file.as_ref().and_then(|f| f.current());
+        session.file = env
+            .session_file
+            .as_ref()
+            .and_then(|f| f.of(session.id.as_deref()));
         session.apply(&mut cmd);
     }
     let spawned = cmd.spawn();

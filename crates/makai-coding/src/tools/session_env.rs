@@ -80,21 +80,26 @@ pub fn hide(cmd: &mut tokio::process::Command) {
     }
 }
 
-/// Where the session's file is when a command starts (`None`: it has none).
-/// The front end that owns the session provides it; the session may change
-/// between two commands (`/new`, `/resume`, `/fork`).
+/// Where the file of the session with a given id is when a command starts
+/// (`None`: it has none). The front end that owns the sessions provides it:
+/// the session may change between two commands (`/new`, `/resume`,
+/// `/fork`), and a sub-agent's calls name the sub-agent's own session while
+/// sharing the parent's tools.
 #[derive(Clone)]
-pub struct SessionFile(Arc<dyn Fn() -> Option<PathBuf> + Send + Sync>);
+pub struct SessionFile(Arc<FileOf>);
+
+/// The lookup [`SessionFile`] holds: a session id to its file.
+type FileOf = dyn Fn(Option<&str>) -> Option<PathBuf> + Send + Sync;
 
 impl SessionFile {
-    /// A lookup calling `f` once per command.
-    pub fn new(f: impl Fn() -> Option<PathBuf> + Send + Sync + 'static) -> Self {
+    /// A lookup calling `f` once per command with the call's session id.
+    pub fn new(f: impl Fn(Option<&str>) -> Option<PathBuf> + Send + Sync + 'static) -> Self {
         SessionFile(Arc::new(f))
     }
 
-    /// The file now.
-    pub fn current(&self) -> Option<PathBuf> {
-        (self.0)()
+    /// The file of session `id` now.
+    pub fn of(&self, id: Option<&str>) -> Option<PathBuf> {
+        (self.0)(id)
     }
 }
 
