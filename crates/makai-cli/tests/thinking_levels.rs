@@ -187,3 +187,51 @@ fn pi_enabled_models_choose_a_new_sessions_model_and_model_thinking_levels_its_l
     assert_eq!(cycled["model"]["id"], "plain", "{cycled}");
     rpc.finish();
 }
+
+/// pi's scoped-model pins: `enabledModels` (or `--models`) patterns with a
+/// `:level` suffix match the model without it, start a new session at that
+/// level, and Ctrl+P / `cycle_model` switches to it; an unpinned model keeps
+/// the level of the moment. (The suffix used to be dropped from the cycling
+/// scope, and `/scoped-models deep:high` matched nothing.)
+#[test]
+fn scoped_model_thinking_pins_apply_when_cycling_to_the_model() {
+    let mock = mock();
+    let env = Env::new();
+    models_json(&env, &mock);
+    env.settings(json!({"enabledModels": ["lab/plain:low", "lab/deep:max", "lab/oss"]}));
+    let mut rpc = Rpc::start(&env, &s(&["--no-session"]));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["model"]["id"], "plain", "{state}");
+    assert_eq!(state["thinkingLevel"], "low", "{state}");
+    let cycled = rpc.ok(json!({"type": "cycle_model"}));
+    assert_eq!(
+        (
+            &cycled["model"]["id"],
+            &cycled["thinkingLevel"],
+            &cycled["isScoped"]
+        ),
+        (&json!("deep"), &json!("max"), &json!(true)),
+        "{cycled}"
+    );
+    // `oss` pins nothing: the level of the moment, clamped to what it offers.
+    let cycled = rpc.ok(json!({"type": "cycle_model"}));
+    assert_eq!(
+        (&cycled["model"]["id"], &cycled["thinkingLevel"]),
+        (&json!("oss"), &json!("high")),
+        "{cycled}"
+    );
+    let cycled = rpc.ok(json!({"type": "cycle_model"}));
+    assert_eq!(
+        (&cycled["model"]["id"], &cycled["thinkingLevel"]),
+        (&json!("plain"), &json!("low")),
+        "{cycled}"
+    );
+    rpc.ok(json!({"type": "prompt", "message": "hi"}));
+    rpc.wait_event("agent_end");
+    let r = mock.requests().last().unwrap().clone();
+    assert_eq!(
+        (r.body["model"].clone(), r.body["reasoning_effort"].clone()),
+        (json!("plain"), json!("low"))
+    );
+    rpc.finish();
+}

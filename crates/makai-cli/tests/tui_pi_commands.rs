@@ -578,3 +578,41 @@ fn scoped_models_selector_checks_orders_and_saves_the_cycle() {
     pane.wait_text("ant • thinking");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// A model `enabledModels` pins a thinking level for (`lab/deep:high`) shows
+/// the pin in the selector and keeps it when the selection is saved.
+#[test]
+fn scoped_models_selector_keeps_a_pinned_thinking_level() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {
+            "lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+                "models": [{"id": "deep", "reasoning": true}, {"id": "flat"}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    env.settings(json!({"enabledModels": ["lab/deep:high"]}));
+    let pane = Pane::start(&env, &[]);
+    pane.wait_text("Ask anything");
+    pane.type_text("/scoped-models");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the pin in deep's row", |s| {
+        s.lines()
+            .any(|l| l.contains("lab/deep") && l.contains('✓') && l.contains("thinking high"))
+    });
+    pane.type_text("flat");
+    pane.keys(&["Enter", "C-s"]);
+    pane.wait_text("· saved");
+    pane.keys(&["Escape"]);
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["enabledModels"], json!(["lab/deep:high", "lab/flat"]));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -43,7 +43,7 @@ use crate::error::CliError;
 pub use bash::BashResult;
 pub use events::OutEvent;
 use makai_auth::{KeyResolver, KeySource};
-pub use model::model_matches;
+pub use model::{model_matches, pinned_thinking};
 pub use resources::ResourceOptions;
 pub use stats::{ContextUsage, SessionStats};
 

@@ -92,7 +92,9 @@ impl AppSession {
 
     /// Limits the models [`AppSession::cycle_model`] goes through to those
     /// matching any pattern (`provider/id`, `id`, `*` wildcards, or a
-    /// case-insensitive part of the id); an empty list lifts the limit.
+    /// case-insensitive part of the id); an empty list lifts the limit. A
+    /// pattern's `:level` suffix pins the thinking level of the models it
+    /// matches: cycling to one of them switches to that level.
     pub fn set_scoped_models(&self, patterns: Vec<String>) {
         super::lock(&self.inner.state).scoped_models = patterns;
     }
@@ -132,6 +134,9 @@ impl AppSession {
         let step = if forward { 1 } else { models.len() - 1 };
         let next = models[(i + step) % models.len()].clone();
         self.set_model(next.clone());
+        if let Some(level) = pinned_thinking(&next, &scope) {
+            self.set_thinking_level(level);
+        }
         Some((next, self.thinking_level()))
     }
 
@@ -175,15 +180,25 @@ pub(crate) fn same_model(a: &Model, b: &Model) -> bool {
 
 /// True when `pattern` names the model: `provider/id` or `id` exactly, a
 /// `*` wildcard pattern over either, or a case-insensitive part of the id.
+/// A thinking-level suffix (`:high`) is not part of the name.
 pub fn model_matches(m: &Model, pattern: &str) -> bool {
     let full = format!("{}/{}", m.provider, m.id);
-    let p = pattern.trim();
+    let (p, _) = crate::models::split_thinking(pattern.trim());
+    let p = p.as_str();
     if p.contains('*') {
         return [full.as_str(), m.id.as_str()]
             .iter()
             .any(|name| wildcard(&p.to_ascii_lowercase(), &name.to_ascii_lowercase()));
     }
     full == p || m.id == p || m.id.to_ascii_lowercase().contains(&p.to_ascii_lowercase())
+}
+
+/// The thinking level the first pattern of `scope` naming the model pins
+/// with its `:level` suffix (pi's scoped model `thinkingLevel`); `None` when
+/// that pattern pins none, or none names the model.
+pub fn pinned_thinking(m: &Model, scope: &[String]) -> Option<ThinkingLevel> {
+    let pattern = scope.iter().find(|p| model_matches(m, p))?;
+    crate::models::split_thinking(pattern.trim()).1
 }
 
 /// True when tool `name` matches one of the `--exclude-tools` patterns
@@ -287,5 +302,30 @@ mod scope_tests {
         for no in ["openai/*", "*opus*", "gpt", "anthropic/claude"] {
             assert!(!model_matches(&m, no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_pattern_s_thinking_suffix_pins_the_level_of_the_models_it_names() {
+        let m = Model::custom(
+            makai_ai::Api::AnthropicMessages,
+            "anthropic",
+            "claude-sonnet-4-5",
+            "https://api.anthropic.com",
+        );
+        assert!(model_matches(&m, "anthropic/*:high"));
+        assert!(model_matches(&m, "claude-sonnet-4-5:low"));
+        let scope = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            pinned_thinking(&m, &scope(&["openai/*:low", "anthropic/*:high"])),
+            Some(ThinkingLevel::High)
+        );
+        // The first pattern naming the model decides, pinned or not.
+        assert_eq!(
+            pinned_thinking(&m, &scope(&["sonnet", "anthropic/*:high"])),
+            None
+        );
+        assert_eq!(pinned_thinking(&m, &scope(&["openai/*:low"])), None);
+        // A suffix that is no level is part of the name (`llama3:8b`).
+        assert!(!model_matches(&m, "claude-sonnet-4-5:8b"));
     }
 }

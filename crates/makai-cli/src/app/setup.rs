@@ -808,11 +808,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     app.set_tools_named(args.tools.is_some());
     app.set_mcp_selection(selection.and_then(|s| s.declared));
     if let Some(list) = &scope {
-        let patterns = makai_coding::tools::selection::parse_list(list)
-            .iter()
-            .map(|p| models::split_thinking(p).0)
-            .collect();
-        app.set_scoped_models(patterns);
+        // Patterns keep their `:level` pins, applied when Ctrl+P reaches them.
+        app.set_scoped_models(makai_coding::tools::selection::parse_list(list));
     }
     Ok(app)
 }

@@ -5,6 +5,8 @@
 //! unchecks them, Ctrl+P checks or unchecks the highlighted model's
 //! provider, Alt+Up / Alt+Down move it in the cycle, Ctrl+S saves the
 //! selection as the `enabledModels` setting (pi's `app.models.*` actions).
+//! A model a pattern pins a thinking level for (`anthropic/*:high`) keeps
+//! the pin, shown in its row and saved as `provider/id:level`.
 //! Each change holds for the session at once; none checked: every model
 //! cycles.
 
@@ -14,7 +16,7 @@ use super::event_loop::Ctx;
 use super::keymap::Action;
 use super::selectors::{SelectItem, SelectOutcome, Selector, SelectorKind};
 use super::transcript::Level;
-use crate::app::model_matches;
+use crate::app::{model_matches, pinned_thinking};
 
 const TITLE: &str = "Scoped models (✓ cycle with Ctrl+P; none: all)";
 
@@ -33,10 +35,16 @@ pub fn open(ctx: &mut Ctx<'_>) {
             .iter()
             .map(|m| {
                 let key = format!("{}/{}", m.provider, m.id);
-                let detail = format!("{} · {}k context", m.provider, m.context_window / 1000);
+                let mut detail = format!("{} · {}k context", m.provider, m.context_window / 1000);
+                // A pinned level stays with the model through changes and saves.
+                let mut value = key.clone();
+                if let Some(level) = pinned_thinking(m, &scope) {
+                    detail.push_str(&format!(" · thinking {}", level.as_str()));
+                    value.push_str(&format!(":{}", level.as_str()));
+                }
                 (
                     rank(m),
-                    SelectItem::new(key.clone(), detail, key).current(rank(m).is_some()),
+                    SelectItem::new(key, detail, value).current(rank(m).is_some()),
                 )
             })
             .collect();

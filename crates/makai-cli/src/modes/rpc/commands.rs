@@ -190,7 +190,7 @@ impl Handler {
                 Some((model, thinking_level)) => ResponseData::CycledModel {
                     model: Box::new(model),
                     thinking_level,
-                    is_scoped: false,
+                    is_scoped: !app.scoped_models().is_empty(),
                 },
                 None => ResponseData::Null(()),
             }),
