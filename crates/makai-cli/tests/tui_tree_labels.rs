@@ -1,6 +1,7 @@
-//! pi's labels in `/tree` under tmux: Shift+L sets the highlighted entry's
+//! pi's `/tree` keys under tmux: Shift+L sets the highlighted entry's
 //! label (a `label` entry in the session file), an empty one clears it,
-//! Shift+T shows when labels were set, and the labeled-only filter finds it.
+//! Shift+T shows when labels were set, and the labeled-only filter finds it;
+//! Ctrl+Left / Ctrl+Right fold and unfold branch segments.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -96,6 +97,107 @@ fn shift_l_labels_an_entry_of_the_tree_and_clears_it() {
         "{}",
         set[1]
     );
+    pane.keys(&["Escape"]);
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// A session whose second answer branched: `root → answer ─┬─ left → l-answer`
+/// and `└─ right → r-answer`.
+fn branched_session(env: &Env) -> std::path::PathBuf {
+    let path = env.work().join("branched.jsonl");
+    let header = serde_json::json!({"type": "session", "version": 3,
+        "id": "0194bbbb-0000-7000-8000-00000000f01d",
+        "timestamp": "2026-11-10T10:00:00.000Z", "cwd": env.work()});
+    let message = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+        let message = if role == "user" {
+            serde_json::json!({"role": "user", "content": text, "timestamp": 1})
+        } else {
+            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+                "api": "openai-completions", "provider": "x", "model": "y",
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "stop", "timestamp": 1})
+        };
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-11-10T10:00:01.000Z", "message": message})
+        .to_string()
+    };
+    let lines = [
+        header.to_string(),
+        message("e1", None, "user", "root question"),
+        message("e2", Some("e1"), "assistant", "root answer"),
+        message("e3", Some("e2"), "user", "left question"),
+        message("e4", Some("e3"), "assistant", "left answer"),
+        message("e5", Some("e2"), "user", "right question"),
+        message("e6", Some("e5"), "assistant", "right answer"),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// pi's `app.tree.foldOrUp` / `unfoldOrDown`: Ctrl+Left folds the branch
+/// segment highlighted (its rows hidden, `⊞` before it), or moves up to the
+/// previous segment start; Ctrl+Right unfolds it, or moves down to the next.
+#[test]
+fn ctrl_left_and_right_fold_and_unfold_branch_segments_of_the_tree() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("unused")));
+    let env = Env::new();
+    let mut args = mock.args();
+    args.extend([
+        "--session".to_string(),
+        branched_session(&env).display().to_string(),
+    ]);
+    let pane = Pane::start(&env, &args);
+    pane.wait_text("right answer");
+    pane.type_text("/tree");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Session tree");
+    let row = |s: &str, text: &str| {
+        popup(s)
+            .lines()
+            .find(|l| l.contains(text))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    pane.wait_for("the segment starts marked", |s| {
+        row(s, "root question").contains('⊟')
+            && row(s, "left question").contains('⊟')
+            && row(s, "right question").contains('⊟')
+            && !row(s, "root answer").contains('⊟')
+    });
+    // The current leaf (right answer) is highlighted: up to its segment's
+    // start, then fold it.
+    pane.keys(&["C-Left"]);
+    pane.keys(&["C-Left"]);
+    pane.wait_for("the right branch folded", |s| {
+        row(s, "right question").contains('⊞')
+            && !popup(s).contains("right answer")
+            && popup(s).contains("left answer")
+    });
+    // Up to the left branch, fold it too; then the root folds everything.
+    pane.keys(&["C-Left", "C-Left"]);
+    pane.wait_for("the left branch folded", |s| {
+        row(s, "left question").contains('⊞') && !popup(s).contains("left answer")
+    });
+    pane.keys(&["C-Left", "C-Left"]);
+    pane.wait_for("everything under the root folded", |s| {
+        row(s, "root question").contains('⊞') && !popup(s).contains("root answer")
+    });
+    // Unfold the root: the branches come back as they were, folded.
+    pane.keys(&["C-Right"]);
+    pane.wait_for("the root open", |s| {
+        row(s, "root question").contains('⊟')
+            && row(s, "left question").contains('⊞')
+            && row(s, "right question").contains('⊞')
+    });
+    // Down to the left branch and open it (Alt+Right is the same action).
+    pane.keys(&["C-Right", "M-Right"]);
+    pane.wait_for("the left branch open", |s| {
+        popup(s).contains("left answer") && !popup(s).contains("right answer")
+    });
     pane.keys(&["Escape"]);
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

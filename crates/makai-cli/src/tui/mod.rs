@@ -51,6 +51,7 @@ pub mod terminal;
 mod test_rng;
 pub mod theme;
 pub mod transcript;
+pub mod tree_fold;
 pub mod wheel;
 pub mod wrap;
 pub mod wrap_stream;

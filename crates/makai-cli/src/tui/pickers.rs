@@ -153,19 +153,26 @@ fn entry_text(e: &SessionEntry) -> Option<String> {
 /// The tree as selector rows, depth-first; indentation grows at branch points only.
 fn tree_items(view: &TreeView<'_>, leaf: Option<&str>, label_times: bool) -> Vec<SelectItem> {
     let mut out = Vec::new();
-    let mut stack: Vec<(usize, usize, bool)> =
-        view.roots.iter().rev().map(|&r| (r, 0, false)).collect();
+    // (node, indent, starts a branch, the row of its nearest shown ancestor)
+    let mut stack: Vec<(usize, usize, bool, Option<usize>)> = view
+        .roots
+        .iter()
+        .rev()
+        .map(|&r| (r, 0, false, None))
+        .collect();
     let mut seen = vec![false; view.nodes.len()];
-    while let Some((i, indent, branch_start)) = stack.pop() {
+    while let Some((i, indent, branch_start, parent)) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
         let node = &view.nodes[i];
         let branching = node.children.len() > 1;
+        let text = entry_text(node.entry);
+        let row = text.as_ref().map(|_| out.len()).or(parent);
         for &c in node.children.iter().rev() {
-            stack.push((c, indent + usize::from(branching), branching));
+            stack.push((c, indent + usize::from(branching), branching, row));
         }
-        let Some(text) = entry_text(node.entry) else {
+        let Some(text) = text else {
             continue;
         };
         let id = node.entry.id();
@@ -190,7 +197,8 @@ fn tree_items(view: &TreeView<'_>, leaf: Option<&str>, label_times: bool) -> Vec
         out.push(
             SelectItem::new(label, detail, id)
                 .current(Some(id) == leaf)
-                .class(class),
+                .class(class)
+                .parent(parent),
         );
     }
     out
@@ -245,7 +253,7 @@ pub fn save_default(ctx: &mut Ctx<'_>, kind: &SelectorKind, value: &str) {
 }
 
 /// `/tree`'s own keys besides its filters, on its bottom border.
-const TREE_HINT: &str = "⇧L label · ⇧T label times";
+const TREE_HINT: &str = "^←/^→ fold · ⇧L label · ⇧T label times";
 
 /// `/tree`'s title with its filter.
 pub fn tree_title(filter: TreeFilter) -> String {

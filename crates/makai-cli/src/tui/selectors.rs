@@ -51,6 +51,9 @@ pub struct SelectItem {
     pub current: bool,
     /// What a `/tree` row is ([`tree_class`] bits), for its filters.
     pub class: u8,
+    /// In `/tree`: the row of the nearest ancestor entry shown as a row
+    /// (always an earlier row), for folding ([`super::tree_fold`]).
+    pub parent: Option<usize>,
 }
 
 /// The [`SelectItem::class`] bits of `/tree` rows.
@@ -154,7 +157,14 @@ impl SelectItem {
             value: value.into(),
             current: false,
             class: 0,
+            parent: None,
         }
+    }
+
+    /// The row of the tree parent ([`SelectItem::parent`]).
+    pub fn parent(mut self, row: Option<usize>) -> Self {
+        self.parent = row;
+        self
     }
 
     /// The row's [`tree_class`] bits.
@@ -203,6 +213,9 @@ pub struct Selector {
     pub prompt: Option<String>,
     /// Keys of this selector's own, shown on its bottom border.
     pub hint: Option<String>,
+    /// In `/tree`: the folded rows, whose descendants are hidden
+    /// ([`super::tree_fold`]); cleared when the filter or search changes.
+    pub folded: std::collections::BTreeSet<usize>,
 }
 
 impl Selector {
@@ -219,6 +232,7 @@ impl Selector {
             only_class: 0,
             prompt: None,
             hint: None,
+            folded: Default::default(),
         }
     }
 
@@ -242,6 +256,7 @@ impl Selector {
     pub fn set_tree_filter(&mut self, filter: TreeFilter) {
         let highlighted = self.visible().get(self.selected).copied();
         self.tree_filter = filter;
+        self.folded.clear();
         let visible = self.visible();
         let current = self.items.iter().position(|i| i.current);
         self.selected = highlighted
@@ -250,10 +265,24 @@ impl Selector {
             .unwrap_or_else(|| visible.len().saturating_sub(1));
     }
 
-    /// Indexes of the rows that match the filter (every word, case-insensitive).
+    /// Indexes of the rows that match the filter (every word, case-insensitive),
+    /// without those under a folded `/tree` row.
     pub fn visible(&self) -> Vec<usize> {
+        let matching = self.matching();
+        if self.folded.is_empty() {
+            return (0..self.items.len()).filter(|&i| matching[i]).collect();
+        }
+        let hidden = self.folded_away();
+        (0..self.items.len())
+            .filter(|&i| matching[i] && !hidden[i])
+            .collect()
+    }
+
+    /// Per row: whether it matches the filters and the typed words, folds
+    /// aside.
+    pub(super) fn matching(&self) -> Vec<bool> {
         if self.prompt.is_some() {
-            return (0..self.items.len()).collect();
+            return vec![true; self.items.len()];
         }
         let words: Vec<String> = self
             .filter
@@ -263,15 +292,26 @@ impl Selector {
             .collect();
         self.items
             .iter()
-            .enumerate()
-            .filter(|(_, it)| self.tree_filter.shows(it.class))
-            .filter(|(_, it)| it.class & self.only_class == self.only_class)
-            .filter(|(_, it)| {
-                let hay = format!("{} {}", it.label, it.detail).to_lowercase();
-                words.iter().all(|w| hay.contains(w.as_str()))
+            .map(|it| {
+                self.tree_filter.shows(it.class)
+                    && it.class & self.only_class == self.only_class
+                    && {
+                        let hay = format!("{} {}", it.label, it.detail).to_lowercase();
+                        words.iter().all(|w| hay.contains(w.as_str()))
+                    }
             })
-            .map(|(i, _)| i)
             .collect()
+    }
+
+    /// Per row: whether a folded row is among its ancestors.
+    fn folded_away(&self) -> Vec<bool> {
+        let mut hidden = vec![false; self.items.len()];
+        for i in 0..self.items.len() {
+            if let Some(p) = self.items[i].parent.filter(|&p| p < i) {
+                hidden[i] = hidden[p] || self.folded.contains(&p);
+            }
+        }
+        hidden
     }
 
     fn move_by(&mut self, delta: isize) {
@@ -310,10 +350,12 @@ impl Selector {
             KeyCode::Backspace => {
                 self.filter.pop();
                 self.selected = 0;
+                self.folded.clear();
             }
             KeyCode::Char(c) if !ctrl => {
                 self.filter.push(c);
                 self.selected = 0;
+                self.folded.clear();
             }
             _ => {}
         }

@@ -158,6 +158,8 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         | A::ThinkingSave
         | A::TreeEditLabel
         | A::TreeToggleLabelTimestamp
+        | A::TreeFoldOrUp
+        | A::TreeUnfoldOrDown
         | A::SessionTogglePath
         | A::SessionToggleSort
         | A::SessionToggleNamedFilter

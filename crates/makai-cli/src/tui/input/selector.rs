@@ -99,19 +99,30 @@ pub(super) fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
                 Action::TreeFilterCycleBackward => Some(now.cycle(false)),
                 _ => None,
             });
-        let label_action = ctx
-            .st
-            .keymap
-            .actions(&key)
-            .into_iter()
-            .find(|a| matches!(a, Action::TreeEditLabel | Action::TreeToggleLabelTimestamp));
-        match label_action {
+        let own = ctx.st.keymap.actions(&key).into_iter().find(|a| {
+            matches!(
+                a,
+                Action::TreeEditLabel
+                    | Action::TreeToggleLabelTimestamp
+                    | Action::TreeFoldOrUp
+                    | Action::TreeUnfoldOrDown
+            )
+        });
+        match own {
             Some(Action::TreeEditLabel) => {
                 pickers::ask_label(ctx);
                 return;
             }
-            Some(_) => {
+            Some(Action::TreeToggleLabelTimestamp) => {
                 pickers::toggle_label_times(ctx);
+                return;
+            }
+            Some(Action::TreeFoldOrUp) => {
+                sel.fold_or_up();
+                return;
+            }
+            Some(_) => {
+                sel.unfold_or_down();
                 return;
             }
             None => {}

@@ -161,6 +161,10 @@ pub enum Action {
     TreeEditLabel,
     /// In `/tree`: show when labels were set.
     TreeToggleLabelTimestamp,
+    /// In `/tree`: fold the branch segment, or up to the previous one.
+    TreeFoldOrUp,
+    /// In `/tree`: unfold the branch segment, or down to the next one.
+    TreeUnfoldOrDown,
     /// In `/resume`: show where each session is stored.
     SessionTogglePath,
     /// In `/resume`: threaded or newest first.
@@ -652,6 +656,18 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "In /tree: show when labels were set",
     ),
     (
+        Action::TreeFoldOrUp,
+        "app.tree.foldOrUp",
+        &["ctrl+left", "alt+left"],
+        "In /tree: fold the branch segment, or go to the previous one",
+    ),
+    (
+        Action::TreeUnfoldOrDown,
+        "app.tree.unfoldOrDown",
+        &["ctrl+right", "alt+right"],
+        "In /tree: unfold the branch segment, or go to the next one",
+    ),
+    (
         Action::SessionTogglePath,
         "app.session.togglePath",
         &["ctrl+p"],
@@ -691,13 +707,8 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
 
 /// Action ids pi documents that makai has no use for (other screens, or
 /// features makai does not have); a file naming them is not an error.
-pub(super) const KNOWN_ELSEWHERE: &[&str] = &[
-    "tui.editor.pageUp",
-    "tui.editor.pageDown",
-    "tui.input.copy",
-    "app.tree.foldOrUp",
-    "app.tree.unfoldOrDown",
-];
+pub(super) const KNOWN_ELSEWHERE: &[&str] =
+    &["tui.editor.pageUp", "tui.editor.pageDown", "tui.input.copy"];
 
 impl Action {
     /// The action's id in `keybindings.json` (`app.session.new`).

@@ -108,6 +108,8 @@ pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
         .title(Span::styled(format!(" {} ", sel.title), theme::bold()))
         .title_bottom(Span::styled(bottom, theme::dim()));
     let start = window_start(sel.selected, visible.len(), inner_h);
+    // `/tree`'s fold markers (`⊟` open, `⊞` folded) in a gutter of their own.
+    let folds = sel.fold_marks();
     let mut lines: Vec<Line<'static>> = visible
         .iter()
         .enumerate()
@@ -116,14 +118,11 @@ pub fn draw_selector(f: &mut Frame<'_>, sel: &Selector, above: Rect) {
         .map(|(pos, &i)| {
             let it = &sel.items[i];
             let mark = if it.current { " ✓" } else { "" };
-            row(
-                &it.label,
-                &it.detail,
-                mark,
-                pos == sel.selected,
-                width,
-                None,
-            )
+            let label = match folds.get(i) {
+                Some(fold) => std::borrow::Cow::Owned(format!("{}{}", fold.glyph(), it.label)),
+                None => std::borrow::Cow::Borrowed(it.label.as_str()),
+            };
+            row(&label, &it.detail, mark, pos == sel.selected, width, None)
         })
         .collect();
     if lines.is_empty() {
