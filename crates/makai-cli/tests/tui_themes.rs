@@ -414,3 +414,55 @@ fn code_blocks_take_the_indent_of_the_setting() {
     );
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// pi's `syntax*` colours: a code block of the answer in a language a
+/// grammar knows, and a `read` result of a file whose name says its
+/// language, are drawn in the theme's syntax colours.
+#[test]
+fn code_is_drawn_in_the_theme_s_syntax_colours() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.work().join("tool.py"), "import os\n# a comment line\n").unwrap();
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::tool_call(
+                "c1",
+                "read",
+                r#"{"path":"tool.py"}"#,
+            ))
+            .push(ScriptedResponse::text(
+                "Done:\n\n```python\ndef greet():\n    return \"hi\"\n```\n",
+            )),
+    );
+    let mut v: Value =
+        serde_json::from_str(include_str!("../../makai-theme/themes/dark.json")).unwrap();
+    v["name"] = json!("vivid");
+    v["colors"]["syntaxKeyword"] = json!(201);
+    v["colors"]["syntaxString"] = json!(202);
+    v["colors"]["syntaxComment"] = json!(203);
+    let themes = env.pi_dir().join("themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    std::fs::write(themes.join("vivid.json"), v.to_string()).unwrap();
+    env.settings(json!({"theme": "vivid"}));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("show me");
+    pane.keys(&["Enter"]);
+    pane.wait_text("return");
+    let screen = pane.screen_with_styles();
+    for (what, sgr) in [
+        ("def", "\u{1b}[38;5;201mdef"),
+        ("return", "\u{1b}[38;5;201mreturn"),
+        ("\"hi\"", "\u{1b}[38;5;202m\"hi\""),
+        ("the read file's keyword", "\u{1b}[38;5;201mimport"),
+        (
+            "the read file's comment",
+            "\u{1b}[38;5;203m# a comment line",
+        ),
+    ] {
+        assert!(screen.contains(sgr), "{what}: {screen}");
+    }
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -348,6 +348,15 @@ pub fn user_text() -> Color {
     color(Role::UserMessageText)
 }
 
+/// The style of highlighted code: the syntax role's colour, or `base` for
+/// text no role fits.
+pub fn syntax(role: Option<Role>, base: Style) -> Style {
+    match role {
+        Some(role) => fg(role),
+        None => base,
+    }
+}
+
 fn fg(role: Role) -> Style {
     Style::default().fg(color(role))
 }

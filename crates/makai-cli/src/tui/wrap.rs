@@ -278,6 +278,87 @@ pub fn hard_wrap(text: &str, width: usize, style: Style, indent: &str) -> Vec<Li
     out
 }
 
+/// Styled pieces cut to at most `max` columns, ending with `…` (in the
+/// last piece's style) when shortened; tabs become four spaces.
+pub fn truncate_pieces(pieces: &[(&str, Style)], max: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let total: usize = pieces
+        .iter()
+        .map(|(t, _)| str_width(&t.replace('\t', "    ")))
+        .sum();
+    let room = if total > max {
+        max.saturating_sub(1)
+    } else {
+        max
+    };
+    let mut w = 0;
+    for (text, style) in pieces {
+        let text = text.replace('\t', "    ");
+        let mut cur = String::new();
+        for c in text.chars() {
+            let cw = char_width(c);
+            if w + cw > room {
+                if !cur.is_empty() {
+                    out.push(Span::styled(cur, *style));
+                }
+                if max > 0 {
+                    out.push(Span::styled("…", *style));
+                }
+                return out;
+            }
+            cur.push(c);
+            w += cw;
+        }
+        if !cur.is_empty() {
+            out.push(Span::styled(cur, *style));
+        }
+    }
+    out
+}
+
+/// One source line of styled pieces (a highlighted line of code) cut into
+/// rows of at most `width` columns, each row starting with `indent` in
+/// `indent_style`; tabs become four spaces. An empty line is one row.
+pub fn hard_wrap_pieces(
+    pieces: &[(&str, Style)],
+    width: usize,
+    indent: &str,
+    indent_style: Style,
+) -> Vec<Line<'static>> {
+    let indent_w = str_width(indent);
+    let width = width.max(indent_w + 1);
+    let start = || vec![Span::styled(indent.to_string(), indent_style)];
+    let mut out = Vec::new();
+    let mut row = start();
+    let mut w = indent_w;
+    for (text, style) in pieces {
+        let text = text
+            .strip_suffix('\r')
+            .unwrap_or(text)
+            .replace('\t', "    ");
+        let mut cur = String::new();
+        for c in text.chars() {
+            let cw = char_width(c);
+            if w + cw > width {
+                if !cur.is_empty() {
+                    row.push(Span::styled(std::mem::take(&mut cur), *style));
+                }
+                out.push(Line::from(std::mem::replace(&mut row, start())));
+                w = indent_w;
+            }
+            cur.push(c);
+            w += cw;
+        }
+        if !cur.is_empty() {
+            row.push(Span::styled(cur, *style));
+        }
+    }
+    if out.is_empty() || row.len() > 1 {
+        out.push(Line::from(row));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,5 +415,27 @@ mod tests {
         assert_eq!(texts(&rows), ["|   let ", "| x = 1;"]);
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn highlighted_pieces_wrap_with_their_styles() {
+        let red = Style::default().fg(ratatui::style::Color::Red);
+        let rows = hard_wrap_pieces(
+            &[("let", red), (" x\t= 1;", Style::default())],
+            8,
+            "| ",
+            Style::default(),
+        );
+        assert_eq!(texts(&rows), ["| let x ", "|    = 1", "| ;"]);
+        assert_eq!(rows[0].spans[1], Span::styled("let", red));
+        assert_eq!(
+            texts(&hard_wrap_pieces(&[], 8, "| ", Style::default())),
+            ["| "]
+        );
+        let cut = truncate_pieces(&[("let", red), (" x = 1;", Style::default())], 6);
+        assert_eq!(Line::from(cut.clone()).to_string(), "let x…");
+        assert_eq!(cut[0], Span::styled("let", red));
+        let whole = truncate_pieces(&[("let", red), (" x", Style::default())], 6);
+        assert_eq!(Line::from(whole).to_string(), "let x");
     }
 }

@@ -5,6 +5,9 @@
 //! well as it parses: an unclosed fence is a code block up to the end, an
 //! unclosed `**` shows as is. [`Incremental`] renders a growing text again
 //! from its last block that can still change, and gives the same rows.
+//! A fenced block in a language a grammar knows is highlighted in the
+//! theme's `syntax*` colours (`makai_highlight`; a block still streaming is
+//! parsed from its last complete line on).
 
 mod incremental;
 
@@ -15,7 +18,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::theme;
-use super::wrap::{hard_wrap, str_width, truncate, wrap_spans};
+use super::wrap::{hard_wrap, hard_wrap_pieces, str_width, truncate, wrap_spans};
 
 /// The prefix of a code block's lines (pi's `markdown.codeBlockIndent`),
 /// set once when the UI starts; unset: two spaces.
@@ -440,12 +443,27 @@ impl Renderer {
         ));
         self.out.push(Line::from(open));
         let body = buf.strip_suffix('\n').unwrap_or(&buf);
-        self.out.extend(hard_wrap(
-            body,
-            self.width,
-            theme::code_block(),
-            &format!("{indent}{}", code_block_indent()),
-        ));
+        let code_indent = format!("{indent}{}", code_block_indent());
+        match makai_highlight::Language::from_fence(&lang) {
+            // A language a grammar knows: pi's `syntax*` colours.
+            Some(language) => {
+                let base = theme::code_block();
+                for line in makai_highlight::pieces(&language, body) {
+                    let styled: Vec<(&str, Style)> = line
+                        .into_iter()
+                        .map(|(text, role)| (text, theme::syntax(role, base)))
+                        .collect();
+                    self.out
+                        .extend(hard_wrap_pieces(&styled, self.width, &code_indent, base));
+                }
+            }
+            None => self.out.extend(hard_wrap(
+                body,
+                self.width,
+                theme::code_block(),
+                &code_indent,
+            )),
+        }
         self.out.push(Line::from(vec![
             Span::raw(indent),
             Span::styled("```", theme::code_block_border()),
@@ -576,6 +594,52 @@ mod tests {
         );
         let partial = plain(&render("```py\nprint(1)", 40));
         assert_eq!(partial, ["```py", "  print(1)", "```"]);
+    }
+
+    #[test]
+    fn a_fence_in_a_known_language_is_highlighted_in_the_theme_s_syntax_colours() {
+        use makai_theme::Role;
+        let style_of = |lines: &[Line<'_>], text: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.trim() == text)
+                .map(|s| s.style)
+        };
+        let base = theme::code_block();
+        let rows = render("```rust\nfn main() { \"hi\" } // note\n```", 40);
+        let keyword = theme::syntax(Some(Role::SyntaxKeyword), base);
+        assert_ne!(keyword, base);
+        assert_eq!(style_of(&rows, "fn"), Some(keyword));
+        assert_eq!(
+            style_of(&rows, "main"),
+            Some(theme::syntax(Some(Role::SyntaxFunction), base))
+        );
+        assert_eq!(
+            style_of(&rows, "// note"),
+            Some(theme::syntax(Some(Role::SyntaxComment), base))
+        );
+        assert_eq!(
+            plain(&rows),
+            ["```rust", "  fn main() { \"hi\" } // note", "```"]
+        );
+        // No language, or one no grammar knows: the code block's colour.
+        for fence in ["```", "```klingon"] {
+            let rows = render(&format!("{fence}\nfn main() {{}}\n```"), 40);
+            assert_eq!(
+                rows[1].spans.iter().map(|s| s.style).collect::<Vec<_>>(),
+                [base]
+            );
+        }
+        // Streaming: the unclosed block is highlighted as it grows, and as
+        // the closed one is.
+        let mut inc = Incremental::default();
+        let text = "Here:\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n";
+        for end in 1..=text.len() {
+            inc.update(&text[..end], 40);
+        }
+        let streamed: Vec<Line<'static>> = inc.lines().cloned().collect();
+        assert_eq!(streamed, render(text, 40));
     }
 
     #[test]

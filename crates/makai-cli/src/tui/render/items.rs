@@ -7,7 +7,9 @@ use serde_json::Value;
 use crate::tui::markdown;
 use crate::tui::theme;
 use crate::tui::transcript::{ItemKind, Level, ToolCallView, ToolState};
-use crate::tui::wrap::{hard_wrap, str_width, truncate, wrap_text};
+use crate::tui::wrap::{
+    hard_wrap, hard_wrap_pieces, str_width, truncate, truncate_pieces, wrap_text,
+};
 
 /// Result lines shown while tool output is collapsed.
 const COLLAPSED_RESULT_LINES: usize = 6;
@@ -154,6 +156,11 @@ fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
     ];
     let head_w: usize = head.iter().map(Span::width).sum();
     let known = summary(t);
+    // The language of the file a `read` or `write` names, for its code.
+    let language = matches!(t.name.as_str(), "read" | "write")
+        .then(|| str_arg(&t.args, "path").or_else(|| str_arg(&t.args, "file_path")))
+        .flatten()
+        .and_then(makai_highlight::Language::from_path);
     let args_text = match &known {
         Some(s) => s.clone(),
         None if t.args.is_null() => t.partial_args.replace('\n', " "),
@@ -173,7 +180,22 @@ fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
                 out.extend(hard_wrap(l, w, theme::muted(), "  "));
             }
         }
-        if known.is_none() || t.name == "write" || t.name == "edit" {
+        let content = str_arg(&t.args, "content").filter(|_| t.name == "write");
+        if let Some(content) = content {
+            // The file as it will read, highlighted when its name says how.
+            let shown = Shown {
+                expand: true,
+                collapsed: 0,
+                what: "lines",
+            };
+            match &language {
+                Some(language) => out.extend(super::code::source(content, language, &shown, w)),
+                None => {
+                    let lines: Vec<&str> = content.lines().collect();
+                    out.extend(shown.lines(&lines, w, |_| theme::tool_output()));
+                }
+            }
+        } else if known.is_none() || t.name == "write" || t.name == "edit" {
             let pretty = serde_json::to_string_pretty(&t.args).unwrap_or_default();
             if !t.args.is_null() && (known.is_some() || str_width(&args_text) + head_w > w) {
                 out.extend(hard_wrap(&pretty, w, theme::dim(), "  "));
@@ -196,7 +218,17 @@ fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
             .as_deref()
             .and_then(|d| result.trim_end().strip_suffix(d.trim_end()))
             .map_or(result.as_str(), str::trim_end);
-        out.extend(result_lines(text, t.is_error, view.expand_tools, w));
+        match &language {
+            Some(language) if t.name == "read" && !t.is_error && !text.trim().is_empty() => {
+                let shown = Shown {
+                    expand: view.expand_tools,
+                    collapsed: COLLAPSED_RESULT_LINES,
+                    what: "lines",
+                };
+                out.extend(super::code::numbered(text, language, &shown, w));
+            }
+            _ => out.extend(result_lines(text, t.is_error, view.expand_tools, w)),
+        }
     }
     if let Some(diff) = &t.diff {
         out.extend(diff_lines(diff, view.expand_tools, w));
@@ -232,45 +264,64 @@ fn diff_lines(diff: &str, expand: bool, w: usize) -> Vec<Line<'static>> {
 }
 
 /// How many lines of a tool's output are drawn, and how.
-struct Shown {
+pub(super) struct Shown {
     /// Tool output is expanded (Ctrl+O): up to [`EXPANDED_RESULT_LINES`],
     /// wrapped; else `collapsed` lines, each cut to the width.
-    expand: bool,
-    collapsed: usize,
+    pub expand: bool,
+    pub collapsed: usize,
     /// What the count of the lines left out counts ("lines").
-    what: &'static str,
+    pub what: &'static str,
 }
 
 impl Shown {
-    /// `lines` indented by two columns in `style`'s style for each, then the
-    /// count of those left out.
-    fn lines(&self, lines: &[&str], w: usize, style: impl Fn(&str) -> Style) -> Vec<Line<'static>> {
-        let limit = if self.expand {
+    /// How many lines are drawn.
+    pub fn limit(&self) -> usize {
+        if self.expand {
             EXPANDED_RESULT_LINES
         } else {
             self.collapsed
-        };
+        }
+    }
+
+    /// `lines` indented by two columns in `style`'s style for each, then the
+    /// count of those left out.
+    fn lines(&self, lines: &[&str], w: usize, style: impl Fn(&str) -> Style) -> Vec<Line<'static>> {
+        let styled: Vec<Vec<(&str, Style)>> = lines
+            .iter()
+            .take(self.limit())
+            .map(|l| vec![(*l, style(l))])
+            .collect();
+        self.pieces(&styled, lines.len(), w)
+    }
+
+    /// The first [`limit`](Self::limit) lines of `total`, each made of
+    /// styled pieces, indented by two columns, then the count of those left
+    /// out.
+    pub fn pieces(
+        &self,
+        lines: &[Vec<(&str, Style)>],
+        total: usize,
+        w: usize,
+    ) -> Vec<Line<'static>> {
+        let limit = self.limit();
         let mut out = Vec::new();
-        for l in lines.iter().take(limit) {
-            let style = style(l);
-            let l = l.replace('\t', "    ");
+        for line in lines.iter().take(limit) {
             if self.expand {
-                out.extend(hard_wrap(&l, w, style, "  "));
+                out.extend(hard_wrap_pieces(line, w, "  ", Style::default()));
             } else {
-                out.push(Line::from(Span::styled(
-                    format!("  {}", truncate(&l, w.saturating_sub(2))),
-                    style,
-                )));
+                let mut spans = vec![Span::raw("  ")];
+                spans.extend(truncate_pieces(line, w.saturating_sub(2)));
+                out.push(Line::from(spans));
             }
         }
-        if lines.len() > limit {
+        if total > limit {
             let hint = if self.expand {
                 ""
             } else {
                 " (ctrl+o to expand)"
             };
             out.push(Line::from(Span::styled(
-                format!("  … {} more {}{hint}", lines.len() - limit, self.what),
+                format!("  … {} more {}{hint}", total - limit, self.what),
                 theme::dim(),
             )));
         }
@@ -349,7 +400,7 @@ mod tests {
                 "  +new"
             ]
         );
-        let fg = |i: usize| lines[i].spans[0].style.fg;
+        let fg = |i: usize| lines[i].spans.last().and_then(|s| s.style.fg);
         assert_eq!(
             fg(4),
             Some(theme::color(makai_theme::Role::ToolDiffRemoved))
@@ -420,6 +471,76 @@ mod tests {
         let lines = text(&item_lines(&item, view));
         assert_eq!(lines.len(), 11);
         assert_eq!(lines[10], "  line 10");
+    }
+
+    #[test]
+    fn read_and_write_show_code_in_the_theme_s_syntax_colours() {
+        use makai_theme::Role;
+        let base = theme::tool_output();
+        let span = |lines: &[Line<'_>], text: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.trim() == text)
+                .map(|s| s.style)
+        };
+        let mut view = View {
+            width: 60,
+            show_thinking: true,
+            expand_tools: false,
+            theme: 0,
+            images: false,
+        };
+        let read = tool(
+            "read",
+            serde_json::json!({"path": "src/main.rs"}),
+            "1\t/* opened\n2\t   closed */ fn main() {}\n\n[2 more lines in the file]",
+        );
+        let lines = item_lines(&read, view);
+        assert_eq!(
+            text(&lines),
+            [
+                "● read src/main.rs",
+                "  1    /* opened",
+                "  2       closed */ fn main() {}",
+                "",
+                "  [2 more lines in the file]"
+            ]
+        );
+        assert_eq!(span(&lines, "1"), Some(theme::dim()));
+        // The comment's second line is still a comment: the lines are one text.
+        let comment = theme::syntax(Some(Role::SyntaxComment), base);
+        assert_eq!(span(&lines, "closed */"), Some(comment));
+        assert_eq!(
+            span(&lines, "fn"),
+            Some(theme::syntax(Some(Role::SyntaxKeyword), base))
+        );
+        assert_eq!(span(&lines, "[2 more lines in the file]"), Some(base));
+        // A file no grammar knows: the output's colour, as before.
+        let notes = tool("read", serde_json::json!({"path": "notes.txt"}), "1\tfn x");
+        assert_eq!(span(&item_lines(&notes, view), "1    fn x"), Some(base));
+
+        // `write`, expanded: the content as the file will read, not JSON.
+        view.expand_tools = true;
+        let write = tool(
+            "write",
+            serde_json::json!({"path": "a.py", "content": "def f():\n    return 1\n"}),
+            "Wrote a.py",
+        );
+        let lines = item_lines(&write, view);
+        assert_eq!(
+            text(&lines),
+            [
+                "● write a.py (2 lines)",
+                "  def f():",
+                "      return 1",
+                "  Wrote a.py"
+            ]
+        );
+        assert_eq!(
+            span(&lines, "def"),
+            Some(theme::syntax(Some(Role::SyntaxKeyword), base))
+        );
     }
 
     #[test]

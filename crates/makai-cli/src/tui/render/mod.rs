@@ -2,6 +2,7 @@
 //! spinner, queued messages, the editor, the footer, and popups over them.
 
 mod chrome;
+mod code;
 mod items;
 mod popup;
 
