@@ -53,6 +53,7 @@ mod tui_keys;
 mod tui_llama;
 mod tui_pi_commands;
 mod tui_resume;
+mod tui_scrollbar;
 mod tui_session_cwd;
 mod tui_themes;
 mod tui_tmux;

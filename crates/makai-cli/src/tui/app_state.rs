@@ -87,6 +87,8 @@ pub struct UiState {
     pub scroll: usize,
     /// How far a mouse-wheel event scrolls (`fullscreenWheelScrollLines`).
     pub wheel: super::wheel::Wheel,
+    /// The conversation's scrollbar (`fullscreenScrollbar`).
+    pub scrollbar: super::scrollbar::Scrollbar,
     /// pi's `showCacheMissNotices`.
     pub cache_notices: super::cache_notices::CacheNotices,
     /// Columns left blank on each side of the editor's text besides its
@@ -186,6 +188,9 @@ impl UiState {
                 .and_then(serde_json::Value::as_u64)
                 .map_or(0, |n| n.clamp(3, 20) as usize),
             wheel: super::wheel::Wheel::new(settings),
+            scrollbar: super::scrollbar::Scrollbar::new(super::scrollbar::Mode::from_setting(
+                settings.extra.get("fullscreenScrollbar"),
+            )),
             cache_notices: super::cache_notices::CacheNotices::new(settings),
             editor_padding: settings
                 .extra

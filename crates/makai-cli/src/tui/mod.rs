@@ -44,6 +44,7 @@ pub mod render;
 pub mod resume;
 pub mod scoped_models;
 pub mod screen;
+pub mod scrollbar;
 pub mod search;
 pub mod selectors;
 pub mod terminal;

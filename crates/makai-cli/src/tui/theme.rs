@@ -348,6 +348,16 @@ pub fn user_text() -> Color {
     color(Role::UserMessageText)
 }
 
+/// The scrollbar's track.
+pub fn scrollbar_track() -> Style {
+    fg(Role::ScrollbarTrack)
+}
+
+/// The scrollbar's thumb.
+pub fn scrollbar_thumb() -> Style {
+    fg(Role::ScrollbarThumb)
+}
+
 /// The style of highlighted code: the syntax role's colour, or `base` for
 /// text no role fits.
 pub fn syntax(role: Option<Role>, base: Style) -> Style {

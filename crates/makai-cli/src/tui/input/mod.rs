@@ -345,8 +345,16 @@ pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
     }
 }
 
-/// Scrolls the conversation with the mouse wheel.
+/// Scrolls the conversation with the mouse wheel and the scrollbar.
 pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
+    let (scrolled, redraw) = ctx.st.scrollbar.mouse(&m);
+    if let Some(scroll) = scrolled {
+        ctx.st.scroll = scroll;
+    }
+    if redraw {
+        ctx.st.dirty = true;
+        return;
+    }
     let alt = m.modifiers.contains(KeyModifiers::ALT);
     match m.kind {
         MouseEventKind::ScrollUp => {

@@ -193,8 +193,17 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
     out
 }
 
-/// Draws the conversation into `area`, honouring the scroll offset.
-fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
+/// Draws the conversation into `area`, honouring the scroll offset, and its
+/// scrollbar down the rightmost column.
+fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
+    // The text's area: a column narrower when the scrollbar keeps its own.
+    let area = Rect {
+        width: bar_area
+            .width
+            .saturating_sub(st.scrollbar.reserved())
+            .max(1),
+        ..bar_area
+    };
     let view = View {
         width: area.width as usize,
         show_thinking: st.show_thinking,
@@ -322,6 +331,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, area: Rect) {
             r,
         );
     }
+    st.scrollbar.draw(f, bar_area, total, start);
 }
 
 /// A stamp of the conversation's rows: it changes when an item changes, is
@@ -549,6 +559,60 @@ mod tests {
                 "scrolled up {scroll} of {total} rows"
             );
         }
+    }
+
+    /// pi's `fullscreenScrollbar: "always"`: the conversation keeps clear of
+    /// the rightmost column, where the track and the thumb follow the scroll.
+    #[test]
+    fn an_always_scrollbar_has_its_own_column_and_its_thumb_follows_the_scroll() {
+        use crate::tui::scrollbar::{Mode, Scrollbar};
+        let mut st = busy_state();
+        for i in 0..30 {
+            st.transcript
+                .push(ItemKind::Text(format!("{} {i}", "word ".repeat(20))));
+        }
+        st.scrollbar = Scrollbar::new(Mode::Always);
+        let mut term = Term::new(40, 24);
+        term.draw(&mut st);
+        let page = st.cache.page as u16;
+        let column = |term: &Term| -> String {
+            let buf = term.screen.shown();
+            (0..page)
+                .map(|y| buf[(39, y)].symbol().to_string())
+                .collect()
+        };
+        let at_bottom = column(&term);
+        assert!(
+            at_bottom.ends_with('┃') && at_bottom.starts_with('│'),
+            "{at_bottom}"
+        );
+        // The conversation is drawn as on a screen a column narrower.
+        let rows = |term: &Term, width: u16| -> Vec<String> {
+            let buf = term.screen.shown();
+            (0..page)
+                .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect())
+                .collect()
+        };
+        let mut narrow_st = busy_state();
+        for i in 0..30 {
+            narrow_st
+                .transcript
+                .push(ItemKind::Text(format!("{} {i}", "word ".repeat(20))));
+        }
+        narrow_st.scrollbar = Scrollbar::new(Mode::Hidden);
+        let mut narrow = Term::new(39, 24);
+        narrow.draw(&mut narrow_st);
+        assert_eq!(narrow_st.cache.page, st.cache.page);
+        assert_eq!(rows(&term, 39), rows(&narrow, 39));
+        st.scroll = st.cache.last_total;
+        term.draw(&mut st);
+        let at_top = column(&term);
+        assert!(at_top.starts_with('┃') && at_top.ends_with('│'), "{at_top}");
+        // `auto` (the default) draws nothing there until the pointer comes.
+        st.scrollbar = Scrollbar::new(Mode::Auto);
+        st.scroll = 0;
+        term.draw(&mut st);
+        assert!(!column(&term).contains('┃'), "{}", column(&term));
     }
 
     /// An answer streaming in, drawn at each step into a terminal emulator;

@@ -1,0 +1,85 @@
+//! pi's `fullscreenScrollbar` under tmux, driven with the mouse as a
+//! terminal reports it (SGR mouse sequences): the pointer on the rightmost
+//! column shows the scrollbar, a click on its track scrolls there, and
+//! `hidden` never shows it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use common::tmux::{Pane, tmux_available};
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+
+/// An SGR mouse report: `button` at 1-based (`column`, `row`), pressed
+/// (`M`) or released (`m`).
+fn mouse(pane: &Pane, button: u8, column: u16, row: u16, end: char) {
+    pane.type_text(&format!("\u{1b}[<{button};{column};{row}{end}"));
+}
+
+/// The screen's rightmost column (the pane is 120 columns wide).
+fn right_column(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.chars().nth(119).unwrap_or(' '))
+        .collect()
+}
+
+fn long_answer_pane(setting: &str) -> (Mock, Env, Pane) {
+    let answer: Vec<String> = (1..=120).map(|i| format!("answer line {i}")).collect();
+    let mock =
+        Mock::start(Scenario::new().with_fallback(ScriptedResponse::text(answer.join("\n\n"))));
+    let env = Env::new();
+    env.settings(serde_json::json!({"fullscreenScrollbar": setting}));
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("a long one please");
+    pane.keys(&["Enter"]);
+    pane.wait_text("answer line 120");
+    (mock, env, pane)
+}
+
+#[test]
+fn the_pointer_shows_the_scrollbar_and_a_click_on_its_track_scrolls_there() {
+    if !tmux_available() {
+        return;
+    }
+    let (_mock, _env, pane) = long_answer_pane("auto");
+    assert!(!right_column(&pane.screen()).contains('┃'));
+    // The pointer moves onto the rightmost column: the bar, its thumb at
+    // the bottom (the conversation shows its end).
+    mouse(&pane, 35, 120, 10, 'M');
+    pane.wait_for("the scrollbar", |s| {
+        let col = right_column(s);
+        col.contains('┃') && col.contains('│')
+    });
+    // A click at the track's top scrolls to the conversation's start.
+    mouse(&pane, 0, 120, 1, 'M');
+    mouse(&pane, 0, 120, 1, 'm');
+    pane.wait_for("the start of the conversation", |s| {
+        s.contains("a long one please")
+            && s.contains("more lines")
+            && !s.contains("answer line 120")
+    });
+    // The pointer leaves: the bar goes.
+    mouse(&pane, 35, 60, 10, 'M');
+    pane.wait_for("no scrollbar", |s| !right_column(s).contains('┃'));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+#[test]
+fn a_hidden_scrollbar_never_shows_and_its_column_is_text() {
+    if !tmux_available() {
+        return;
+    }
+    let (_mock, _env, pane) = long_answer_pane("hidden");
+    mouse(&pane, 35, 120, 10, 'M');
+    mouse(&pane, 0, 120, 1, 'M');
+    mouse(&pane, 0, 120, 1, 'm');
+    // The wheel still scrolls (64: up) a few rows: once it has, the click
+    // before it was read, and it had not gone to the start.
+    mouse(&pane, 64, 60, 10, 'M');
+    let screen = pane.wait_text("more lines");
+    assert!(!right_column(&screen).contains('┃'), "{screen}");
+    assert!(!screen.contains("a long one please"), "{screen}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
