@@ -83,3 +83,29 @@ fn a_hidden_scrollbar_never_shows_and_its_column_is_text() {
     assert!(!screen.contains("a long one please"), "{screen}");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// `/settings` switches the mode (auto, always, hidden) and saves it as pi
+/// does; `always` shows the bar with no pointer near it.
+#[test]
+fn settings_switches_the_scrollbar_to_always_and_saves_it() {
+    if !tmux_available() {
+        return;
+    }
+    let (_mock, env, pane) = long_answer_pane("auto");
+    pane.type_text("/settings");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Scrollbar: auto");
+    pane.type_text("scrollbar");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Scrollbar: always");
+    pane.keys(&["Escape"]);
+    pane.wait_for("the bar in its own column", |s| {
+        !s.contains("Scrollbar: always") && right_column(s).contains('┃')
+    });
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["fullscreenScrollbar"], "always");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

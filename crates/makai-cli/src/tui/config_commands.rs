@@ -45,6 +45,7 @@ pub fn open_settings(ctx: &mut Ctx<'_>) {
             on_off(ctx.st.expand_tools),
         ),
         ("theme", "Theme", theme.as_str()),
+        ("scrollbar", "Scrollbar", ctx.st.scrollbar.mode.as_str()),
     ];
     let items = rows
         .iter()
@@ -94,6 +95,11 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
             None
         }
         "theme" => next_theme().map(|name| (&["theme"][..], name.into())),
+        "scrollbar" => {
+            let mode = ctx.st.scrollbar.mode.next();
+            ctx.st.scrollbar.mode = mode;
+            Some((&["fullscreenScrollbar"][..], mode.as_str().into()))
+        }
         _ => None,
     };
     if let Some((path, value)) = saved {

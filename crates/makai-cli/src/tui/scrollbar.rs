@@ -36,6 +36,24 @@ impl Mode {
             _ => Mode::Auto,
         }
     }
+
+    /// The setting's value for the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Always => "always",
+            Mode::Hidden => "hidden",
+        }
+    }
+
+    /// The mode after this one in `/settings` (auto, always, hidden).
+    pub fn next(self) -> Mode {
+        match self {
+            Mode::Auto => Mode::Always,
+            Mode::Always => Mode::Hidden,
+            Mode::Hidden => Mode::Auto,
+        }
+    }
 }
 
 /// Where the conversation stood at the last frame, for the mouse.
@@ -296,5 +314,10 @@ mod tests {
             Mode::Auto
         );
         assert_eq!(Mode::from_setting(None), Mode::Auto);
+        for mode in [Mode::Auto, Mode::Always, Mode::Hidden] {
+            let value = serde_json::json!(mode.as_str());
+            assert_eq!(Mode::from_setting(Some(&value)), mode);
+            assert_ne!(mode.next(), mode);
+        }
     }
 }
