@@ -89,6 +89,9 @@ pub struct UiState {
     pub wheel: super::wheel::Wheel,
     /// The conversation's scrollbar (`fullscreenScrollbar`).
     pub scrollbar: super::scrollbar::Scrollbar,
+    /// Text of the conversation selected with the mouse
+    /// (`fullscreenCopyOnSelect`).
+    pub selection: super::selection::Selection,
     /// pi's `showCacheMissNotices`.
     pub cache_notices: super::cache_notices::CacheNotices,
     /// Columns left blank on each side of the editor's text besides its
@@ -191,6 +194,10 @@ impl UiState {
             scrollbar: super::scrollbar::Scrollbar::new(super::scrollbar::Mode::from_setting(
                 settings.extra.get("fullscreenScrollbar"),
             )),
+            selection: super::selection::Selection::new(
+                settings.extra.get("fullscreenCopyOnSelect")
+                    != Some(&serde_json::Value::Bool(false)),
+            ),
             cache_notices: super::cache_notices::CacheNotices::new(settings),
             editor_padding: settings
                 .extra
@@ -304,6 +311,8 @@ impl UiState {
     pub fn reload(&mut self, app: &AppSession) {
         let messages = app.messages();
         self.transcript.rebuild(&messages);
+        // A selection of the conversation before would cover other text.
+        self.selection.clear();
         for m in &messages {
             if let Some(u) = m.as_user() {
                 let text = makai_agent::parts_text(&u.content);

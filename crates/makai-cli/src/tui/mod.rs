@@ -46,6 +46,7 @@ pub mod scoped_models;
 pub mod screen;
 pub mod scrollbar;
 pub mod search;
+pub mod selection;
 pub mod selectors;
 pub mod terminal;
 #[cfg(test)]

@@ -5,11 +5,14 @@
 
 pub mod complete;
 pub mod editor;
+mod mouse;
 mod selector;
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+pub use mouse::{copy_selection, on_mouse};
 
 use super::app_state::TerminalRequest;
 use super::approval;
@@ -259,9 +262,16 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         A::ThinkingToggle => ctx.st.show_thinking = !ctx.st.show_thinking,
         A::ToolsExpand => ctx.st.expand_tools = !ctx.st.expand_tools,
         A::MessageCopy => {
-            if !super::login::copy_url(ctx) {
+            // The selected text first, as pi's Ctrl+X.
+            if !super::login::copy_url(ctx) && !copy_selection(ctx) {
                 super::config_commands::copy_last(ctx)
             }
+        }
+        A::InputCopy => {
+            if !copy_selection(ctx) {
+                return false;
+            }
+            ctx.st.selection.clear();
         }
         A::MessageDequeue => dequeue(ctx),
         A::PasteImage => ctx.spawn(async {
@@ -345,30 +355,6 @@ pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
     }
 }
 
-/// Scrolls the conversation with the mouse wheel and the scrollbar.
-pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
-    let (scrolled, redraw) = ctx.st.scrollbar.mouse(&m);
-    if let Some(scroll) = scrolled {
-        ctx.st.scroll = scroll;
-    }
-    if redraw {
-        ctx.st.dirty = true;
-        return;
-    }
-    let alt = m.modifiers.contains(KeyModifiers::ALT);
-    match m.kind {
-        MouseEventKind::ScrollUp => {
-            ctx.st.scroll += ctx.st.wheel.rows(Instant::now(), alt);
-        }
-        MouseEventKind::ScrollDown => {
-            let rows = ctx.st.wheel.rows(Instant::now(), alt);
-            ctx.st.scroll = ctx.st.scroll.saturating_sub(rows);
-        }
-        _ => return,
-    }
-    ctx.st.dirty = true;
-}
-
 /// Ctrl+C: clears the editor; a second press within a second leaves.
 fn ctrl_c(ctx: &mut Ctx<'_>) {
     let now = Instant::now();
@@ -395,6 +381,8 @@ fn escape(ctx: &mut Ctx<'_>) {
     if approval::skip_reason(ctx) || super::login::cancel(ctx) {
         return;
     }
+    // Esc also drops a selection of the conversation.
+    ctx.st.selection.clear();
     if ctx.st.busy() || ctx.st.compacting || ctx.app.is_streaming() {
         dequeue(ctx);
         ctx.st.aborting = true;

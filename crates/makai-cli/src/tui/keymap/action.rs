@@ -161,6 +161,9 @@ pub enum Action {
     TreeEditLabel,
     /// In `/tree`: show when labels were set.
     TreeToggleLabelTimestamp,
+    /// Copy the text selected with the mouse (`tui.input.copy`); the key's
+    /// next action when nothing is selected.
+    InputCopy,
     /// In `/tree`: fold the branch segment, or up to the previous one.
     TreeFoldOrUp,
     /// In `/tree`: unfold the branch segment, or down to the next one.
@@ -426,6 +429,12 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
         "Send; while a run goes: queue a steering message",
     ),
     (Action::Tab, "tui.input.tab", &["tab"], "Complete"),
+    (
+        Action::InputCopy,
+        "tui.input.copy",
+        &["ctrl+c"],
+        "Copy the text selected with the mouse (then the key's other actions)",
+    ),
     (
         Action::Interrupt,
         "app.interrupt",
@@ -707,8 +716,7 @@ pub(super) const ACTIONS: &[(Action, &str, &[&str], &str)] = &[
 
 /// Action ids pi documents that makai has no use for (other screens, or
 /// features makai does not have); a file naming them is not an error.
-pub(super) const KNOWN_ELSEWHERE: &[&str] =
-    &["tui.editor.pageUp", "tui.editor.pageDown", "tui.input.copy"];
+pub(super) const KNOWN_ELSEWHERE: &[&str] = &["tui.editor.pageUp", "tui.editor.pageDown"];
 
 impl Action {
     /// The action's id in `keybindings.json` (`app.session.new`).

@@ -40,6 +40,12 @@ pub struct RenderCache {
 }
 
 impl RenderCache {
+    /// The conversation's text area and its first row shown, at the last
+    /// frame.
+    pub fn window(&self) -> Option<(Rect, usize)> {
+        self.last_window
+    }
+
     /// The conversation row shown first at the last frame.
     pub fn top_row(&self) -> usize {
         self.last_window.map_or(0, |(_, start)| start)
@@ -193,6 +199,42 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
     out
 }
 
+/// The text of the conversation's rows `rows` as the last frame drew them
+/// (rows past the end are left out).
+pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    let mut take = |line: &Line<'_>, at: &mut usize| {
+        if rows.contains(at) {
+            out.push(line.to_string());
+        }
+        *at += 1;
+    };
+    for line in &header_lines(st) {
+        take(line, &mut at);
+    }
+    let blank = Line::default();
+    for (i, entry) in st.cache.entries.iter().enumerate() {
+        if at >= rows.end {
+            break;
+        }
+        let Some(entry) = entry else { continue };
+        if i > 0 {
+            take(&blank, &mut at);
+        }
+        for run in entry.rows.runs() {
+            if at + run.len() <= rows.start {
+                at += run.len();
+                continue;
+            }
+            for line in run.iter() {
+                take(line, &mut at);
+            }
+        }
+    }
+    out
+}
+
 /// Draws the conversation into `area`, honouring the scroll offset, and its
 /// scrollbar down the rightmost column.
 fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
@@ -313,6 +355,19 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
             f.draw_lines(area, rows);
         }
         None => f.draw_lines(area, shown),
+    }
+    // The text selected with the mouse, reversed.
+    if st.selection.range().is_some() {
+        let buf = f.buffer_mut();
+        for y in 0..area.height.min((end - start) as u16) {
+            if let Some(cols) = st.selection.columns(start + y as usize) {
+                for x in cols.start.min(area.width)..cols.end.min(area.width) {
+                    buf[(area.x + x, area.y + y)]
+                        .modifier
+                        .insert(Modifier::REVERSED);
+                }
+            }
+        }
     }
     if st.scroll > 0 && area.height > 0 {
         let note = format!(" ↓ {} more lines (page down) ", st.scroll);

@@ -1,0 +1,109 @@
+//! The mouse in the conversation: the wheel scrolls, the scrollbar is
+//! clicked and dragged ([`super::super::scrollbar`]), and the left button
+//! selects text ([`super::super::selection`]), copied when the button comes
+//! up with pi's `fullscreenCopyOnSelect`.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use super::super::event_loop::Ctx;
+use super::super::render::row_texts;
+use super::super::selection::Point;
+
+/// How many rows around a press are read for a word or a paragraph.
+const AROUND: usize = 200;
+
+/// A mouse event.
+pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
+    let (scrolled, redraw) = ctx.st.scrollbar.mouse(&m);
+    if let Some(scroll) = scrolled {
+        ctx.st.scroll = scroll;
+    }
+    if redraw {
+        ctx.st.dirty = true;
+        return;
+    }
+    let alt = m.modifiers.contains(KeyModifiers::ALT);
+    match m.kind {
+        MouseEventKind::ScrollUp => {
+            ctx.st.scroll += ctx.st.wheel.rows(Instant::now(), alt);
+        }
+        MouseEventKind::ScrollDown => {
+            let rows = ctx.st.wheel.rows(Instant::now(), alt);
+            ctx.st.scroll = ctx.st.scroll.saturating_sub(rows);
+        }
+        MouseEventKind::Down(MouseButton::Left) => match point(ctx, &m, false) {
+            Some(at) => {
+                let from = at.row.saturating_sub(AROUND);
+                let texts = row_texts(ctx.st, from..at.row + AROUND);
+                let text = |row: usize| row.checked_sub(from).and_then(|i| texts.get(i).cloned());
+                ctx.st.selection.press(at, Instant::now(), &text);
+            }
+            None if ctx.st.selection.range().is_some() => ctx.st.selection.clear(),
+            None => return,
+        },
+        MouseEventKind::Drag(MouseButton::Left) if ctx.st.selection.dragging() => {
+            if let Some(at) = point(ctx, &m, true) {
+                ctx.st.selection.drag(at);
+            }
+        }
+        MouseEventKind::Up(_) if ctx.st.selection.dragging() => {
+            if ctx.st.selection.release() && ctx.st.selection.copy_on_select {
+                copy_selection(ctx);
+            }
+        }
+        _ => return,
+    }
+    ctx.st.dirty = true;
+}
+
+/// The conversation cell under the pointer; `None` off the conversation,
+/// unless `clamp` (a drag past its edge reaches its first or last row).
+fn point(ctx: &Ctx<'_>, m: &MouseEvent, clamp: bool) -> Option<Point> {
+    let (area, start) = ctx.st.cache.window()?;
+    let inside = m.row >= area.y
+        && m.row < area.y + area.height
+        && m.column >= area.x
+        && m.column < area.x + area.width;
+    if !inside && !clamp {
+        return None;
+    }
+    let row = m
+        .row
+        .clamp(area.y, (area.y + area.height).saturating_sub(1))
+        - area.y;
+    let col = m
+        .column
+        .clamp(area.x, (area.x + area.width).saturating_sub(1))
+        - area.x;
+    Some(Point {
+        row: start + row as usize,
+        col,
+    })
+}
+
+/// Copies the selected text (Ctrl+X, `tui.input.copy`, or the button coming
+/// up); false when nothing is selected.
+pub fn copy_selection(ctx: &mut Ctx<'_>) -> bool {
+    let Some((first, last)) = ctx.st.selection.range() else {
+        return false;
+    };
+    let texts = row_texts(ctx.st, first.row..last.row + 1);
+    let text = |row: usize| {
+        row.checked_sub(first.row)
+            .and_then(|i| texts.get(i).cloned())
+    };
+    match ctx.st.selection.text(&text) {
+        Some(selected) => {
+            let chars = selected.chars().count();
+            super::super::config_commands::copy_text(
+                ctx,
+                &selected,
+                &format!("{chars} characters"),
+            );
+            true
+        }
+        None => false,
+    }
+}
