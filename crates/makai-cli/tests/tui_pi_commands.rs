@@ -588,14 +588,10 @@ fn scoped_models_selector_keeps_a_pinned_thinking_level() {
     }
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {
-            "lab": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-                "models": [{"id": "deep", "reasoning": true}, {"id": "flat"}]}}})
-        .to_string(),
-    )
-    .unwrap();
+    mock.lab_models(
+        &env,
+        json!([{"id": "deep", "reasoning": true}, {"id": "flat"}]),
+    );
     env.settings(json!({"enabledModels": ["lab/deep:high"]}));
     let pane = Pane::start(&env, &[]);
     pane.wait_text("Ask anything");

@@ -1,0 +1,129 @@
+use super::*;
+
+fn plain(lines: &[Line<'_>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.to_string().trim_end().to_string())
+        .collect()
+}
+
+fn has_style(lines: &[Line<'_>], text: &str, m: Modifier) -> bool {
+    lines
+        .iter()
+        .flat_map(|l| l.spans.iter())
+        .any(|s| s.content.contains(text) && s.style.add_modifier.contains(m))
+}
+
+#[test]
+fn headings_emphasis_and_paragraphs() {
+    let md = "# Title\n\nSome **bold** and *it* text.\nNext line.";
+    let lines = render(md, 40);
+    assert_eq!(
+        plain(&lines),
+        ["Title", "", "Some bold and it text.", "Next line."]
+    );
+    assert!(has_style(&lines, "Title", Modifier::BOLD));
+    assert!(has_style(&lines, "bold", Modifier::BOLD));
+    assert!(has_style(&lines, "it", Modifier::ITALIC));
+}
+
+#[test]
+fn lists_nest_and_wrap_under_their_bullet() {
+    let md = "- one\n- two is a longer item that wraps\n  - nested\n1. first\n2. second";
+    let lines = plain(&render(md, 20));
+    assert_eq!(
+        lines,
+        [
+            "• one",
+            "• two is a longer",
+            "  item that wraps",
+            "  • nested",
+            "",
+            "1. first",
+            "2. second"
+        ]
+    );
+}
+
+#[test]
+fn code_blocks_keep_spacing_and_unclosed_fences_render() {
+    let lines = plain(&render(
+        "text\n\n```rust\nfn main() {\n    x();\n}\n```\nafter",
+        40,
+    ));
+    assert_eq!(
+        lines,
+        [
+            "text",
+            "",
+            "```rust",
+            "  fn main() {",
+            "      x();",
+            "  }",
+            "```",
+            "",
+            "after"
+        ]
+    );
+    let partial = plain(&render("```py\nprint(1)", 40));
+    assert_eq!(partial, ["```py", "  print(1)", "```"]);
+}
+
+#[test]
+fn a_fence_in_a_known_language_is_highlighted_in_the_theme_s_syntax_colours() {
+    use makai_theme::Role;
+    let style_of = |lines: &[Line<'_>], text: &str| {
+        lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .find(|s| s.content.trim() == text)
+            .map(|s| s.style)
+    };
+    let base = theme::code_block();
+    let rows = render("```rust\nfn main() { \"hi\" } // note\n```", 40);
+    let keyword = theme::syntax(Some(Role::SyntaxKeyword), base);
+    assert_ne!(keyword, base);
+    assert_eq!(style_of(&rows, "fn"), Some(keyword));
+    assert_eq!(
+        style_of(&rows, "main"),
+        Some(theme::syntax(Some(Role::SyntaxFunction), base))
+    );
+    assert_eq!(
+        style_of(&rows, "// note"),
+        Some(theme::syntax(Some(Role::SyntaxComment), base))
+    );
+    assert_eq!(
+        plain(&rows),
+        ["```rust", "  fn main() { \"hi\" } // note", "```"]
+    );
+    // No language, or one no grammar knows: the code block's colour.
+    for fence in ["```", "```klingon"] {
+        let rows = render(&format!("{fence}\nfn main() {{}}\n```"), 40);
+        assert_eq!(
+            rows[1].spans.iter().map(|s| s.style).collect::<Vec<_>>(),
+            [base]
+        );
+    }
+    // Streaming: the unclosed block is highlighted as it grows, and as
+    // the closed one is.
+    let mut inc = Incremental::default();
+    let text = "Here:\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n";
+    for end in 1..=text.len() {
+        inc.update(&text[..end], 40);
+    }
+    let streamed: Vec<Line<'static>> = inc.lines().cloned().collect();
+    assert_eq!(streamed, render(text, 40));
+}
+
+#[test]
+fn quotes_links_rules_and_tables() {
+    let md =
+        "> quoted\n\n[site](https://x.y) and `code`\n\n---\n\n| a | bb |\n|---|---|\n| 1 | 2 |";
+    let lines = render(md, 30);
+    let text = plain(&lines);
+    assert_eq!(text[0], "│ quoted");
+    assert_eq!(text[2], "site (https://x.y) and code");
+    assert!(text[4].starts_with("────"));
+    assert_eq!(&text[6..], ["a │ bb", "──┼───", "1 │ 2"]);
+    assert!(has_style(&lines, "site", Modifier::UNDERLINED));
+}
