@@ -207,9 +207,12 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         return Ok(EXIT_OK);
     }
     let mode = args.effective_mode(std::io::stdout().is_terminal());
-    if resume::choose(&mut args, home.as_deref())? == session_cwd::Start::Cancel {
-        return Ok(EXIT_OK);
-    }
+    let in_ui = mode.is_none() && std::io::stdout().is_terminal();
+    let pick_session = match resume::choose(&mut args, home.as_deref(), in_ui)? {
+        session_cwd::Start::Cancel => return Ok(EXIT_OK),
+        session_cwd::Start::PickInUi => true,
+        session_cwd::Start::Run(_) => false,
+    };
     match session_cwd::adopt(
         &mut args,
         mode.is_none(),
@@ -218,7 +221,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
     )? {
         session_cwd::Start::Cancel => return Ok(EXIT_OK),
         session_cwd::Start::Run(Some(note)) => eprintln!("makai: {note}"),
-        session_cwd::Start::Run(None) => {}
+        session_cwd::Start::Run(None) | session_cwd::Start::PickInUi => {}
     }
     let cwd = app::setup::working_dir(&args)?;
     let (files, mut messages) = attachments::split_args(&args.messages);
@@ -281,7 +284,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
             let reopen = session_cwd::reopener(args.clone(), true);
             let warnings = tui::theme::choose_at_start(&app, &args);
             tui::markdown::set_code_block_indent(app.settings());
-            tui::run(app, prompts, warnings, reopen).await
+            tui::run(app, prompts, warnings, reopen, pick_session).await
         }
     };
     session.shutdown_mcp().await;

@@ -8,6 +8,10 @@
 //! directory's, with each one's directory (pi's Tab in its session
 //! selector), and they are listed at once when this directory has none.
 //! Enter alone cancels.
+//!
+//! In the full-screen UI nothing is asked here: the UI opens with its
+//! `/resume` picker ([`Start::PickInUi`]), which has pi's keys (Tab, rename,
+//! delete, named only, paths, order).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -30,7 +34,7 @@ const SHOWN: usize = 30;
 /// Errors: the sessions cannot be listed; stdin is not a terminal while
 /// there are sessions to choose from (nobody can answer); an answer that is
 /// not a number of the list.
-pub fn choose(args: &mut Args, home: Option<&Path>) -> Result<Start, CliError> {
+pub fn choose(args: &mut Args, home: Option<&Path>, in_ui: bool) -> Result<Start, CliError> {
     if !args.resume {
         return Ok(Start::Run(None));
     }
@@ -53,6 +57,10 @@ pub fn choose(args: &mut Args, home: Option<&Path>) -> Result<Start, CliError> {
         eprintln!("No sessions for {cwd} yet; starting a new one.");
         args.resume = false;
         return Ok(Start::Run(None));
+    }
+    if in_ui && terminal {
+        args.resume = false;
+        return Ok(Start::PickInUi);
     }
     if !terminal {
         return Err(CliError::Usage(

@@ -107,6 +107,9 @@ pub fn gone_error(session: &Path, dir: &Path) -> CliError {
 pub enum Start {
     /// Go on, with something to tell the user.
     Run(Option<String>),
+    /// Go on with a new session, the full-screen UI opening its session
+    /// picker first (`--resume` there, as pi's): Esc in it ends the run.
+    PickInUi,
     /// The user cancelled at the question: end without starting.
     Cancel,
 }

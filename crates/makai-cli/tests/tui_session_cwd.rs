@@ -249,13 +249,13 @@ fn resume_lists_every_directorys_sessions_with_tab_and_opens_one_in_its_director
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
-/// `--resume` before the UI: this directory's sessions, `a` for every
-/// directory's (listed at once when this one has none), Enter to cancel;
-/// one of another directory runs there. Until now the list held this
-/// directory's sessions only, and a session chosen there would have run
-/// here.
+/// `--resume` in the full-screen UI, as pi's: the UI opens with its session
+/// picker (pi's keys: Tab for every directory's, the rest as `/resume`), this
+/// directory's sessions first (every directory's at once when it has none);
+/// Esc ends the run; a session of another directory runs there. (Before,
+/// a numbered list was asked on the terminal, without those keys.)
 #[test]
-fn resume_flag_lists_every_directory_on_a_and_runs_the_choice_in_its_directory() {
+fn resume_flag_opens_the_ui_s_picker_and_runs_the_choice_in_its_directory() {
     if !tmux_available() {
         return;
     }
@@ -277,36 +277,28 @@ fn resume_flag_lists_every_directory_on_a_and_runs_the_choice_in_its_directory()
     let mut argv = mock.args();
     argv.push("-r".into());
 
-    // Enter alone cancels: nothing starts.
+    // Esc cancels: nothing runs, nothing is written.
     let pane = Pane::start(&env, &argv);
-    let screen = pane.wait_text("a = every directory, Enter = cancel]");
-    assert!(screen.contains("the question here"), "{screen}");
+    let screen = pane.wait_text("Resume session · this directory (tab: all)");
+    pane.wait_text("the question here");
     assert!(!screen.contains("the project question"), "{screen}");
-    pane.keys(&["Enter"]);
+    pane.keys(&["Escape"]);
     assert_eq!(pane.wait_exit_status("end after cancel"), 0);
     drop(pane);
     assert_eq!(mock.requests().len(), 2);
+    assert_eq!(env.session_files().len(), 2, "{:?}", env.session_files());
 
-    // `a`: every directory's, each with its directory; the newest, the
-    // project's, is 1 and runs in the project.
+    // Tab: every directory's; the project's session runs in the project.
     let pane = Pane::start(&env, &argv);
-    pane.wait_text("a = every directory");
-    pane.type_text("a");
+    pane.wait_text("the question here");
+    pane.keys(&["Tab"]);
+    pane.wait_text("all directories (tab: this one)");
+    pane.type_text("project question");
+    pane.wait_for("the project's row alone", |s| {
+        !s.contains("the question here")
+    });
     pane.keys(&["Enter"]);
-    let screen = pane.wait_text("Sessions of every directory");
-    let project_dir = project.path().display().to_string();
-    let (_, every) = screen.split_once("Sessions of every directory").unwrap();
-    let first = every
-        .lines()
-        .find(|l| l.trim_start().starts_with("1. "))
-        .unwrap_or_default();
-    assert!(
-        first.contains("the project question") && first.contains(&project_dir),
-        "{screen}"
-    );
-    pane.type_text("1");
-    pane.keys(&["Enter"]);
-    pane.wait_text("the project question");
+    pane.wait_text("Resumed session");
     pane.wait_text("Ask anything");
     pane.type_text("list the files");
     pane.keys(&["Enter"]);
@@ -322,8 +314,8 @@ fn resume_flag_lists_every_directory_on_a_and_runs_the_choice_in_its_directory()
     let mut argv = mock.args();
     argv.extend(s(&["-r", "--cwd", empty.path().to_str().unwrap()]));
     let pane = Pane::start(&env, &argv);
-    let screen = pane.wait_text("Sessions of every directory");
-    assert!(!screen.contains("a = every directory"), "{screen}");
-    pane.keys(&["Enter"]);
+    pane.wait_text("Resume session · all directories");
+    pane.wait_text("the project question");
+    pane.keys(&["Escape"]);
     assert_eq!(pane.wait_exit_status("end after cancel"), 0);
 }

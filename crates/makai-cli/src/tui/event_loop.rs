@@ -309,6 +309,7 @@ pub async fn run(
     app: &AppSession,
     initial: Vec<Prompt>,
     notices: Vec<(Level, String)>,
+    pick_session: bool,
 ) -> (i32, UiState) {
     let mut events = app.subscribe();
     let (tx, mut rx) = mpsc::unbounded_channel::<UiMsg>();
@@ -330,6 +331,10 @@ pub async fn run(
         tx: &tx,
     };
     next_initial_prompt(&mut ctx);
+    if pick_session {
+        ctx.st.resume.at_start = true;
+        super::resume::open_resume(&mut ctx, super::resume::ResumeScope::Start);
+    }
     let mut progress = super::progress::TerminalProgress::new(app.settings());
     loop {
         let now = Instant::now();

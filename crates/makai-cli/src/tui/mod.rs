@@ -72,11 +72,14 @@ pub use crate::session_cwd::Reopen;
 /// A session of another directory the user opens is built by `reopen` and
 /// the UI goes on with it (the previous one is stopped).
 /// `warnings` (the theme's problems, say) are shown when the UI opens.
+/// `pick_session`: the UI opens with the `/resume` picker (`--resume`);
+/// Esc in it ends the run.
 pub async fn run(
     app: AppSession,
     initial: Vec<Prompt>,
     warnings: Vec<String>,
     reopen: Reopen,
+    pick_session: bool,
 ) -> i32 {
     let mut tui = match terminal::Tui::enter() {
         Ok(t) => t,
@@ -89,12 +92,19 @@ pub async fn run(
     };
     let mut app = app;
     let mut initial = initial;
+    let mut pick_session = pick_session;
     let mut notices: Vec<(Level, String)> =
         warnings.into_iter().map(|w| (Level::Warning, w)).collect();
     loop {
         app.set_full_screen(true);
-        let (code, mut st) =
-            event_loop::run(&mut tui, &app, std::mem::take(&mut initial), notices).await;
+        let (code, mut st) = event_loop::run(
+            &mut tui,
+            &app,
+            std::mem::take(&mut initial),
+            notices,
+            std::mem::take(&mut pick_session),
+        )
+        .await;
         notices = Vec::new();
         if let Some((session, cwd, done)) = st.reopen.take() {
             app.set_full_screen(false);

@@ -412,6 +412,7 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
             Err(e) => ctx.st.notice(Level::Error, e),
         },
         SelectorKind::Resume => {
+            ctx.st.resume.at_start = false;
             super::config_commands::open_session_file(ctx, &value, "Resumed");
         }
         SelectorKind::ResumeDelete => super::resume::delete_chosen(ctx, &value),

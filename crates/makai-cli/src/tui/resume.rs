@@ -50,6 +50,9 @@ pub struct ResumeState {
     pub named_only: bool,
     /// Newest first, rather than threaded.
     pub recent: bool,
+    /// The picker opened with the UI (`--resume`): cancelling it ends the
+    /// run, as in pi; choosing a session or leaving it another way clears it.
+    pub at_start: bool,
     /// The sessions listed, by their row's value.
     sessions: HashMap<String, SessionInfo>,
 }

@@ -157,6 +157,8 @@ pub(super) fn selector_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
                     super::super::resume::back_to_picker(ctx)
                 }
                 SelectorKind::TreeLabel(id) => pickers::reopen_tree(ctx, &id),
+                // `--resume`'s picker: nothing chosen, nothing to run.
+                SelectorKind::Resume if ctx.st.resume.at_start => ctx.st.quit = true,
                 _ => {}
             }
         }
