@@ -248,34 +248,9 @@ pub fn wrap_text(text: &str, width: usize, style: Style, indent: &str) -> Vec<Li
 
 /// Hard-wraps text by characters (for code, where spaces matter).
 pub fn hard_wrap(text: &str, width: usize, style: Style, indent: &str) -> Vec<Line<'static>> {
-    let width = width.max(str_width(indent) + 1);
-    let mut out = Vec::new();
-    for line in text.split('\n') {
-        let line = line
-            .strip_suffix('\r')
-            .unwrap_or(line)
-            .replace('\t', "    ");
-        let mut cur = String::from(indent);
-        let mut w = str_width(indent);
-        let mut pushed = false;
-        for c in line.chars() {
-            let cw = char_width(c);
-            if w + cw > width {
-                out.push(Line::from(Span::styled(
-                    std::mem::replace(&mut cur, indent.to_string()),
-                    style,
-                )));
-                w = str_width(indent);
-                pushed = true;
-            }
-            cur.push(c);
-            w += cw;
-        }
-        if !pushed || cur.len() > indent.len() {
-            out.push(Line::from(Span::styled(cur, style)));
-        }
-    }
-    out
+    text.split('\n')
+        .flat_map(|line| hard_wrap_pieces(&[(line, style)], width, indent, style))
+        .collect()
 }
 
 /// Styled pieces cut to at most `max` columns, ending with `…` (in the

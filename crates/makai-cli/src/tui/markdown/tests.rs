@@ -99,9 +99,10 @@ fn a_fence_in_a_known_language_is_highlighted_in_the_theme_s_syntax_colours() {
     // No language, or one no grammar knows: the code block's colour.
     for fence in ["```", "```klingon"] {
         let rows = render(&format!("{fence}\nfn main() {{}}\n```"), 40);
-        assert_eq!(
-            rows[1].spans.iter().map(|s| s.style).collect::<Vec<_>>(),
-            [base]
+        assert!(
+            rows[1].spans.iter().all(|s| s.style == base),
+            "{:?}",
+            rows[1]
         );
     }
     // Streaming: the unclosed block is highlighted as it grows, and as
