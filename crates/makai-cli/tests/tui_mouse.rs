@@ -1,7 +1,8 @@
 //! The mouse in the conversation under tmux, driven as a terminal reports it
 //! (SGR mouse sequences). pi's `fullscreenScrollbar`: the pointer on the
 //! rightmost column shows the scrollbar, a click on its track scrolls there,
-//! and `hidden` never shows it. Selecting text: a drag, a double click (a
+//! and `hidden` never shows it; a click on the "more lines" note goes back to
+//! the end. Selecting text: a drag, a double click (a
 //! word), copied when the button comes up (`fullscreenCopyOnSelect`) or with
 //! Ctrl+X; what was copied is read back from tmux's buffer (OSC 52).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -83,6 +84,14 @@ fn a_hidden_scrollbar_never_shows_and_its_column_is_text() {
     let screen = pane.wait_text("more lines");
     assert!(!right_column(&screen).contains('┃'), "{screen}");
     assert!(!screen.contains("a long one please"), "{screen}");
+    // A click on the "more lines" note goes back to the end (pi's "Jump to
+    // latest message").
+    let (column, row) = find(&screen, "more lines");
+    mouse(&pane, 0, column, row, 'M');
+    mouse(&pane, 0, column, row, 'm');
+    pane.wait_for("the end again", |s| {
+        s.contains("answer line 120") && !s.contains("more lines")
+    });
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 

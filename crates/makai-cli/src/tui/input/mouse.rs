@@ -1,7 +1,8 @@
 //! The mouse in the conversation: the wheel scrolls, the scrollbar is
-//! clicked and dragged ([`super::super::scrollbar`]), and the left button
-//! selects text ([`super::super::selection`]), copied when the button comes
-//! up with pi's `fullscreenCopyOnSelect`.
+//! clicked and dragged ([`super::super::scrollbar`]), a click on the "more
+//! lines" note goes to the end (pi's "Jump to latest message"), and the left
+//! button selects text ([`super::super::selection`]), copied when the button
+//! comes up with pi's `fullscreenCopyOnSelect`.
 
 use std::time::Instant;
 
@@ -32,6 +33,16 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         MouseEventKind::ScrollDown => {
             let rows = ctx.st.wheel.rows(Instant::now(), alt);
             ctx.st.scroll = ctx.st.scroll.saturating_sub(rows);
+        }
+        // A click on the "more lines" note: back to the end.
+        MouseEventKind::Down(MouseButton::Left)
+            if ctx
+                .st
+                .cache
+                .more_note
+                .is_some_and(|r| r.contains(ratatui::layout::Position::new(m.column, m.row))) =>
+        {
+            ctx.st.scroll = 0;
         }
         MouseEventKind::Down(MouseButton::Left) => match point(ctx, &m, false) {
             Some(at) => {

@@ -37,6 +37,9 @@ pub struct RenderCache {
     /// The first row of each user message, at the last frame (the marks
     /// `tui.altScreen.previousPrompt` and `nextPrompt` jump between).
     prompt_rows: Vec<usize>,
+    /// Where the "more lines" note was drawn at the last frame (a click on
+    /// it goes to the end, as pi's "Jump to latest message").
+    pub more_note: Option<Rect>,
 }
 
 impl RenderCache {
@@ -369,8 +372,9 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
             }
         }
     }
+    st.cache.more_note = None;
     if st.scroll > 0 && area.height > 0 {
-        let note = format!(" ↓ {} more lines (page down) ", st.scroll);
+        let note = format!(" ↓ {} more lines (page down or click) ", st.scroll);
         let w = note.chars().count() as u16;
         let r = Rect {
             x: area.x + area.width.saturating_sub(w),
@@ -385,6 +389,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
             )),
             r,
         );
+        st.cache.more_note = Some(r);
     }
     st.scrollbar.draw(f, bar_area, total, start);
 }
