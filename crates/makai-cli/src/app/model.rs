@@ -282,14 +282,18 @@ impl makai_coding::tools::codemode::ModelCatalog for CatalogModels {
 mod scope_tests {
     use super::*;
 
-    #[test]
-    fn scoped_model_patterns_match_like_pi_model_patterns() {
-        let m = Model::custom(
+    fn sonnet() -> Model {
+        Model::custom(
             makai_ai::Api::AnthropicMessages,
             "anthropic",
             "claude-sonnet-4-5",
             "https://api.anthropic.com",
-        );
+        )
+    }
+
+    #[test]
+    fn scoped_model_patterns_match_like_pi_model_patterns() {
+        let m = sonnet();
         for yes in [
             "anthropic/*",
             "*sonnet*",
@@ -306,12 +310,7 @@ mod scope_tests {
 
     #[test]
     fn a_pattern_s_thinking_suffix_pins_the_level_of_the_models_it_names() {
-        let m = Model::custom(
-            makai_ai::Api::AnthropicMessages,
-            "anthropic",
-            "claude-sonnet-4-5",
-            "https://api.anthropic.com",
-        );
+        let m = sonnet();
         assert!(model_matches(&m, "anthropic/*:high"));
         assert!(model_matches(&m, "claude-sonnet-4-5:low"));
         let scope = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
