@@ -50,6 +50,7 @@ mod thinking_levels;
 mod tui_approvals;
 mod tui_images;
 mod tui_keys;
+mod tui_links;
 mod tui_llama;
 mod tui_mouse;
 mod tui_pi_commands;

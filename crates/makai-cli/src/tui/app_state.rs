@@ -207,6 +207,7 @@ impl UiState {
             dirty: true,
             ..Default::default()
         };
+        super::links::configure(settings.extra.get("terminal"), app.cwd());
         let choice =
             super::images::ImageChoice::from_settings(settings.extra.get("terminal"), |name| {
                 std::env::var(name).ok()

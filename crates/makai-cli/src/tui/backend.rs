@@ -8,7 +8,9 @@
 //! instructions while an answer streams. This backend writes the same bytes
 //! (the tests compare them with crossterm's backend) with `write_all` and a
 //! small integer formatter; colour and attribute changes, rarer, still go
-//! through crossterm's commands. Everything else is crossterm's backend.
+//! through crossterm's commands. A cell's underline colour is not written:
+//! it carries the cell's hyperlink ([`super::links`]), written as OSC 8
+//! around the cells that have it. Everything else is crossterm's backend.
 
 use std::io::{self, Write};
 
@@ -161,7 +163,8 @@ impl<W: Write> Backend for FrameBackend<W> {
         let w = &mut self.inner;
         let mut fg = Color::Reset;
         let mut bg = Color::Reset;
-        let mut underline = Color::Reset;
+        let mut link = Color::Reset;
+        let mut link_open = false;
         let mut modifier = Modifier::empty();
         let mut last: Option<(u16, u16)> = None;
         for (x, y, cell) in content {
@@ -184,11 +187,22 @@ impl<W: Write> Backend for FrameBackend<W> {
                 fg = cell.fg;
                 bg = cell.bg;
             }
-            if cell.underline_color != underline {
-                queue!(w, SetUnderlineColor(cell.underline_color.into_crossterm()))?;
-                underline = cell.underline_color;
+            if cell.underline_color != link {
+                // The underline colour is the cell's link (`links`).
+                if link_open {
+                    super::links::write_close(w)?;
+                }
+                link_open = false;
+                if let Some(url) = super::links::url_of(cell.underline_color) {
+                    super::links::write_open(w, &url)?;
+                    link_open = true;
+                }
+                link = cell.underline_color;
             }
             w.write_all(cell.symbol().as_bytes())?;
+        }
+        if link_open {
+            super::links::write_close(w)?;
         }
         queue!(
             w,
@@ -313,9 +327,6 @@ mod tests {
             if rng.below(6) == 0 {
                 cell.bg = color(rng);
             }
-            if rng.below(8) == 0 {
-                cell.underline_color = color(rng);
-            }
             cell.set_symbol(symbols[rng.below(symbols.len() as u64) as usize]);
             out.push((x, y, cell.clone()));
         }
@@ -357,5 +368,58 @@ mod tests {
             let (expected, got) = both(&[(0, 0, a), (1, 0, b)]);
             assert_eq!(got, expected, "{from:?} -> {to:?}");
         }
+    }
+
+    #[test]
+    fn a_cell_s_link_is_written_as_osc_8_around_its_cells_and_no_underline_colour_is() {
+        crate::tui::links::set_for_this_thread(true, std::path::Path::new("/"));
+        let one = crate::tui::links::style_for("https://example.com/one");
+        let two = crate::tui::links::style_for("https://example.com/two");
+        fn cell(symbol: &str, link: ratatui::style::Style) -> Cell {
+            let mut c = Cell::default();
+            c.set_symbol(symbol);
+            c.underline_color = link.underline_color.unwrap_or(Color::Reset);
+            c
+        }
+        let plain = ratatui::style::Style::default();
+        let cells = [
+            (0, 0, cell("a", plain)),
+            (1, 0, cell("b", one)),
+            (2, 0, cell("c", one)),
+            (3, 0, cell("d", two)),
+            (9, 0, cell("e", plain)),
+            (0, 1, cell("f", one)),
+        ];
+        let (_, got) = both(&cells);
+        let got = String::from_utf8(got).unwrap();
+        let open_one = "\x1b]8;;https://example.com/one\x1b\\";
+        let open_two = "\x1b]8;;https://example.com/two\x1b\\";
+        let close = "\x1b]8;;\x1b\\";
+        let a = got.find('a').unwrap();
+        let rest = &got[a..];
+        assert!(
+            rest.starts_with(&format!(
+                "a{open_one}bc{close}{open_two}d\x1b[1;10H{close}e"
+            )),
+            "{rest:?}"
+        );
+        assert!(
+            got.ends_with(&format!(
+                "{open_one}f{close}\x1b[39m\x1b[49m\x1b[59m\x1b[0m"
+            )),
+            "{got:?}"
+        );
+        // Without its links the frame is the bytes crossterm writes for
+        // the cells without underline colours.
+        let unlinked: Vec<_> = cells
+            .iter()
+            .map(|(x, y, c)| (*x, *y, cell(c.symbol(), plain)))
+            .collect();
+        let (expected, _) = both(&unlinked);
+        let stripped = got
+            .replace(open_one, "")
+            .replace(open_two, "")
+            .replace(close, "");
+        assert_eq!(stripped, String::from_utf8(expected).unwrap());
     }
 }

@@ -65,7 +65,14 @@ pub fn write(out: &mut impl Write, lines: &[Line<'_>], hint: Option<&str>) -> io
                 }
                 super::backend::modifier_change(out, Modifier::empty(), style.add_modifier)?;
             }
+            let link = style.underline_color.and_then(super::links::url_of);
+            if let Some(url) = &link {
+                super::links::write_open(out, url)?;
+            }
             out.write_all(text.as_bytes())?;
+            if link.is_some() {
+                super::links::write_close(out)?;
+            }
             if !plain {
                 queue!(
                     out,
@@ -140,6 +147,22 @@ mod tests {
         assert!(
             text.ends_with("\u{1b}[2mTo resume this session: makai --session abc\u{1b}[0m\n"),
             "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_link_stays_a_link_in_the_transcript() {
+        crate::tui::links::set_for_this_thread(true, std::path::Path::new("/"));
+        let link = crate::tui::links::style_for("https://example.com/kept");
+        let lines = [Line::from(vec![
+            Span::raw("see "),
+            Span::styled("the docs", link),
+        ])];
+        let mut out = Vec::new();
+        write(&mut out, &lines, None).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "see \u{1b}]8;;https://example.com/kept\u{1b}\\the docs\u{1b}]8;;\u{1b}\\\n"
         );
     }
 }

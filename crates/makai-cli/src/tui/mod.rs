@@ -35,6 +35,7 @@ pub mod exit_output;
 pub mod images;
 pub mod input;
 pub mod keymap;
+pub mod links;
 pub mod llama;
 pub mod login;
 pub mod markdown;

@@ -17,8 +17,8 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::theme;
 use super::wrap::{hard_wrap, hard_wrap_pieces, str_width, truncate, wrap_spans};
+use super::{links, theme};
 
 /// The prefix of a code block's lines (pi's `markdown.codeBlockIndent`),
 /// set once when the UI starts; unset: two spaces.
@@ -100,7 +100,9 @@ struct Renderer {
     inline: Vec<Span<'static>>,
     need_blank: bool,
     code: Option<(String, String)>,
-    links: Vec<(String, String)>,
+    /// The links open: address, text so far, and whether the text is a
+    /// terminal hyperlink (then the address is not shown after it).
+    links: Vec<(String, String, bool)>,
     table: Option<Table>,
 }
 
@@ -194,18 +196,44 @@ impl Renderer {
             }
             return;
         }
-        if let Some((_, label)) = self.links.last_mut() {
+        if let Some((_, label, _)) = self.links.last_mut() {
             label.push_str(text);
         }
         let style = self.style();
+        let in_link = !self.links.is_empty();
         let mut parts = text.split('\n').peekable();
         while let Some(part) = parts.next() {
-            if !part.is_empty() {
-                self.inline.push(Span::styled(part.to_string(), style));
+            if in_link {
+                if !part.is_empty() {
+                    self.inline.push(Span::styled(part.to_string(), style));
+                }
+            } else {
+                self.push_linking_bare_urls(part, style);
             }
             if parts.peek().is_some() {
                 self.flush();
             }
+        }
+    }
+
+    /// Pushes `text` in `style`, its bare `http(s)://` addresses drawn as
+    /// links (and terminal hyperlinks where the terminal shows them), as
+    /// GitHub's markdown autolinks them.
+    fn push_linking_bare_urls(&mut self, text: &str, style: Style) {
+        let mut at = 0;
+        for url in links::bare_urls(text) {
+            if url.start > at {
+                self.inline
+                    .push(Span::styled(text[at..url.start].to_string(), style));
+            }
+            let address = &text[url.clone()];
+            let linked = style.patch(theme::link()).patch(links::style_for(address));
+            self.inline.push(Span::styled(address.to_string(), linked));
+            at = url.end;
+        }
+        if at < text.len() {
+            self.inline
+                .push(Span::styled(text[at..].to_string(), style));
         }
     }
 
@@ -218,7 +246,7 @@ impl Renderer {
                 if self.table.is_some() || self.code.is_some() {
                     self.push_text(&t);
                 } else {
-                    if let Some((_, label)) = self.links.last_mut() {
+                    if let Some((_, label, _)) = self.links.last_mut() {
                         label.push_str(&t);
                     }
                     let style = self.style().patch(theme::code());
@@ -341,8 +369,13 @@ impl Renderer {
                 .push(Style::default().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Superscript | Tag::Subscript => self.styles.push(Style::default()),
             Tag::Link { dest_url, .. } => {
-                self.links.push((dest_url.to_string(), String::new()));
-                self.styles.push(theme::link());
+                let hyperlink = links::style_for(&dest_url);
+                self.links.push((
+                    dest_url.to_string(),
+                    String::new(),
+                    hyperlink != Style::default(),
+                ));
+                self.styles.push(theme::link().patch(hyperlink));
             }
             Tag::Image { .. } => {
                 self.inline.push(Span::styled("[image: ", theme::dim()));
@@ -409,7 +442,8 @@ impl Renderer {
             }
             TagEnd::Link => {
                 self.styles.pop();
-                if let Some((url, label)) = self.links.pop()
+                if let Some((url, label, hyperlinked)) = self.links.pop()
+                    && !hyperlinked
                     && !url.is_empty()
                     && url != label
                     && format!("mailto:{label}") != url

@@ -128,3 +128,92 @@ fn quotes_links_rules_and_tables() {
     assert_eq!(&text[6..], ["a │ bb", "──┼───", "1 │ 2"]);
     assert!(has_style(&lines, "site", Modifier::UNDERLINED));
 }
+
+/// The address a span's link carries, if any.
+fn link_of(lines: &[Line<'_>], text: &str) -> Option<String> {
+    lines
+        .iter()
+        .flat_map(|l| l.spans.iter())
+        .find(|s| s.content.contains(text))
+        .and_then(|s| s.style.underline_color)
+        .and_then(links::url_of)
+        .map(|url| url.to_string())
+}
+
+#[test]
+fn a_link_is_a_terminal_hyperlink_without_its_address_where_the_terminal_shows_them() {
+    let md = "Read [the guide](https://example.com/guide) first.";
+    links::set_for_this_thread(true, std::path::Path::new("/"));
+    let lines = render(md, 60);
+    assert_eq!(plain(&lines), ["Read the guide first."]);
+    assert_eq!(
+        link_of(&lines, "the guide").as_deref(),
+        Some("https://example.com/guide")
+    );
+    assert!(has_style(&lines, "the guide", Modifier::UNDERLINED));
+    assert_eq!(link_of(&lines, "Read"), None);
+    // Elsewhere the address follows the text, and nothing is linked.
+    links::set_for_this_thread(false, std::path::Path::new("/"));
+    let lines = render(md, 60);
+    assert_eq!(
+        plain(&lines),
+        ["Read the guide (https://example.com/guide) first."]
+    );
+    assert_eq!(link_of(&lines, "the guide"), None);
+}
+
+#[test]
+fn a_link_to_an_address_a_terminal_should_not_open_keeps_its_address_shown() {
+    links::set_for_this_thread(true, std::path::Path::new("/"));
+    let lines = render(
+        "[notes](docs/notes.md) and [x](<https://a.example/a b>)",
+        80,
+    );
+    assert_eq!(
+        plain(&lines),
+        ["notes (docs/notes.md) and x (https://a.example/a b)"]
+    );
+    assert_eq!(link_of(&lines, "x"), None);
+    assert_eq!(link_of(&lines, "notes"), None);
+}
+
+#[test]
+fn bare_addresses_are_drawn_as_links_and_hyperlinked_where_the_terminal_shows_them() {
+    let md = "See https://example.com/a_b_c. Or `https://in.code/x`.\n\n- item https://example.org";
+    links::set_for_this_thread(true, std::path::Path::new("/"));
+    let lines = render(md, 80);
+    assert_eq!(
+        plain(&lines),
+        [
+            "See https://example.com/a_b_c. Or https://in.code/x.",
+            "",
+            "• item https://example.org"
+        ]
+    );
+    assert_eq!(
+        link_of(&lines, "https://example.com/a_b_c").as_deref(),
+        Some("https://example.com/a_b_c")
+    );
+    assert!(has_style(
+        &lines,
+        "https://example.com/a_b_c",
+        Modifier::UNDERLINED
+    ));
+    assert_eq!(
+        link_of(&lines, "https://in.code/x"),
+        None,
+        "code stays code"
+    );
+    assert_eq!(
+        link_of(&lines, "https://example.org").as_deref(),
+        Some("https://example.org")
+    );
+    links::set_for_this_thread(false, std::path::Path::new("/"));
+    let lines = render(md, 80);
+    assert!(has_style(
+        &lines,
+        "https://example.com/a_b_c",
+        Modifier::UNDERLINED
+    ));
+    assert_eq!(link_of(&lines, "https://example.com/a_b_c"), None);
+}

@@ -142,6 +142,25 @@ fn summary(t: &ToolCallView) -> Option<String> {
     })
 }
 
+/// Where the path of a built-in file tool is in its [`summary`], and the
+/// style that makes it a link to the file; `None` when links are not drawn
+/// or the tool names no file.
+fn linked_path(t: &ToolCallView) -> Option<(std::ops::Range<usize>, Style)> {
+    let a = &t.args;
+    let path = str_arg(a, "path").or_else(|| str_arg(a, "file_path"));
+    let (start, path) = match t.name.as_str() {
+        "read" | "write" | "edit" => (0, path?),
+        "ls" => (0, path.unwrap_or(".")),
+        "find" | "grep" => {
+            let pattern = str_arg(a, "pattern")?;
+            (pattern.len() + " in ".len(), path.unwrap_or("."))
+        }
+        _ => return None,
+    };
+    let style = super::super::links::style_for_path(path);
+    (style != Style::default()).then(|| (start..start + path.len(), style))
+}
+
 fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
     let (bullet_style, name_style) = match (t.state, t.is_error) {
         (ToolState::Done, true) => (theme::error(), theme::bold().patch(theme::error())),
@@ -168,10 +187,40 @@ fn tool_lines(t: &ToolCallView, view: View, w: usize) -> Vec<Line<'static>> {
     };
     let first_line = args_text.lines().next().unwrap_or("").to_string();
     let mut header = head;
-    header.push(Span::styled(
-        truncate(&first_line, w.saturating_sub(head_w)),
-        theme::muted(),
-    ));
+    let shown_args = truncate(&first_line, w.saturating_sub(head_w));
+    // The path a file tool works on opens on a click (pi's file links), as
+    // much of it as is shown.
+    let visible = if shown_args.len() == first_line.len() {
+        shown_args.len()
+    } else {
+        shown_args.len().saturating_sub('…'.len_utf8())
+    };
+    let link = known
+        .as_ref()
+        .and_then(|_| linked_path(t))
+        .and_then(|(range, style)| {
+            let range = range.start..range.end.min(visible);
+            let parts = (
+                shown_args.get(..range.start)?,
+                shown_args.get(range.clone())?,
+                shown_args.get(range.end..)?,
+            );
+            (!range.is_empty()).then_some((parts, style))
+        });
+    match link {
+        Some(((before, path, after), style)) => {
+            for (text, style) in [
+                (before, theme::muted()),
+                (path, theme::muted().patch(style)),
+                (after, theme::muted()),
+            ] {
+                if !text.is_empty() {
+                    header.push(Span::styled(text.to_string(), style));
+                }
+            }
+        }
+        None => header.push(Span::styled(shown_args, theme::muted())),
+    }
     out.push(Line::from(header));
     let multi_line = args_text.lines().count() > 1;
     if view.expand_tools {
@@ -566,5 +615,65 @@ mod tests {
         assert_eq!(text(&item_lines(&thinking, shown)), ["deep thoughts"]);
         let user = item_lines(&ItemKind::User("hi".into()), view);
         assert_eq!(user[0].width(), 40);
+    }
+
+    #[test]
+    fn a_file_tool_s_path_links_to_the_file_and_only_the_path_does() {
+        crate::tui::links::set_for_this_thread(true, std::path::Path::new("/work/repo"));
+        let view = View {
+            width: 80,
+            show_thinking: false,
+            expand_tools: false,
+            theme: 0,
+            images: false,
+        };
+        let link = |item: &ItemKind, text: &str| -> Option<String> {
+            item_lines(item, view)[0]
+                .spans
+                .iter()
+                .find(|s| s.content == text)
+                .and_then(|s| s.style.underline_color)
+                .and_then(crate::tui::links::url_of)
+                .map(|u| u.to_string())
+        };
+        let read = tool(
+            "read",
+            serde_json::json!({"path": "src/a.rs", "offset": 3}),
+            "x",
+        );
+        assert_eq!(text(&item_lines(&read, view))[0], "● read src/a.rs:3");
+        assert_eq!(
+            link(&read, "src/a.rs").as_deref(),
+            Some("file:///work/repo/src/a.rs")
+        );
+        assert_eq!(link(&read, ":3"), None);
+        let grep = tool("grep", serde_json::json!({"pattern": "fn main"}), "x");
+        assert_eq!(text(&item_lines(&grep, view))[0], "● grep fn main in .");
+        assert_eq!(link(&grep, "fn main in "), None);
+        assert_eq!(link(&grep, ".").as_deref(), Some("file:///work/repo"));
+        let bash = tool("bash", serde_json::json!({"command": "ls /"}), "x");
+        assert!(
+            item_lines(&bash, view)[0]
+                .spans
+                .iter()
+                .all(|s| s.style.underline_color.is_none())
+        );
+        // A path cut short links what is shown of it.
+        let narrow = View { width: 20, ..view };
+        let long = tool(
+            "edit",
+            serde_json::json!({"path": "a/very/long/path/name.rs"}),
+            "x",
+        );
+        let head = &item_lines(&long, narrow)[0];
+        assert_eq!(head.to_string(), "● edit a/very/long/…");
+        assert!(
+            head.spans
+                .iter()
+                .any(|s| s.content == "a/very/long/" && s.style.underline_color.is_some())
+        );
+        crate::tui::links::set_for_this_thread(false, std::path::Path::new("/work/repo"));
+        assert_eq!(link(&read, "src/a.rs"), None);
+        assert_eq!(text(&item_lines(&read, view))[0], "● read src/a.rs:3");
     }
 }
