@@ -157,6 +157,8 @@ pub struct UiState {
     pub terminal_request: Option<TerminalRequest>,
     /// A `/login` waiting for the browser or a pasted code.
     pub login: Option<super::login::PendingLogin>,
+    /// Why the last run ended (none yet: `None`).
+    pub last_end: Option<makai_agent::EndReason>,
     /// A `/llama` load or download in progress.
     pub llama: super::llama::LlamaJobs,
     /// Images pasted into the prompt, each shown in the editor as
@@ -285,6 +287,27 @@ impl UiState {
         }
     }
 
+    /// What the terminal's program status report says now
+    /// ([`super::program_status`]).
+    pub fn program_status(&self) -> super::program_status::Status {
+        use super::program_status::Status;
+        if let Some(q) = self.questions.front() {
+            return Status::Blocked("permission", q.request.title());
+        }
+        if let Some(login) = &self.login {
+            return Status::Blocked("auth", format!("Sign in to {}", login.provider));
+        }
+        let name = || self.footer.session_name.clone();
+        if self.busy() || self.compacting {
+            return Status::Working(name());
+        }
+        match &self.last_end {
+            None | Some(makai_agent::EndReason::Aborted) => Status::Idle,
+            Some(makai_agent::EndReason::Error { message }) => Status::Error(message.clone()),
+            Some(_) => Status::Done(name()),
+        }
+    }
+
     /// True while a run is going or about to start.
     pub fn busy(&self) -> bool {
         self.running || self.starting
@@ -368,7 +391,8 @@ impl UiState {
                 self.running = true;
                 self.starting = false;
             }
-            AgentEvent::AgentEnd { .. } => {
+            AgentEvent::AgentEnd { end_reason, .. } => {
+                self.last_end = Some(end_reason.clone());
                 self.running = false;
                 self.aborting = false;
                 self.refresh(app);

@@ -301,6 +301,10 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
     ctx.st.dirty = true;
 }
 
+/// Whether the terminal takes program status reports: decided (and the
+/// terminal asked) once per process.
+static PROGRAM_STATUS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
 /// Runs the UI until the user quits (or asks for another session, see
 /// [`UiState::reopen`]); returns the exit code and what the UI showed last.
 /// `notices` open the conversation.
@@ -317,6 +321,14 @@ pub async fn run(
         .set_prompter(std::sync::Arc::new(super::approval::TuiPrompter {
             tx: tx.clone(),
         }));
+    let reporting = *PROGRAM_STATUS.get_or_init(|| {
+        match super::program_status::decide(|name| std::env::var(name).ok()) {
+            super::program_status::Decision::Always => true,
+            super::program_status::Decision::Never => false,
+            // Before the keyboard's reader starts: the answer is read here.
+            super::program_status::Decision::Ask => super::program_status::query_terminal(),
+        }
+    });
     let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
     for (level, notice) in notices {
@@ -336,9 +348,11 @@ pub async fn run(
         super::resume::open_resume(&mut ctx, super::resume::ResumeScope::Start);
     }
     let mut progress = super::progress::TerminalProgress::new(app.settings());
+    let mut reports = super::program_status::ProgramStatus::new(reporting);
     loop {
         let now = Instant::now();
         progress.update(ctx.st.busy() || ctx.st.compacting);
+        reports.update(ctx.st.program_status());
         if ctx.st.busy() || ctx.st.compacting {
             let (frame, _) = spinner_at(started, now);
             if frame != ctx.st.spinner {
@@ -358,6 +372,7 @@ pub async fn run(
             };
             if let Err(e) = sent.and_then(|()| tui.draw(|f| render::draw(f, ctx.st))) {
                 progress.finish();
+                reports.finish();
                 tui.restore();
                 eprintln!("makai: cannot draw the terminal UI: {e}");
                 return (crate::error::EXIT_FAILED, st);
@@ -408,6 +423,7 @@ pub async fn run(
         }
     }
     progress.finish();
+    reports.finish();
     if let Some(output) = st.image_output.as_mut() {
         tui.delete_images(output);
     }

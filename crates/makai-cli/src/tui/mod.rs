@@ -40,6 +40,7 @@ pub mod llama;
 pub mod login;
 pub mod markdown;
 pub mod pickers;
+pub mod program_status;
 pub mod progress;
 pub mod render;
 pub mod resume;

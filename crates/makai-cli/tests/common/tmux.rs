@@ -149,6 +149,27 @@ impl Pane {
 
     /// Starts `makai args...` as [`Pane::start`] does, with `vars` set.
     pub fn start_with(env: &Env, args: &[String], vars: &[(&str, &str)]) -> Pane {
+        Pane::launch(env, args, vars, None)
+    }
+
+    /// Starts `makai args...` as [`Pane::start_with`] does, everything it
+    /// writes to the terminal appended to `raw` from its first byte on
+    /// (`pipe-pane` in the command that starts it).
+    pub fn start_piped(
+        env: &Env,
+        args: &[String],
+        vars: &[(&str, &str)],
+        raw: &std::path::Path,
+    ) -> Pane {
+        Pane::launch(env, args, vars, Some(raw))
+    }
+
+    fn launch(
+        env: &Env,
+        args: &[String],
+        vars: &[(&str, &str)],
+        raw: Option<&std::path::Path>,
+    ) -> Pane {
         let socket = format!(
             "makai-tui-{}-{}",
             std::process::id(),
@@ -162,7 +183,8 @@ impl Pane {
             stderr,
             exit_file,
         };
-        let out = pane.tmux(&[
+        let pipe = raw.map(|raw| format!("cat >> {}", quote(&raw.display().to_string())));
+        let mut command = vec![
             "-f",
             "/dev/null",
             "new-session",
@@ -175,12 +197,13 @@ impl Pane {
             "t",
             &cmd,
             ";",
-            "set-option",
-            "-t",
-            "t",
-            "remain-on-exit",
-            "on",
-        ]);
+        ];
+        // One command list: tmux reads nothing of the pane before the pipe is set.
+        if let Some(pipe) = &pipe {
+            command.extend(["pipe-pane", "-t", "t", "-o", pipe, ";"]);
+        }
+        command.extend(["set-option", "-t", "t", "remain-on-exit", "on"]);
+        let out = pane.tmux(&command);
         assert!(
             out.status.success(),
             "tmux new-session failed: {}",
