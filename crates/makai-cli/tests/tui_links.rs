@@ -121,3 +121,68 @@ fn strip_escapes(text: &str) -> String {
     }
     out
 }
+
+#[test]
+fn ctrl_click_on_a_link_opens_it_with_the_browser_and_a_plain_click_does_not() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text(ANSWER)));
+    let env = Env::new();
+    let opened = env.home.path().join("opened.txt");
+    let browser = env.home.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" >> {}\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let browser = browser.display().to_string();
+    let pane = Pane::start_with(
+        &env,
+        &mock.args(),
+        &[("PI_HYPERLINKS", "1"), ("BROWSER", &browser)],
+    );
+    pane.wait_text("Ask anything");
+    pane.type_text("where are the docs");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("example.org/faq.");
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("Read the guide"))
+        .unwrap();
+    // 1-based cells (ASCII: bytes are columns).
+    let guide = (line.find("guide").unwrap() + 1, row + 1);
+    let faq = (line.find("org/faq").unwrap() + 1, row + 1);
+    let click = |button: u8, (column, row): (usize, usize)| {
+        pane.type_text(&format!("\u{1b}[<{button};{column};{row}M"));
+        pane.type_text(&format!("\u{1b}[<{button};{column};{row}m"));
+    };
+    let opened_lines = |n: usize| {
+        let start = std::time::Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&opened).unwrap_or_default();
+            if text.lines().count() >= n || start.elapsed() > std::time::Duration::from_secs(10) {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    // Ctrl+click: button 0 with the Ctrl bit (16).
+    click(16, guide);
+    pane.wait_text("Opening https://example.com/guide");
+    assert_eq!(opened_lines(1), "https://example.com/guide\n");
+    // A plain click opens nothing; the next Ctrl+click, the bare address.
+    click(0, guide);
+    click(16, faq);
+    assert_eq!(
+        opened_lines(2),
+        "https://example.com/guide\nhttps://example.org/faq\n"
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

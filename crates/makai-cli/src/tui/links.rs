@@ -293,6 +293,36 @@ pub fn write_close(out: &mut impl Write) -> io::Result<()> {
     out.write_all(b"\x1b]8;;\x1b\\")
 }
 
+/// Opens `url` with the user's opener: `$BROWSER` when set (the first of
+/// its `:`-separated programs), else `xdg-open` (`open` on macOS). Returns
+/// the program started.
+pub fn open(url: &str) -> Result<String, String> {
+    let url = sendable(url).ok_or_else(|| "not an address makai opens".to_string())?;
+    let program = std::env::var("BROWSER")
+        .ok()
+        .and_then(|b| b.split(':').next().map(str::trim).map(str::to_string))
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| {
+            if cfg!(target_os = "macos") {
+                "open".to_string()
+            } else {
+                "xdg-open".to_string()
+            }
+        });
+    Command::new(&program)
+        .arg(&url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|mut child| {
+            // Reaped when it ends, without waiting for it here.
+            std::thread::spawn(move || child.wait());
+            program.clone()
+        })
+        .map_err(|e| format!("{program}: {e}"))
+}
+
 /// The bare `http://` and `https://` addresses of `text`, as byte ranges:
 /// each starts the text or follows a character that is not a letter or
 /// digit, and ends before a space, a quote or `<>\`; trailing punctuation

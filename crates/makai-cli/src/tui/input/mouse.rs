@@ -1,7 +1,7 @@
 //! The mouse in the conversation: the wheel scrolls, the scrollbar is
 //! clicked and dragged ([`super::super::scrollbar`]), a click on the "more
-//! lines" note goes to the end (pi's "Jump to latest message"), and the left
-//! button selects text ([`super::super::selection`]), copied when the button
+//! lines" note goes to the end (pi's "Jump to latest message"), Ctrl+click
+//! opens a link ([`super::super::links`]), and the left button selects text ([`super::super::selection`]), copied when the button
 //! comes up with pi's `fullscreenCopyOnSelect`.
 
 use std::time::Instant;
@@ -9,7 +9,7 @@ use std::time::Instant;
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::super::event_loop::Ctx;
-use super::super::render::row_texts;
+use super::super::render::{link_at, row_texts};
 use super::super::selection::Point;
 
 /// How many rows around a press are read for a word or a paragraph.
@@ -44,6 +44,10 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         {
             ctx.st.scroll = 0;
         }
+        // Ctrl+click on a link opens it (a terminal hands the click over
+        // while the UI has the mouse).
+        MouseEventKind::Down(MouseButton::Left)
+            if m.modifiers.contains(KeyModifiers::CONTROL) && open_link_at(ctx, &m) => {}
         MouseEventKind::Down(MouseButton::Left) => match point(ctx, &m, false) {
             Some(at) => {
                 let from = at.row.saturating_sub(AROUND);
@@ -67,6 +71,24 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         _ => return,
     }
     ctx.st.dirty = true;
+}
+
+/// Opens the link under the pointer, if there is one (true).
+fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) -> bool {
+    let Some(url) = point(ctx, m, false).and_then(|at| link_at(ctx.st, at)) else {
+        return false;
+    };
+    match super::super::links::open(&url) {
+        Ok(program) => ctx.st.set_status(
+            super::super::transcript::Level::Info,
+            format!("Opening {url} ({program})"),
+        ),
+        Err(e) => ctx.st.set_status(
+            super::super::transcript::Level::Error,
+            format!("Cannot open {url}: {e}"),
+        ),
+    }
+    true
 }
 
 /// The conversation cell under the pointer; `None` off the conversation,

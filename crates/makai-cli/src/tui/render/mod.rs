@@ -206,10 +206,39 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
 /// (rows past the end are left out).
 pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
     let mut out = Vec::new();
+    for_rows(st, rows, |line| out.push(line.to_string()));
+    out
+}
+
+/// The address of the link drawn at `at` in the conversation (a cell whose
+/// underline colour carries one, [`super::links`]), if any.
+pub fn link_at(st: &UiState, at: super::selection::Point) -> Option<std::sync::Arc<str>> {
+    let mut found = None;
+    for_rows(st, at.row..at.row + 1, |line| {
+        let mut x = 0usize;
+        for span in &line.spans {
+            let width = span.width();
+            if usize::from(at.col) < x + width {
+                found = line
+                    .style
+                    .patch(span.style)
+                    .underline_color
+                    .and_then(super::links::url_of);
+                return;
+            }
+            x += width;
+        }
+    });
+    found
+}
+
+/// Hands each of the conversation's rows `rows`, as the last frame drew
+/// them, to `visit` (rows past the end are left out).
+fn for_rows(st: &UiState, rows: std::ops::Range<usize>, mut visit: impl FnMut(&Line<'_>)) {
     let mut at = 0usize;
     let mut take = |line: &Line<'_>, at: &mut usize| {
         if rows.contains(at) {
-            out.push(line.to_string());
+            visit(line);
         }
         *at += 1;
     };
@@ -235,7 +264,6 @@ pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
             }
         }
     }
-    out
 }
 
 /// Draws the conversation into `area`, honouring the scroll offset, and its
