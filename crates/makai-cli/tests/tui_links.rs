@@ -123,7 +123,7 @@ fn strip_escapes(text: &str) -> String {
 }
 
 #[test]
-fn ctrl_click_on_a_link_opens_it_with_the_browser_and_a_plain_click_does_not() {
+fn a_click_on_a_link_opens_it_with_the_browser_and_a_drag_over_it_selects() {
     if !tmux_available() {
         return;
     }
@@ -173,13 +173,18 @@ fn ctrl_click_on_a_link_opens_it_with_the_browser_and_a_plain_click_does_not() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     };
-    // Ctrl+click: button 0 with the Ctrl bit (16).
-    click(16, guide);
+    click(0, guide);
     pane.wait_text("Opening https://example.com/guide");
     assert_eq!(opened_lines(1), "https://example.com/guide\n");
-    // A plain click opens nothing; the next Ctrl+click, the bare address.
-    click(0, guide);
-    click(16, faq);
+    // A drag over the link selects (and copies) it: nothing opens; the next
+    // click, on the bare address, opens that.
+    // (It starts a cell further: at the clicked cell it would be a double click.)
+    let (column, row) = (guide.0 + 1, guide.1);
+    pane.type_text(&format!("\u{1b}[<0;{column};{row}M"));
+    pane.type_text(&format!("\u{1b}[<32;{};{row}M", column + 3));
+    pane.type_text(&format!("\u{1b}[<0;{};{row}m", column + 3));
+    pane.wait_text("Copied");
+    click(0, faq);
     assert_eq!(
         opened_lines(2),
         "https://example.com/guide\nhttps://example.org/faq\n"

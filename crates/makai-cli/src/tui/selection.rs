@@ -126,6 +126,15 @@ impl Selection {
         }
     }
 
+    /// Where the last press was, when it was a single click (not the
+    /// second or third of a multiple click).
+    pub fn single_click_at(&self) -> Option<Point> {
+        match self.last_press {
+            Some((_, at, 1)) => Some(at),
+            _ => None,
+        }
+    }
+
     /// The button came up: true when something is selected (a click alone
     /// selects nothing).
     pub fn release(&mut self) -> bool {

@@ -1,7 +1,7 @@
 //! The mouse in the conversation: the wheel scrolls, the scrollbar is
 //! clicked and dragged ([`super::super::scrollbar`]), a click on the "more
-//! lines" note goes to the end (pi's "Jump to latest message"), Ctrl+click
-//! opens a link ([`super::super::links`]), and the left button selects text ([`super::super::selection`]), copied when the button
+//! lines" note goes to the end (pi's "Jump to latest message"), a click on
+//! a link opens it ([`super::super::links`]), and the left button selects text ([`super::super::selection`]), copied when the button
 //! comes up with pi's `fullscreenCopyOnSelect`.
 
 use std::time::Instant;
@@ -44,10 +44,6 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         {
             ctx.st.scroll = 0;
         }
-        // Ctrl+click on a link opens it (a terminal hands the click over
-        // while the UI has the mouse).
-        MouseEventKind::Down(MouseButton::Left)
-            if m.modifiers.contains(KeyModifiers::CONTROL) && open_link_at(ctx, &m) => {}
         MouseEventKind::Down(MouseButton::Left) => match point(ctx, &m, false) {
             Some(at) => {
                 let from = at.row.saturating_sub(AROUND);
@@ -64,8 +60,17 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
             }
         }
         MouseEventKind::Up(_) if ctx.st.selection.dragging() => {
-            if ctx.st.selection.release() && ctx.st.selection.copy_on_select {
-                copy_selection(ctx);
+            if ctx.st.selection.release() {
+                if ctx.st.selection.copy_on_select {
+                    copy_selection(ctx);
+                }
+            } else if ctx.st.selection.single_click_at().is_some()
+                && ctx.st.selection.single_click_at() == point(ctx, &m, false)
+            {
+                // A click (no drag, not the second of a double click) on a
+                // link opens it, as pi's links stay clickable while it has
+                // the mouse.
+                open_link_at(ctx, &m);
             }
         }
         _ => return,
@@ -73,10 +78,10 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
     ctx.st.dirty = true;
 }
 
-/// Opens the link under the pointer, if there is one (true).
-fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) -> bool {
+/// Opens the link under the pointer, if there is one.
+fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) {
     let Some(url) = point(ctx, m, false).and_then(|at| link_at(ctx.st, at)) else {
-        return false;
+        return;
     };
     match super::super::links::open(&url) {
         Ok(program) => ctx.st.set_status(
@@ -88,7 +93,6 @@ fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) -> bool {
             format!("Cannot open {url}: {e}"),
         ),
     }
-    true
 }
 
 /// The conversation cell under the pointer; `None` off the conversation,
