@@ -57,6 +57,7 @@ mod tui_pi_commands;
 mod tui_program_status;
 mod tui_resume;
 mod tui_session_cwd;
+mod tui_summaries;
 mod tui_themes;
 mod tui_tmux;
 mod tui_transcript;

@@ -92,6 +92,7 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
         }
         "expandTools" => {
             ctx.st.expand_tools = !ctx.st.expand_tools;
+            ctx.st.transcript.unset_summary_choices();
             None
         }
         "theme" => next_theme().map(|name| (&["theme"][..], name.into())),

@@ -50,6 +50,7 @@ pub mod scrollbar;
 pub mod search;
 pub mod selection;
 pub mod selectors;
+pub mod summary;
 pub mod terminal;
 #[cfg(test)]
 mod test_rng;

@@ -348,6 +348,21 @@ pub fn user_text() -> Color {
     color(Role::UserMessageText)
 }
 
+/// Background of collapsed blocks (skills, summaries).
+pub fn custom_message_bg() -> Color {
+    color(Role::CustomMessageBg)
+}
+
+/// Text of collapsed blocks.
+pub fn custom_message_text() -> Color {
+    color(Role::CustomMessageText)
+}
+
+/// The label of collapsed blocks (`[skill]`, `[compaction]`, `[branch]`).
+pub fn custom_message_label() -> Color {
+    color(Role::CustomMessageLabel)
+}
+
 /// The scrollbar's track.
 pub fn scrollbar_track() -> Style {
     fg(Role::ScrollbarTrack)

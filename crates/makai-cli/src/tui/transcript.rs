@@ -12,6 +12,7 @@ use makai_agent::{AgentEvent, AgentMessage, ToolOutput};
 use makai_ai::{AssistantContent, AssistantMessageEvent, Message, StopReason, UserContent};
 
 use super::images::{ImageMaker, InlineImage};
+use super::summary::{self, Summary, SummaryKind};
 
 /// How a notice is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +70,9 @@ pub enum ItemKind {
     Tool(ToolCallView),
     /// A notice from makai itself.
     Notice(Level, String),
+    /// A block shown collapsed: a skill's instructions, a compaction or a
+    /// branch summary.
+    Summary(Summary),
 }
 
 /// One item with its change counter (renderers cache by it).
@@ -146,11 +150,57 @@ impl Transcript {
         made
     }
 
-    /// Appends a user message with its images.
+    /// Appends a user message with its images; a skill invoked with
+    /// `/skill:name` is a collapsed block, the text typed after it the
+    /// message.
     fn push_user(&mut self, content: &[UserContent]) {
         let images = self.make_images(content);
-        let i = self.push(ItemKind::User(user_text(content)));
+        let text = user_text(content);
+        let i = match summary::skill_block(&text) {
+            Some(skill) => {
+                let rest = skill.rest.map(str::to_string);
+                let block = Summary::new(
+                    SummaryKind::Skill {
+                        name: skill.name.to_string(),
+                    },
+                    skill.content,
+                );
+                let block = self.push(ItemKind::Summary(block));
+                match rest {
+                    Some(rest) => self.push(ItemKind::User(rest)),
+                    None => block,
+                }
+            }
+            None => self.push(ItemKind::User(text)),
+        };
         self.items[i].images = images;
+    }
+
+    /// Forgets what clicks chose for the collapsed blocks: they follow
+    /// Ctrl+O again.
+    pub fn unset_summary_choices(&mut self) {
+        let rev = self.rev();
+        for item in &mut self.items {
+            if let ItemKind::Summary(s) = &mut item.kind
+                && s.expanded.take().is_some()
+            {
+                item.rev = rev;
+            }
+        }
+    }
+
+    /// Expands item `i` when it is a collapsed block, or collapses it
+    /// (`expand_all`: whether Ctrl+O has it expanded now); false for any
+    /// other item.
+    pub fn toggle_summary(&mut self, i: usize, expand_all: bool) -> bool {
+        let mut toggled = false;
+        self.edit(i, |k| {
+            if let ItemKind::Summary(s) = k {
+                s.expanded = Some(!s.is_expanded(expand_all));
+                toggled = true;
+            }
+        });
+        toggled
     }
 
     /// Gives tool call `id`'s item the images of its result.
@@ -260,13 +310,20 @@ impl Transcript {
                     });
                     self.tool_images(&r.tool_call_id, &r.content);
                 }
-                AgentMessage::CompactionSummary(c) => self.notice(
-                    Level::Info,
-                    format!(
-                        "Earlier messages were compacted ({} tokens summarized).",
-                        c.tokens_before
-                    ),
-                ),
+                AgentMessage::CompactionSummary(c) => {
+                    self.push(ItemKind::Summary(Summary::new(
+                        SummaryKind::Compaction {
+                            tokens_before: c.tokens_before,
+                        },
+                        c.summary.clone(),
+                    )));
+                }
+                AgentMessage::BranchSummary(b) => {
+                    self.push(ItemKind::Summary(Summary::new(
+                        SummaryKind::Branch,
+                        b.summary.clone(),
+                    )));
+                }
                 other => {
                     let text = other.text();
                     if !text.trim().is_empty() {
@@ -391,13 +448,23 @@ impl Transcript {
             ),
             AgentEvent::CompactionEnd {
                 result: Some(info), ..
-            } => self.notice(
-                Level::Info,
-                format!(
-                    "Context compacted: about {} tokens before, {} after.",
-                    info.tokens_before, info.estimated_tokens_after
-                ),
-            ),
+            } => {
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "Context compacted: about {} tokens before, {} after.",
+                        info.tokens_before, info.estimated_tokens_after
+                    ),
+                );
+                if !info.summary.trim().is_empty() {
+                    self.push(ItemKind::Summary(Summary::new(
+                        SummaryKind::Compaction {
+                            tokens_before: info.tokens_before,
+                        },
+                        info.summary.clone(),
+                    )));
+                }
+            }
             AgentEvent::CompactionEnd {
                 error_message: Some(e),
                 ..

@@ -184,3 +184,80 @@ fn a_user_message_s_images_are_kept_when_images_are_drawn() {
     assert_eq!(t.images().len(), 1);
     assert_ne!(t.images()[0].id, first, "a new image for the new items");
 }
+
+#[test]
+fn a_skill_invocation_is_a_collapsed_block_and_the_text_after_it_the_message() {
+    let mut t = Transcript::default();
+    let invoked = "<skill name=\"review\" location=\"/s/review/SKILL.md\">\nReferences are relative to /s/review.\n\nCheck it.\n</skill>\n\nthe diff please";
+    t.apply(&AgentEvent::MessageStart {
+        message: Arc::new(AgentMessage::user(invoked)),
+    });
+    let skill = ItemKind::Summary(summary::Summary::new(
+        summary::SummaryKind::Skill {
+            name: "review".into(),
+        },
+        "References are relative to /s/review.\n\nCheck it.",
+    ));
+    assert_eq!(
+        kinds(&t),
+        [skill.clone(), ItemKind::User("the diff please".into())]
+    );
+    // The same from a session read back; a skill alone is the block alone.
+    t.rebuild(&[AgentMessage::user(
+        "<skill name=\"review\" location=\"/s/review/SKILL.md\">\nReferences are relative to /s/review.\n\nCheck it.\n</skill>",
+    )]);
+    assert_eq!(kinds(&t), [skill]);
+}
+
+#[test]
+fn compaction_and_branch_summaries_are_collapsed_blocks_a_click_toggles() {
+    let mut t = Transcript::default();
+    t.rebuild(&[
+        AgentMessage::CompactionSummary(makai_agent::CompactionSummaryMessage {
+            summary: "We fixed the build.".into(),
+            tokens_before: 52_000,
+            timestamp: Default::default(),
+        }),
+        AgentMessage::BranchSummary(makai_agent::BranchSummaryMessage {
+            summary: "Tried another parser.".into(),
+            from_id: None,
+            timestamp: Default::default(),
+        }),
+        AgentMessage::user("go on"),
+    ]);
+    let k = kinds(&t);
+    assert!(matches!(
+        &k[0],
+        ItemKind::Summary(s) if s.kind == summary::SummaryKind::Compaction { tokens_before: 52_000 }
+            && s.body == "We fixed the build." && s.expanded.is_none()
+    ));
+    assert!(matches!(&k[1], ItemKind::Summary(s) if s.kind == summary::SummaryKind::Branch));
+    let rev = t.items()[0].rev;
+    assert!(t.toggle_summary(0, false));
+    assert!(t.items()[0].rev > rev, "drawn again");
+    assert!(matches!(&t.items()[0].kind, ItemKind::Summary(s) if s.expanded == Some(true)));
+    // With the tool output expanded, a click collapses it.
+    assert!(t.toggle_summary(1, true));
+    assert!(matches!(&t.items()[1].kind, ItemKind::Summary(s) if s.expanded == Some(false)));
+    assert!(
+        !t.toggle_summary(2, false),
+        "a user message does not toggle"
+    );
+}
+
+#[test]
+fn ctrl_o_makes_every_block_follow_it_again() {
+    let mut t = Transcript::default();
+    t.rebuild(&[AgentMessage::BranchSummary(
+        makai_agent::BranchSummaryMessage {
+            summary: "Tried another parser.".into(),
+            from_id: None,
+            timestamp: Default::default(),
+        },
+    )]);
+    t.toggle_summary(0, false);
+    let rev = t.items()[0].rev;
+    t.unset_summary_choices();
+    assert!(matches!(&t.items()[0].kind, ItemKind::Summary(s) if s.expanded.is_none()));
+    assert!(t.items()[0].rev > rev);
+}

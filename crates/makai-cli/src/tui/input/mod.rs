@@ -260,7 +260,11 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
         A::ModelCycleBackward => cycle_model(ctx, false),
         A::ThinkingCycle => commands::cycle_thinking(ctx),
         A::ThinkingToggle => ctx.st.show_thinking = !ctx.st.show_thinking,
-        A::ToolsExpand => ctx.st.expand_tools = !ctx.st.expand_tools,
+        A::ToolsExpand => {
+            ctx.st.expand_tools = !ctx.st.expand_tools;
+            // As pi's: every block follows it, whatever a click chose.
+            ctx.st.transcript.unset_summary_choices();
+        }
         A::MessageCopy => {
             // The selected text first, as pi's Ctrl+X.
             if !super::login::copy_url(ctx) && !copy_selection(ctx) {

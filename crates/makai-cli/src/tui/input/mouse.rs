@@ -1,7 +1,9 @@
 //! The mouse in the conversation: the wheel scrolls, the scrollbar is
 //! clicked and dragged ([`super::super::scrollbar`]), a click on the "more
 //! lines" note goes to the end (pi's "Jump to latest message"), a click on
-//! a link opens it ([`super::super::links`]), and the left button selects text ([`super::super::selection`]), copied when the button
+//! a link opens it ([`super::super::links`]) and one on a collapsed block
+//! expands or collapses it ([`super::super::summary`]), and the left button
+//! selects text ([`super::super::selection`]), copied when the button
 //! comes up with pi's `fullscreenCopyOnSelect`.
 
 use std::time::Instant;
@@ -9,7 +11,7 @@ use std::time::Instant;
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::super::event_loop::Ctx;
-use super::super::render::{link_at, row_texts};
+use super::super::render::{item_at, link_at, row_texts};
 use super::super::selection::Point;
 
 /// How many rows around a press are read for a word or a paragraph.
@@ -69,8 +71,11 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
             {
                 // A click (no drag, not the second of a double click) on a
                 // link opens it, as pi's links stay clickable while it has
-                // the mouse.
-                open_link_at(ctx, &m);
+                // the mouse; elsewhere on a collapsed block, it expands or
+                // collapses the block (pi's click toggling).
+                if !open_link_at(ctx, &m) {
+                    toggle_summary_at(ctx, &m);
+                }
             }
         }
         _ => return,
@@ -78,10 +83,18 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
     ctx.st.dirty = true;
 }
 
-/// Opens the link under the pointer, if there is one.
-fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) {
+/// Expands or collapses the block under the pointer, if it is one.
+fn toggle_summary_at(ctx: &mut Ctx<'_>, m: &MouseEvent) {
+    if let Some(item) = point(ctx, m, false).and_then(|at| item_at(ctx.st, at.row)) {
+        let expand_all = ctx.st.expand_tools;
+        ctx.st.transcript.toggle_summary(item, expand_all);
+    }
+}
+
+/// Opens the link under the pointer, if there is one (true).
+fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) -> bool {
     let Some(url) = point(ctx, m, false).and_then(|at| link_at(ctx.st, at)) else {
-        return;
+        return false;
     };
     match super::super::links::open(&url) {
         Ok(program) => ctx.st.set_status(
@@ -93,6 +106,7 @@ fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) {
             format!("Cannot open {url}: {e}"),
         ),
     }
+    true
 }
 
 /// The conversation cell under the pointer; `None` off the conversation,

@@ -63,6 +63,7 @@ pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
             }
         }
         ItemKind::Tool(t) => tool_lines(t, view, w),
+        ItemKind::Summary(s) => crate::tui::summary::lines(s, view.expand_tools, w),
         ItemKind::Notice(level, text) => {
             let style = match level {
                 Level::Info => theme::muted(),

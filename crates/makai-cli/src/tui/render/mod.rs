@@ -206,7 +206,7 @@ pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
 /// (rows past the end are left out).
 pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
     let mut out = Vec::new();
-    for_rows(st, rows, |line| out.push(line.to_string()));
+    for_rows(st, rows, |_, line| out.push(line.to_string()));
     out
 }
 
@@ -214,7 +214,7 @@ pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
 /// underline colour carries one, [`super::links`]), if any.
 pub fn link_at(st: &UiState, at: super::selection::Point) -> Option<std::sync::Arc<str>> {
     let mut found = None;
-    for_rows(st, at.row..at.row + 1, |line| {
+    for_rows(st, at.row..at.row + 1, |_, line| {
         let mut x = 0usize;
         for span in &line.spans {
             let width = span.width();
@@ -232,18 +232,31 @@ pub fn link_at(st: &UiState, at: super::selection::Point) -> Option<std::sync::A
     found
 }
 
+/// The item of the conversation drawn at row `row` at the last frame
+/// (`None`: the greeting or the blank row between two items).
+pub fn item_at(st: &UiState, row: usize) -> Option<usize> {
+    let mut found = None;
+    for_rows(st, row..row + 1, |item, _| found = item);
+    found
+}
+
 /// Hands each of the conversation's rows `rows`, as the last frame drew
-/// them, to `visit` (rows past the end are left out).
-fn for_rows(st: &UiState, rows: std::ops::Range<usize>, mut visit: impl FnMut(&Line<'_>)) {
+/// them, to `visit` with the index of the item it belongs to (rows past the
+/// end are left out).
+fn for_rows(
+    st: &UiState,
+    rows: std::ops::Range<usize>,
+    mut visit: impl FnMut(Option<usize>, &Line<'_>),
+) {
     let mut at = 0usize;
-    let mut take = |line: &Line<'_>, at: &mut usize| {
+    let mut take = |item: Option<usize>, line: &Line<'_>, at: &mut usize| {
         if rows.contains(at) {
-            visit(line);
+            visit(item, line);
         }
         *at += 1;
     };
     for line in &header_lines(st) {
-        take(line, &mut at);
+        take(None, line, &mut at);
     }
     let blank = Line::default();
     for (i, entry) in st.cache.entries.iter().enumerate() {
@@ -252,7 +265,7 @@ fn for_rows(st: &UiState, rows: std::ops::Range<usize>, mut visit: impl FnMut(&L
         }
         let Some(entry) = entry else { continue };
         if i > 0 {
-            take(&blank, &mut at);
+            take(None, &blank, &mut at);
         }
         for run in entry.rows.runs() {
             if at + run.len() <= rows.start {
@@ -260,7 +273,7 @@ fn for_rows(st: &UiState, rows: std::ops::Range<usize>, mut visit: impl FnMut(&L
                 continue;
             }
             for line in run.iter() {
-                take(line, &mut at);
+                take(Some(i), line, &mut at);
             }
         }
     }

@@ -1,0 +1,312 @@
+//! Blocks of the conversation shown collapsed, as pi shows them: a skill's
+//! instructions invoked with `/skill:name` (`[skill] name`), a compaction
+//! summary (`[compaction] Compacted from N tokens`) and a branch summary
+//! (`[branch] Branch summary`), on the theme's `customMessage*` colours.
+//! Ctrl+O (`app.tools.expand`) expands them with the tool output; a click
+//! expands or collapses one ([`Summary::expanded`]).
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::{markdown, theme};
+
+/// What a collapsed block holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SummaryKind {
+    /// A skill's instructions, invoked by name.
+    Skill {
+        /// The skill's name.
+        name: String,
+    },
+    /// The summary that replaced earlier messages.
+    Compaction {
+        /// The context's tokens before compaction.
+        tokens_before: u64,
+    },
+    /// The summary of a branch left.
+    Branch,
+}
+
+/// A collapsed block and its text (markdown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// What it is.
+    pub kind: SummaryKind,
+    /// Its text: the skill's instructions, or the summary.
+    pub body: String,
+    /// Expanded (`Some(true)`) or collapsed by a click; `None`: as Ctrl+O
+    /// has the tool output.
+    pub expanded: Option<bool>,
+}
+
+impl Summary {
+    /// A block that follows Ctrl+O.
+    pub fn new(kind: SummaryKind, body: impl Into<String>) -> Summary {
+        Summary {
+            kind,
+            body: body.into(),
+            expanded: None,
+        }
+    }
+
+    /// Whether it shows its text, when the tool output is expanded or not.
+    pub fn is_expanded(&self, expand_all: bool) -> bool {
+        self.expanded.unwrap_or(expand_all)
+    }
+}
+
+/// A skill invocation as pi writes it into the user's message:
+/// `<skill name="N" location="L">` line, the instructions, `</skill>`,
+/// then, after a blank line, what the user typed after the name.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SkillBlock<'a> {
+    /// The skill's name.
+    pub name: &'a str,
+    /// Its instructions.
+    pub content: &'a str,
+    /// The user's text after it, if any.
+    pub rest: Option<&'a str>,
+}
+
+/// The skill invocation `text` starts with and is made of (pi's anchored
+/// `parseSkillBlock`); `None` for any other text.
+pub fn skill_block(text: &str) -> Option<SkillBlock<'_>> {
+    let after_name = text.strip_prefix("<skill name=\"")?;
+    let (name, after) = after_name.split_once('"')?;
+    let after = after.strip_prefix(" location=\"")?;
+    let (location, after) = after.split_once('"')?;
+    let body = after.strip_prefix(">\n")?;
+    if name.is_empty() || location.is_empty() || name.contains('\n') || location.contains('\n') {
+        return None;
+    }
+    // The first closing line ends the instructions (pi's lazy match); the
+    // text must end there or go on after a blank line.
+    let mut search = 0;
+    loop {
+        let at = search + body[search..].find("\n</skill>")?;
+        let tail = &body[at + "\n</skill>".len()..];
+        if tail.is_empty() {
+            return Some(SkillBlock {
+                name,
+                content: &body[..at],
+                rest: None,
+            });
+        }
+        if let Some(rest) = tail.strip_prefix("\n\n")
+            && !rest.is_empty()
+        {
+            let rest = rest.trim();
+            return Some(SkillBlock {
+                name,
+                content: &body[..at],
+                rest: (!rest.is_empty()).then_some(rest),
+            });
+        }
+        search = at + 1;
+    }
+}
+
+/// The rows of `summary` at `width` columns: its label, then collapsed one
+/// line saying how to expand it, or expanded its text under a bold title;
+/// a column of padding each side and a row above and below, on the
+/// theme's `customMessageBg`.
+pub fn lines(summary: &Summary, expand_all: bool, width: usize) -> Vec<Line<'static>> {
+    let bg = Style::default().bg(theme::custom_message_bg());
+    let text = bg.fg(theme::custom_message_text());
+    let label = bg
+        .fg(theme::custom_message_label())
+        .add_modifier(Modifier::BOLD);
+    let hint = bg.patch(theme::dim());
+    let inner = width.saturating_sub(2).max(8);
+    let expanded = summary.is_expanded(expand_all);
+    let mut body: Vec<Line<'static>> = Vec::new();
+    let (tag, collapsed, title) = match &summary.kind {
+        SummaryKind::Skill { name } => ("[skill]", name.clone(), name.clone()),
+        SummaryKind::Compaction { tokens_before } => {
+            let tokens = thousands(*tokens_before);
+            (
+                "[compaction]",
+                format!("Compacted from {tokens} tokens"),
+                format!("Compacted from {tokens} tokens"),
+            )
+        }
+        SummaryKind::Branch => (
+            "[branch]",
+            "Branch summary".to_string(),
+            "Branch Summary".to_string(),
+        ),
+    };
+    let is_skill = matches!(summary.kind, SummaryKind::Skill { .. });
+    if is_skill && !expanded {
+        // One line: the label, the name and the hint.
+        body.push(Line::from(vec![
+            Span::styled(format!("{tag} "), label),
+            Span::styled(collapsed, text),
+            Span::styled(" (ctrl+o to expand)", hint),
+        ]));
+    } else {
+        body.push(Line::from(Span::styled(tag, label)));
+        if !is_skill {
+            body.push(Line::default());
+        }
+        if expanded {
+            let markdown_text = format!("**{title}**\n\n{}", summary.body);
+            for mut line in markdown::render(&markdown_text, inner) {
+                for span in &mut line.spans {
+                    span.style = text.patch(span.style);
+                }
+                body.push(line);
+            }
+        } else {
+            body.push(Line::from(vec![
+                Span::styled(format!("{collapsed} ("), text),
+                Span::styled("ctrl+o", hint),
+                Span::styled(" to expand)", text),
+            ]));
+        }
+    }
+    let mut out = Vec::with_capacity(body.len() + 2);
+    out.push(Line::from(Span::styled(" ".repeat(width), bg)));
+    for line in body {
+        let used = line.width();
+        let mut spans = vec![Span::styled(" ", bg)];
+        spans.extend(line.spans);
+        spans.push(Span::styled(" ".repeat(width.saturating_sub(used + 1)), bg));
+        out.push(Line::from(spans));
+    }
+    out.push(Line::from(Span::styled(" ".repeat(width), bg)));
+    out
+}
+
+/// `n` with commas between thousands, as pi's `toLocaleString` writes it.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.to_string().trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_skill_invocation_is_pi_s_block_and_what_follows_it() {
+        let message = "<skill name=\"review\" location=\"/s/review/SKILL.md\">\nReferences are relative to /s/review.\n\nCheck it.\n</skill>\n\nthe diff please";
+        assert_eq!(
+            skill_block(message),
+            Some(SkillBlock {
+                name: "review",
+                content: "References are relative to /s/review.\n\nCheck it.",
+                rest: Some("the diff please"),
+            })
+        );
+        let alone = "<skill name=\"a\" location=\"/x\">\nbody\n</skill>";
+        assert_eq!(
+            skill_block(alone),
+            Some(SkillBlock {
+                name: "a",
+                content: "body",
+                rest: None,
+            })
+        );
+        // The instructions may quote a closing tag mid-line.
+        let quoted = "<skill name=\"a\" location=\"/x\">\nwrite </skill> here\n</skill>";
+        assert_eq!(skill_block(quoted).unwrap().content, "write </skill> here");
+        for not in [
+            "please <skill name=\"a\" location=\"/x\">\nbody\n</skill>",
+            "<skill name=\"a\">\nbody\n</skill>",
+            "<skill name=\"a\" location=\"/x\">\nbody\n</skill> trailing",
+            "<skill name=\"a\" location=\"/x\">\nunclosed",
+        ] {
+            assert_eq!(skill_block(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_one_line_collapsed_and_their_text_expanded() {
+        let skill = Summary::new(
+            SummaryKind::Skill {
+                name: "review".into(),
+            },
+            "Check **everything**.",
+        );
+        let collapsed = text(&lines(&skill, false, 60));
+        assert_eq!(collapsed, ["", "[skill] review (ctrl+o to expand)", ""]);
+        let expanded = text(&lines(&skill, true, 60));
+        assert_eq!(
+            expanded,
+            ["", "[skill]", "review", "", "Check everything.", ""]
+        );
+        let compaction = Summary::new(
+            SummaryKind::Compaction {
+                tokens_before: 123_456,
+            },
+            "We fixed the build.",
+        );
+        assert_eq!(
+            text(&lines(&compaction, false, 60)),
+            [
+                "",
+                "[compaction]",
+                "",
+                "Compacted from 123,456 tokens (ctrl+o to expand)",
+                ""
+            ]
+        );
+        // A click's choice wins over Ctrl+O's.
+        let clicked = Summary {
+            expanded: Some(true),
+            ..compaction
+        };
+        assert_eq!(
+            text(&lines(&clicked, false, 60)),
+            [
+                "",
+                "[compaction]",
+                "",
+                "Compacted from 123,456 tokens",
+                "",
+                "We fixed the build.",
+                ""
+            ]
+        );
+        let branch = Summary {
+            expanded: Some(false),
+            ..Summary::new(SummaryKind::Branch, "Tried X.")
+        };
+        assert_eq!(
+            text(&lines(&branch, true, 60)),
+            ["", "[branch]", "", "Branch summary (ctrl+o to expand)", ""]
+        );
+        // Every row fills the width on the block's background.
+        for line in lines(&branch, true, 60) {
+            assert_eq!(line.width(), 60);
+            assert!(
+                line.spans
+                    .iter()
+                    .all(|s| s.style.bg == Some(theme::custom_message_bg()))
+            );
+        }
+    }
+
+    #[test]
+    fn thousands_are_separated_as_pi_writes_them() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
