@@ -29,29 +29,37 @@ pub fn run(ctx: &mut Ctx<'_>, text: &str) {
     ctx.spawn(async move {
         match app.execute_bash(&command, exclude, |_| {}).await {
             Ok(r) => {
-                let lines: Vec<&str> = r.output.lines().collect();
-                let skip = lines.len().saturating_sub(SHOWN_LINES);
-                let mut body = String::new();
-                if skip > 0 {
-                    body.push_str(&format!("… {skip} earlier lines\n"));
-                }
-                body.push_str(&lines[skip..].join("\n"));
-                let level = match r.exit_code {
-                    Some(0) => Level::Info,
-                    _ => Level::Warning,
-                };
-                let status = match (r.cancelled, r.exit_code) {
-                    (true, _) => "cancelled".to_string(),
-                    (false, Some(c)) => format!("exit code {c}"),
-                    (false, None) => "killed".to_string(),
-                };
-                if !body.is_empty() {
-                    body.push('\n');
-                }
-                body.push_str(&format!("({status})"));
+                let (level, body) = result_notice(&r.output, r.exit_code, r.cancelled);
                 vec![UiMsg::Notice(level, body)]
             }
             Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
         }
     });
+}
+
+/// The notice of a finished `!` command (as it ran, or read back from the
+/// session): its last lines of output, then how it ended; a warning unless
+/// it ended with code 0.
+pub fn result_notice(output: &str, exit_code: Option<i64>, cancelled: bool) -> (Level, String) {
+    let lines: Vec<&str> = output.lines().collect();
+    let skip = lines.len().saturating_sub(SHOWN_LINES);
+    let mut body = String::new();
+    if skip > 0 {
+        body.push_str(&format!("… {skip} earlier lines\n"));
+    }
+    body.push_str(&lines[skip..].join("\n"));
+    let level = match exit_code {
+        Some(0) => Level::Info,
+        _ => Level::Warning,
+    };
+    let status = match (cancelled, exit_code) {
+        (true, _) => "cancelled".to_string(),
+        (false, Some(c)) => format!("exit code {c}"),
+        (false, None) => "killed".to_string(),
+    };
+    if !body.is_empty() {
+        body.push('\n');
+    }
+    body.push_str(&format!("({status})"));
+    (level, body)
 }

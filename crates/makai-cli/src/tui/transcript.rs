@@ -318,6 +318,13 @@ impl Transcript {
                         c.summary.clone(),
                     )));
                 }
+                // A `!` command reads back as it showed when it ran.
+                AgentMessage::BashExecution(b) => {
+                    self.notice(Level::Info, format!("$ {}", b.command));
+                    let (level, body) =
+                        super::bang::result_notice(&b.output, b.exit_code, b.cancelled);
+                    self.notice(level, body);
+                }
                 AgentMessage::BranchSummary(b) => {
                     self.push(ItemKind::Summary(Summary::new(
                         SummaryKind::Branch,

@@ -261,3 +261,27 @@ fn ctrl_o_makes_every_block_follow_it_again() {
     assert!(matches!(&t.items()[0].kind, ItemKind::Summary(s) if s.expanded.is_none()));
     assert!(t.items()[0].rev > rev);
 }
+
+#[test]
+fn a_shell_command_read_back_shows_as_it_did_when_it_ran() {
+    let mut t = Transcript::default();
+    t.rebuild(&[AgentMessage::BashExecution(
+        makai_agent::BashExecutionMessage {
+            command: "make test".into(),
+            output: "ok 3 tests\n".into(),
+            exit_code: Some(2),
+            cancelled: false,
+            truncated: false,
+            full_output_path: None,
+            exclude_from_context: None,
+            timestamp: Default::default(),
+        },
+    )]);
+    assert_eq!(
+        kinds(&t),
+        [
+            ItemKind::Notice(Level::Info, "$ make test".into()),
+            ItemKind::Notice(Level::Warning, "ok 3 tests\n(exit code 2)".into()),
+        ]
+    );
+}
