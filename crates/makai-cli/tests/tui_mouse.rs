@@ -219,3 +219,44 @@ fn without_copy_on_select_ctrl_x_copies_the_selection() {
     pane.wait_text("Copied the last assistant message");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// The first "answer line N" on the screen.
+fn first_answer_line(screen: &str) -> u32 {
+    screen
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("answer line "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no answer line on\n{screen}"))
+}
+
+#[test]
+fn a_drag_to_the_conversation_s_top_row_scrolls_it_and_the_selection_follows() {
+    if !tmux_available() {
+        return;
+    }
+    let (_mock, _env, pane) = long_answer_pane("hidden");
+    pane.tmux(&["set-option", "-s", "set-clipboard", "on"]);
+    let before = pane.screen();
+    let top = first_answer_line(&before);
+    let (_, last) = find(&before, "answer line 120");
+    mouse(&pane, 0, 1, last, 'M');
+    // Each move along the top row scrolls a row up.
+    for column in (1..=4).rev() {
+        mouse(&pane, 32, column, 1, 'M');
+    }
+    mouse(&pane, 0, 1, 1, 'm');
+    pane.wait_text("Copied");
+    let after = pane.screen();
+    assert!(first_answer_line(&after) < top, "{before}\n---\n{after}");
+    let copied = copied(&pane);
+    assert!(
+        copied.contains(&format!("answer line {}", top - 1)),
+        "the row that came in is selected: {copied:?}"
+    );
+    // Up to the cell pressed first: the first of the last line.
+    assert!(copied.starts_with("answer line "), "{copied:?}");
+    assert!(copied.ends_with("answer line 119\n\na"), "{copied:?}");
+    // Esc drops the selection (Ctrl+C would copy it again).
+    pane.keys(&["Escape"]);
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

@@ -57,7 +57,7 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
             None => return,
         },
         MouseEventKind::Drag(MouseButton::Left) if ctx.st.selection.dragging() => {
-            if let Some(at) = point(ctx, &m, true) {
+            if let Some(at) = edge_scroll(ctx, &m).or_else(|| point(ctx, &m, true)) {
                 ctx.st.selection.drag(at);
             }
         }
@@ -81,6 +81,43 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         _ => return,
     }
     ctx.st.dirty = true;
+}
+
+/// A drag on the conversation's first or last row, or past it, scrolls
+/// the conversation a row (and a row more for each row past it) and
+/// returns where the selection then reaches: the row that came in. `None`
+/// inside the conversation, or when it cannot scroll that way.
+fn edge_scroll(ctx: &mut Ctx<'_>, m: &MouseEvent) -> Option<Point> {
+    let (area, start) = ctx.st.cache.window()?;
+    let bottom = (area.y + area.height).saturating_sub(1);
+    let col = m
+        .column
+        .clamp(area.x, (area.x + area.width).saturating_sub(1))
+        - area.x;
+    if m.row <= area.y {
+        let by = usize::from(area.y - m.row) + 1;
+        let by = by.min(start);
+        if by == 0 {
+            return None;
+        }
+        ctx.st.scroll += by;
+        Some(Point {
+            row: start - by,
+            col,
+        })
+    } else if m.row >= bottom {
+        let by = (usize::from(m.row - bottom) + 1).min(ctx.st.scroll);
+        if by == 0 {
+            return None;
+        }
+        ctx.st.scroll -= by;
+        Some(Point {
+            row: start + usize::from(area.height) - 1 + by,
+            col,
+        })
+    } else {
+        None
+    }
 }
 
 /// Expands or collapses the block under the pointer, if it is one.
