@@ -40,7 +40,7 @@ pub fn choose(args: &mut Args, home: Option<&Path>, in_ui: bool) -> Result<Start
     }
     let cwd = crate::app::setup::working_dir(args)?;
     let settings = crate::app::trust::settings_for(&cwd, home, false)?.settings;
-    let store = crate::app::setup::choose_store(args, &settings, home)?;
+    let store = crate::app::open_session::choose_store(args, &settings, home)?;
     let cwd = cwd.display().to_string();
     let listing = |e: makai_coding::session::SessionError| {
         CliError::config(format!("the sessions cannot be listed: {e}"))

@@ -157,7 +157,7 @@ fn store_for(
         store: flag.map(str::to_string),
         ..Default::default()
     };
-    let store = crate::app::setup::choose_store(&args, &settings, home.as_deref())?;
+    let store = crate::app::open_session::choose_store(&args, &settings, home.as_deref())?;
     Ok((store, cwd.display().to_string()))
 }
 

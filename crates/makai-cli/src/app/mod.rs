@@ -17,23 +17,25 @@ pub mod block_images;
 mod budget;
 pub mod cache_warming;
 mod compact;
+mod delivery;
 mod events;
 mod mcp;
 mod model;
+pub mod open_session;
 mod overview;
+mod queue;
 mod resources;
 mod sessions;
 pub mod setup;
 pub mod stats;
+mod tool_setup;
 pub(crate) mod trust;
 mod warnings;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::mpsc;
-
-use makai_agent::{Agent, ContextConfig, PromptInput, QueueMode, RunHandle};
+use makai_agent::{Agent, ContextConfig, PromptInput, RunHandle};
 use makai_ai::catalog::ModelRegistry;
 use makai_ai::{ImageContent, RetryPolicy};
 use makai_coding::session::SharedSession;
@@ -98,7 +100,7 @@ pub(crate) struct Shared {
     resources: Mutex<Arc<Resources>>,
     /// Which resources are loaded and whether skills go into the system prompt.
     resource_options: ResourceOptions,
-    subscribers: Mutex<Vec<Subscriber>>,
+    subscribers: Mutex<Vec<delivery::Subscriber>>,
     state: Mutex<AppState>,
     /// The MCP servers whose ready tools join every run.
     mcp: Option<makai_mcp::McpManager>,
@@ -129,21 +131,6 @@ pub(crate) struct Shared {
     /// Told of each warning kept for a UI ([`AppSession::warned`]).
     warned: tokio::sync::Notify,
 }
-
-/// Where events go: a channel, or a callback run in order on the emitting
-/// task, with an optional `flush` run after the last event of each burst.
-enum Subscriber {
-    Channel(mpsc::UnboundedSender<OutEvent>),
-    Callback {
-        on_event: EventCallback,
-        flush: Option<FlushCallback>,
-    },
-}
-
-/// A [`Subscriber::Callback`]'s event callback.
-type EventCallback = Box<dyn Fn(&OutEvent) + Send + Sync>;
-/// A [`Subscriber::Callback`]'s flush.
-type FlushCallback = Box<dyn Fn() + Send + Sync>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -325,40 +312,6 @@ impl AppSession {
         &self.inner.sandbox
     }
 
-    /// A new subscriber: every event from now on, in order.
-    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<OutEvent> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.inner.subscribers).push(Subscriber::Channel(tx));
-        rx
-    }
-
-    /// A subscriber called for every event, in order, on the task that emits it
-    /// (it must not block). Session-level events reach it before the call that
-    /// emitted them returns.
-    pub fn subscribe_with(&self, f: impl Fn(&OutEvent) + Send + Sync + 'static) {
-        lock(&self.inner.subscribers).push(Subscriber::Callback {
-            on_event: Box::new(f),
-            flush: None,
-        });
-    }
-
-    /// A subscriber called as [`Self::subscribe_with`]'s is, and `flush` once
-    /// the events that were ready have all been delivered: after the last
-    /// event of each burst the agent produced, and after each session-level
-    /// event. A writer buffers the events and writes them at `flush`, so
-    /// events read from the network together leave in one write, and a lone
-    /// event costs no extra task or thread wake-up.
-    pub fn subscribe_batched(
-        &self,
-        on_event: impl Fn(&OutEvent) + Send + Sync + 'static,
-        flush: impl Fn() + Send + Sync + 'static,
-    ) {
-        lock(&self.inner.subscribers).push(Subscriber::Callback {
-            on_event: Box::new(on_event),
-            flush: Some(Box::new(flush)),
-        });
-    }
-
     /// Applies the auto-compaction and auto-retry switches to the agent.
     fn configure_agent(&self) {
         let (compaction, retry) = {
@@ -491,160 +444,6 @@ impl AppSession {
         Ok(())
     }
 
-    /// Queues a steering message (delivered after the running tool call or
-    /// turn); commands are expanded as for a prompt.
-    /// An image that cannot be sent (see [`AppSession::fit_images`]) is an
-    /// error and nothing is queued.
-    pub fn steer(&self, text: String, images: Vec<ImageContent>) -> Result<(), CliError> {
-        let images = self.fit_images(images)?;
-        let text = self.expand(text);
-        self.inner.agent.steer(user_message(text, images));
-        Ok(())
-    }
-
-    /// Queues a follow-up message (delivered when the run would end);
-    /// commands are expanded as for a prompt, images fitted as for one.
-    pub fn follow_up(&self, text: String, images: Vec<ImageContent>) -> Result<(), CliError> {
-        let images = self.fit_images(images)?;
-        let text = self.expand(text);
-        self.inner.agent.follow_up(user_message(text, images));
-        Ok(())
-    }
-
-    /// [`AppSession::fit_images`] on a blocking thread, so that scaling a
-    /// large image does not hold up the session's worker (and a UI on it).
-    pub async fn fit_images_aside(
-        &self,
-        images: Vec<ImageContent>,
-    ) -> Result<Vec<ImageContent>, CliError> {
-        if images.is_empty() || !self.settings().images.auto_resize {
-            return Ok(images);
-        }
-        let app = self.clone();
-        tokio::task::spawn_blocking(move || app.fit_images(images))
-            .await
-            .map_err(|e| CliError::failed(format!("fitting the images failed: {e}")))?
-    }
-
-    /// The images of a message as they are sent and saved: fitted within
-    /// 2000 by 2000 pixels and 4.5 MiB unless pi's `images.autoResize` is
-    /// off (see [`makai_coding::images`]); one that cannot be is an error.
-    pub fn fit_images(&self, images: Vec<ImageContent>) -> Result<Vec<ImageContent>, CliError> {
-        if images.is_empty() || !self.settings().images.auto_resize {
-            return Ok(images);
-        }
-        makai_coding::images::fit_all(images).map_err(|e| CliError::failed(e.to_string()))
-    }
-
-    /// Aborts the run (and a manual compaction), then waits until idle.
-    pub async fn abort(&self) {
-        if let Some(c) = lock(&self.inner.state).compaction_cancel.clone() {
-            c.cancel();
-        }
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-    }
-
-    /// True once the session's database store failed and a run was stopped
-    /// for it (what was stored before stays consistent).
-    pub fn store_failed(&self) -> bool {
-        lock(&self.inner.state).store_failed
-    }
-
-    /// True while a run is going.
-    pub fn is_streaming(&self) -> bool {
-        self.inner.agent.is_running()
-    }
-
-    /// True while compaction (manual or automatic) runs.
-    pub fn is_compacting(&self) -> bool {
-        lock(&self.inner.state).compacting
-            || self.inner.agent.status() == makai_agent::AgentStatus::Compacting
-    }
-
-    /// Queued steering plus follow-up messages, as the agent's queues hold
-    /// them now (a message queued by the command before is counted, whether
-    /// or not the event pump has applied its `queue_update` yet).
-    pub fn pending_message_count(&self) -> usize {
-        let (steering, follow_up) = self.inner.agent.queued_counts();
-        steering + follow_up
-    }
-
-    /// Removes the queued messages and returns their text: (steering,
-    /// follow-up), oldest first (pi's `clear_queue`).
-    pub fn clear_queue(&self) -> (Vec<String>, Vec<String>) {
-        let (steering, follow_up) = self.inner.agent.take_queued();
-        let texts = |ms: Vec<makai_agent::AgentMessage>| ms.iter().map(|m| m.text()).collect();
-        (texts(steering), texts(follow_up))
-    }
-
-    /// Sets when steering interrupts tool calls: skipping the calls not
-    /// started yet (the default) or after the whole batch (pi 1.x).
-    pub fn set_steering_delivery(&self, delivery: makai_agent::SteeringBehavior) {
-        self.inner
-            .agent
-            .update_config(|cfg| cfg.steering = delivery);
-    }
-
-    /// Waits (up to `limit`) until no run goes on and the last one's
-    /// `agent_settled` went out.
-    pub async fn wait_settled(&self, limit: std::time::Duration) {
-        let mut settled = self.inner.settled.subscribe();
-        let done = settled.wait_for(|s| *s);
-        if tokio::time::timeout(limit, done).await.is_err() {
-            tracing::warn!("the session did not settle within {limit:?}");
-        }
-    }
-
-    // ---- queue modes, switches ----
-
-    /// Sets how steering messages are delivered.
-    pub fn set_steering_mode(&self, mode: QueueMode) {
-        self.inner.agent.set_steering_mode(mode);
-    }
-
-    /// Sets how follow-up messages are delivered.
-    pub fn set_follow_up_mode(&self, mode: QueueMode) {
-        self.inner.agent.set_follow_up_mode(mode);
-    }
-
-    /// Turns automatic compaction on or off.
-    pub fn set_auto_compaction(&self, enabled: bool) {
-        lock(&self.inner.state).auto_compaction = enabled;
-        self.configure_agent();
-    }
-
-    /// Whether automatic compaction is on.
-    pub fn auto_compaction(&self) -> bool {
-        lock(&self.inner.state).auto_compaction
-    }
-
-    /// Turns automatic retries of failed model calls on or off.
-    pub fn set_auto_retry(&self, enabled: bool) {
-        lock(&self.inner.state).auto_retry = enabled;
-        self.configure_agent();
-    }
-
-    /// Whether failed model calls are retried automatically.
-    pub fn auto_retry(&self) -> bool {
-        lock(&self.inner.state).auto_retry
-    }
-
-    /// How steering and follow-up messages are delivered (steering, follow-up).
-    pub fn queue_modes(&self) -> (QueueMode, QueueMode) {
-        (
-            self.inner.agent.steering_mode(),
-            self.inner.agent.follow_up_mode(),
-        )
-    }
-
-    /// Stops a retry in progress: the run ends (as aborted) instead of retrying.
-    pub fn abort_retry(&self) {
-        if lock(&self.inner.state).retrying {
-            self.inner.agent.abort();
-        }
-    }
-
     // ---- state ----
 
     /// The session id.
@@ -765,36 +564,6 @@ impl Shared {
                     | makai_coding::session::SessionEntry::ModelChange(_)
             )
         })
-    }
-
-    /// Delivers `event` to every subscriber, then flushes them.
-    pub(crate) fn emit(&self, event: OutEvent) {
-        self.deliver(event);
-        self.flush_subscribers();
-    }
-
-    /// Delivers `event` to every subscriber, without a flush: the caller
-    /// flushes once the burst it is part of has been delivered.
-    pub(crate) fn deliver(&self, event: OutEvent) {
-        lock(&self.subscribers).retain(|sub| match sub {
-            Subscriber::Channel(tx) => tx.send(event.clone()).is_ok(),
-            Subscriber::Callback { on_event, .. } => {
-                on_event(&event);
-                true
-            }
-        });
-    }
-
-    /// Runs every subscriber's flush.
-    pub(crate) fn flush_subscribers(&self) {
-        for sub in lock(&self.subscribers).iter() {
-            if let Subscriber::Callback {
-                flush: Some(flush), ..
-            } = sub
-            {
-                flush();
-            }
-        }
     }
 
     /// Runs `f` on the session (after the first model and thinking entries);

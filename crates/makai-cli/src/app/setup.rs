@@ -7,18 +7,15 @@ use std::sync::Arc;
 use makai_agent::{
     Agent, AgentLoopConfig, BudgetedClient, InProcessClient, Ledger, ProtocolClient, ToolSet,
 };
-use makai_ai::quote::bounded;
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
 use makai_coding::agent_spec::{DEFAULT_AGENT, today};
-use makai_coding::session::{SessionError, SharedSession, repair_session_file};
+use makai_coding::session::SharedSession;
 use makai_coding::system_files::SystemFiles;
-use makai_coding::tools::codemode::{CODEMODE_TOOL_NAME, CodemodeParts, with_codemode};
-use makai_coding::tools::tool_search::{TOOL_SEARCH_TOOL_NAME, ToolSearchTool};
-use makai_coding::tools::{PathPolicy, ToolEnv, tools_by_names};
+use makai_coding::tools::codemode::CODEMODE_TOOL_NAME;
+use makai_coding::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use makai_coding::trust::TrustSource;
 use makai_coding::{
-    AgentCatalog, JsonlStore, Session, SessionStore, Settings, build_system_prompt,
-    discover_context_files,
+    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
 };
 
 use super::{AppParts, AppSession, ResourceOptions};
@@ -45,165 +42,6 @@ fn text_or_file(value: &str, cwd: &Path, flag: &str) -> Result<String, CliError>
             .map_err(|e| CliError::Usage(format!("{flag} {}: cannot read it: {e}", p.display())));
     }
     Ok(value.to_string())
-}
-
-/// Why a session could not be opened: a usage error, or the session layer's error.
-enum OpenFailure {
-    Cli(CliError),
-    Session(SessionError),
-}
-
-impl From<CliError> for OpenFailure {
-    fn from(e: CliError) -> Self {
-        OpenFailure::Cli(e)
-    }
-}
-
-impl From<SessionError> for OpenFailure {
-    fn from(e: SessionError) -> Self {
-        OpenFailure::Session(e)
-    }
-}
-
-/// Opens or creates the session the flags ask for. A damaged session file is
-/// refused (exit 1, the message names the lines and the repair), or repaired
-/// first with `--repair`.
-fn open_session(args: &Args, store: &dyn SessionStore, cwd: &str) -> Result<Session, CliError> {
-    let fail = |e: SessionError| CliError::config(e.to_string());
-    match try_open_session(args, store, cwd) {
-        Ok(s) => Ok(s),
-        Err(OpenFailure::Cli(e)) => Err(e),
-        Err(OpenFailure::Session(SessionError::Damaged { path, .. })) if args.repair => {
-            let report = repair_session_file(&path, cwd).map_err(fail)?;
-            eprintln!("makai: {report}");
-            Session::open(&path).map_err(fail)
-        }
-        Err(OpenFailure::Session(e)) => Err(fail(e)),
-    }
-}
-
-fn try_open_session(
-    args: &Args,
-    store: &dyn SessionStore,
-    cwd: &str,
-) -> Result<Session, OpenFailure> {
-    if args.no_session {
-        return Ok(Session::in_memory(cwd));
-    }
-    if let Some(query) = &args.session {
-        let looks_like_path = query.contains('/') || query.ends_with(".jsonl");
-        if looks_like_path {
-            // A new path or an empty file starts a session there; a directory
-            // or a device is refused (`Session::open_or_create`).
-            return Session::open_or_create(query, cwd).map_err(|e| match e {
-                SessionError::NotASession { .. } => OpenFailure::Cli(CliError::Usage(format!(
-                    "--session {}: {e}",
-                    bounded(query)
-                ))),
-                other => OpenFailure::Session(other),
-            });
-        }
-        return store.open(cwd, query).map_err(|e| match e {
-            SessionError::NotFound { .. } | SessionError::Ambiguous { .. } => OpenFailure::Cli(
-                CliError::Usage(format!("--session {}: {e}", bounded(query))),
-            ),
-            other => OpenFailure::Session(other),
-        });
-    }
-    if let Some(query) = &args.fork {
-        return fork_session(args, store, cwd, query);
-    }
-    if let Some(id) = &args.session_id {
-        return session_by_id(store, cwd, id);
-    }
-    if args.continue_ {
-        return Ok(store.continue_or_create(cwd)?);
-    }
-    if args.resume {
-        // `lib::run` turns `--resume` into the session chosen before the
-        // session is built, so that one of another directory runs there.
-        return Err(OpenFailure::Cli(CliError::failed(
-            "--resume reached the session's opening unchosen (crate::resume::choose runs first); this is a makai bug, please report it",
-        )));
-    }
-    Ok(store.create(cwd))
-}
-
-/// `--fork PATH|ID`: the session's current branch copied into a new session
-/// of `cwd` (its id from `--session-id` when given), `parentSession` naming
-/// the source.
-fn fork_session(
-    args: &Args,
-    store: &dyn SessionStore,
-    cwd: &str,
-    query: &str,
-) -> Result<Session, OpenFailure> {
-    let usage = |e: SessionError| {
-        OpenFailure::Cli(CliError::Usage(format!("--fork {}: {e}", bounded(query))))
-    };
-    let source = if std::path::Path::new(query).is_file() {
-        Session::open(query)?
-    } else {
-        store.open(cwd, query).map_err(|e| match e {
-            SessionError::NotFound { .. } | SessionError::Ambiguous { .. } => usage(e),
-            other => OpenFailure::Session(other),
-        })?
-    };
-    let Some(leaf) = source.leaf_id().map(str::to_string) else {
-        return Err(OpenFailure::Cli(CliError::Usage(format!(
-            "--fork {}: session {} has no entries to fork",
-            bounded(query),
-            source.id()
-        ))));
-    };
-    let id = args
-        .session_id
-        .clone()
-        .unwrap_or_else(makai_coding::session::new_session_id);
-    if store.list_all()?.iter().any(|s| s.id == id) {
-        return Err(OpenFailure::Cli(CliError::Usage(format!(
-            "--session-id {id}: a session with this id exists already; fork without --session-id, \
-             or choose another id"
-        ))));
-    }
-    let header = makai_coding::session::SessionHeader::new(id, cwd);
-    Ok(source.fork_into(&leaf, header, store)?)
-}
-
-/// `--session-id ID`: the session of `cwd` with exactly this id, or a new one
-/// with it. An id another directory's session has is refused.
-fn session_by_id(store: &dyn SessionStore, cwd: &str, id: &str) -> Result<Session, OpenFailure> {
-    let all = store.list_all()?;
-    match all.iter().find(|s| s.id == id) {
-        Some(found) if found.cwd == cwd => Ok(store.open(cwd, id)?),
-        Some(found) => Err(OpenFailure::Cli(CliError::Usage(format!(
-            "--session-id {id}: the session with this id belongs to {}; open it with --session {id}, \
-             or fork it here with --fork {id}",
-            found.cwd
-        )))),
-        None => Ok(store.create_with(makai_coding::session::SessionHeader::new(id, cwd))),
-    }
-}
-
-/// The session store the flags and settings name: `--store` (or the `store`
-/// setting) when it is a database URL, else the JSONL files (`--session-dir`,
-/// `MAKAI_SESSION_DIR`, the `sessionDir` setting, `~/.makai/sessions`).
-pub fn choose_store(
-    args: &Args,
-    settings: &Settings,
-    home: Option<&Path>,
-) -> Result<Arc<dyn SessionStore>, CliError> {
-    if let Some(store) = crate::store::open(args.store.as_deref(), settings.store.as_deref())? {
-        return Ok(store);
-    }
-    let files = JsonlStore::resolve(
-        args.session_dir.as_deref(),
-        makai_coding::session::session_dir_from_env(),
-        settings.session_dir.as_deref(),
-        home,
-    )
-    .map_err(|e| CliError::config(e.to_string()))?;
-    Ok(Arc::new(files))
 }
 
 /// pi's `PI_CACHE_RETENTION`: `long` asks providers to keep prompt caches
@@ -338,11 +176,15 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let store = match options.store {
         Some(store) => Some(store),
         None if args.no_session => None,
-        None => Some(choose_store(args, &settings, home.as_deref())?),
+        None => Some(super::open_session::choose_store(
+            args,
+            &settings,
+            home.as_deref(),
+        )?),
     };
     let session = match (options.session, &store) {
         (Some(session), _) => session,
-        (None, Some(store)) => open_session(args, store.as_ref(), &cwd_str)?,
+        (None, Some(store)) => super::open_session::open_session(args, store.as_ref(), &cwd_str)?,
         (None, None) => Session::in_memory(cwd_str.clone()),
     };
     if let Some(location) = session.location() {
@@ -457,174 +299,26 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let tools = if tools_off {
         Vec::new()
     } else {
-        let mut policy = PathPolicy::confined();
-        for root in &settings.allowed_paths {
-            policy = policy.with_allowed_root(root.clone());
-        }
-        let mut env = ToolEnv::new(cwd.clone())
-            .with_policy(policy)
-            .with_sandbox(sandbox.clone())
-            .with_escalation(makai_coding::approvals::Escalation {
-                approver: approvals.clone(),
-                settings: settings.approvals.clone(),
-            });
-        env.fit_images = settings.images.auto_resize;
-        // `bash` tells its commands the session's file as it is when each
-        // starts (pi's PI_SESSION_FILE; the session changes with /new,
-        // /resume): the current one's, or a sub-agent's (its file sits
-        // beside the parent's).
-        let current = session.clone();
-        env = env.with_session_file(makai_coding::tools::SessionFile::new(move |id| {
-            let (own, own_id) = {
-                let s = current.lock();
-                (s.path().map(Path::to_path_buf)?, s.id().to_string())
-            };
-            let file = match id {
-                Some(id) if id != own_id => makai_coding::JsonlStore::flat(own.parent()?)
-                    .find("", id)
-                    .ok()?,
-                _ => own,
-            };
-            std::path::absolute(file).ok()
-        }));
-        let mut names = spec.tools.clone();
-        // pi's defaultTools choose the default agent's tools; a spec of its own lists them.
-        if args.agent.is_none()
-            && settings.default_agent.is_none()
-            && let Some(list) = &settings.default_tools
-        {
-            names = makai_coding::tools::select_tools(&names, list);
-            names = checked_tools(names, "the defaultTools setting", CliError::Config)?;
-        }
-        if let Some(list) = &args.tools {
-            // `mcp__` entries select MCP tools (see `McpSelection`).
-            let entries: Vec<String> = makai_coding::tools::selection::parse_list(list)
-                .into_iter()
-                .filter(|e| !super::mcp::McpSelection::is_mcp_entry(e))
-                .collect();
-            names = makai_coding::tools::select_tools(&names, &entries);
-            names = checked_tools(names, &format!("--tools {list}"), CliError::Usage)?;
-        }
-        if args.no_builtin_tools {
-            names.clear();
-        }
-        let excluded = excluded_tools(args);
-        names.retain(|n| !super::model::tool_excluded(n, &excluded));
-        // A tool of a built-in extension that is off is not there: named
-        // by --tools it is an error, by the settings it is left out.
-        for (tool, extension) in [
-            (CODEMODE_TOOL_NAME, "codemode"),
-            (TOOL_SEARCH_TOOL_NAME, "tool-search"),
-        ] {
-            if extensions.enabled(extension) || !names.iter().any(|n| n == tool) {
-                continue;
-            }
-            let why = format!(
-                "{tool} is off: its built-in extension is disabled (\"extensions\": [\"-builtin:{extension}\"] or --no-extensions; -e builtin:{extension} turns it on)"
-            );
-            if args.tools.as_deref().is_some_and(|l| {
-                l.split(',')
-                    .any(|e| e.trim().trim_start_matches('+') == tool)
-            }) {
-                return Err(CliError::Usage(format!("--tools: {why}")));
-            }
-            super::warnings::say(&mut said, format!("defaultTools: {why}"));
-            names.retain(|n| n != tool);
-        }
-        let task = names.iter().any(|n| n == makai_coding::subagent::TASK_TOOL);
-        let codemode = names.iter().any(|n| n == CODEMODE_TOOL_NAME);
-        let tool_search = names.iter().any(|n| n == TOOL_SEARCH_TOOL_NAME);
-        names.retain(|n| {
-            n != makai_coding::subagent::TASK_TOOL
-                && n != CODEMODE_TOOL_NAME
-                && n != TOOL_SEARCH_TOOL_NAME
-        });
-        let mut tools = if names.is_empty() {
-            Vec::new()
-        } else {
-            tools_by_names(env, &names.join(","))
-                .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
-        };
-        if task {
-            tools.push(super::budget::task_tool(super::budget::TaskParts {
-                catalog: catalog.clone(),
-                registry: &registry,
-                session: &session,
+        super::tool_setup::session_tools(
+            super::tool_setup::ToolInputs {
+                args,
+                settings: &settings,
                 cwd: &cwd,
-                context_files: &files,
-                settings: settings.subagents,
-                spec: spec.subagents,
-            }));
-        }
-        let parts = CodemodeParts {
-            settings: settings.codemode.clone(),
-            store: Some(Arc::new(session.clone())),
-            models: Some(Arc::new(super::model::CatalogModels {
-                models: registry.models().to_vec(),
-                keys: keys.clone(),
-            })),
-            indirect: codemode_reach.indirect.clone(),
-        };
-        // pi turns `codemode` on for servers with `codemode` tools (and
-        // `direct` ones a `--tools` list does not declare), `tool_search`
-        // for servers with `deferred` tools.
-        let servers_with = |exposure: makai_mcp::Exposure| {
-            mcp_config.as_ref().is_some_and(|c| {
-                c.servers.iter().any(|s| {
-                    s.config.enabled
-                        && (s.config.has_tools_exposed(exposure)
-                            || (exposure == makai_mcp::Exposure::Codemode
-                                && direct_demoted
-                                && s.config.has_tools_exposed(makai_mcp::Exposure::Direct)))
-                })
-            })
-        };
-        let for_servers = servers_with(makai_mcp::Exposure::Codemode);
-        let search_tool = ToolSearchTool::new(codemode_reach.indirect.clone()).into_arc();
-        if tool_search {
-            tools.push(search_tool);
-        } else if servers_with(makai_mcp::Exposure::Deferred) && extensions.enabled("tool-search") {
-            codemode_reach.search_standby = Some(search_tool);
-        }
-        let auto_codemode = mcp_config
-            .as_ref()
-            .is_some_and(|c| c.auto_enables_codemode());
-        if codemode {
-            tools = with_codemode(tools, parts);
-        } else if for_servers && auto_codemode && extensions.enabled("codemode") {
-            // The same tool, standing by until a server's indirect tools
-            // are ready ("on" mode: the chosen tools stay declared).
-            let mut parts = parts;
-            parts.settings.mode = makai_coding::tools::codemode::CodemodeMode::On;
-            codemode_reach.standby = with_codemode(tools.clone(), parts).pop();
-        }
-        // Either reaches the tools that are not declared (pi warns once when
-        // neither is on).
-        let reached = codemode
-            || tool_search
-            || codemode_reach.standby.is_some()
-            || codemode_reach.search_standby.is_some();
-        if (for_servers || servers_with(makai_mcp::Exposure::Deferred)) && !reached {
-            let mut why = Vec::new();
-            if !auto_codemode {
-                why.push("autoEnableCodemode: false");
-            }
-            if !extensions.enabled("codemode") || !extensions.enabled("tool-search") {
-                why.push("a built-in extension is disabled");
-            }
-            super::warnings::say(
-                &mut said,
-                format!(
-                    "MCP: some servers' tools are reached only through codemode or tool_search, and neither is on ({}): the model cannot call them; give them \"exposure\": \"direct\" or add codemode or tool_search to the tools",
-                    if why.is_empty() {
-                        "not chosen".to_string()
-                    } else {
-                        why.join(", ")
-                    }
-                ),
-            );
-        }
-        tools
+                sandbox: &sandbox,
+                approvals: &approvals,
+                session: &session,
+                spec: &spec,
+                extensions: &extensions,
+                catalog: &catalog,
+                registry: &registry,
+                files: &files,
+                keys: &keys,
+                mcp_config: mcp_config.as_ref(),
+                direct_demoted,
+            },
+            &mut codemode_reach,
+            &mut said,
+        )?
     };
 
     // SYSTEM.md and APPEND_SYSTEM.md shape the default agent's prompt; an
@@ -800,7 +494,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     if let Some(name) = &args.name {
         app.set_session_name(name)?;
     }
-    let mut excluded = excluded_tools(args);
+    let mut excluded = super::tool_setup::excluded_tools(args);
     if let Some(selection) = &selection {
         excluded.extend(selection.removed.iter().cloned());
     }
@@ -857,38 +551,7 @@ async fn first_scoped_model(
     None
 }
 
-/// The `--exclude-tools` patterns.
-fn excluded_tools(args: &Args) -> Vec<String> {
-    args.exclude_tools
-        .iter()
-        .flat_map(|list| makai_coding::tools::selection::parse_list(list))
-        .collect()
-}
-
 /// `paths`, relative ones taken from `cwd`.
 fn absolute(cwd: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
     paths.iter().map(|p| cwd.join(p)).collect()
-}
-
-/// `names` when every one is a built-in tool; else the error `make` builds,
-/// naming `source`.
-fn checked_tools(
-    names: Vec<String>,
-    source: &str,
-    make: fn(String) -> CliError,
-) -> Result<Vec<String>, CliError> {
-    match names.iter().find(|n| {
-        !makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str())
-            && n.as_str() != makai_coding::subagent::TASK_TOOL
-            && n.as_str() != CODEMODE_TOOL_NAME
-            && n.as_str() != TOOL_SEARCH_TOOL_NAME
-    }) {
-        Some(bad) => Err(make(format!(
-            "{source}: unknown tool '{}'; the built-in tools are: {}, {}, {CODEMODE_TOOL_NAME}, {TOOL_SEARCH_TOOL_NAME}",
-            makai_ai::quote::bounded(bad),
-            makai_coding::tools::BUILTIN_TOOL_NAMES.join(", "),
-            makai_coding::subagent::TASK_TOOL
-        ))),
-        None => Ok(names),
-    }
 }
