@@ -474,3 +474,25 @@ fn a_database_session_id_from_another_directory_runs_there() {
     assert!(listed.contains("first"), "the session's history: {listed}");
     assert!(env.session_files().is_empty());
 }
+
+/// Regression: `--session ID` of another directory looked the id up in the
+/// database, then the run connected to it again (two pools, two schema
+/// checks). One URL is now one store per process.
+#[test]
+fn a_store_named_twice_in_one_process_is_connected_to_once() {
+    let Some(url) = database_or_skip("a_store_named_twice_in_one_process") else {
+        return;
+    };
+    let first = makai_cli::store::open(Some(&url), None).unwrap().unwrap();
+    // The same URL from the setting (spaces around it) is the same store.
+    let again = makai_cli::store::open(None, Some(&format!(" {url} ")))
+        .unwrap()
+        .unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again));
+    // `jsonl` still names the session files.
+    assert!(
+        makai_cli::store::open(Some("jsonl"), Some(&url))
+            .unwrap()
+            .is_none()
+    );
+}
