@@ -28,6 +28,26 @@ fn model_key(m: &Model) -> String {
     format!("{}/{}", m.provider, m.id)
 }
 
+/// A model as the selectors list it (pi 1.5): its id, and its name after it
+/// when the name has words the id lacks (a renamed `models.json` entry:
+/// `lab-7 (Team reviewer)`; `claude-opus-5-5` is not followed by "Claude
+/// Opus 5.5").
+pub fn model_label(m: &Model) -> String {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let id_words = words(&m.id);
+    let adds = words(&m.name).iter().any(|w| !id_words.contains(w));
+    if adds && !m.name.trim().is_empty() {
+        format!("{} ({})", m.id, m.name.trim())
+    } else {
+        m.id.clone()
+    }
+}
+
 /// `/model [query]`: switches at once on an exact match, else lists the
 /// available models (filtered by the query).
 pub fn open_models(ctx: &mut Ctx<'_>, query: Option<&str>) {
@@ -54,7 +74,7 @@ pub fn open_models(ctx: &mut Ctx<'_>, query: Option<&str>) {
                     m.context_window / 1000,
                     if m.reasoning { " · reasoning" } else { "" }
                 );
-                SelectItem::new(m.id.clone(), detail, model_key(m))
+                SelectItem::new(model_label(m), detail, model_key(m))
                     .current(model_key(m) == model_key(&current))
             })
             .collect();
@@ -509,4 +529,41 @@ fn go_to_entry(ctx: &mut Ctx<'_>, id: String) {
             Err(e) => vec![UiMsg::Notice(Level::Error, e.to_string())],
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(id: &str, name: &str) -> Model {
+        let mut m = Model::custom(
+            makai_ai::Api::OpenAiCompletions,
+            "lab",
+            id,
+            "http://localhost:1",
+        );
+        m.name = name.to_string();
+        m
+    }
+
+    #[test]
+    fn a_model_s_name_follows_its_id_only_when_it_adds_words() {
+        assert_eq!(
+            model_label(&named("claude-opus-5-5", "Claude Opus 5.5")),
+            "claude-opus-5-5"
+        );
+        assert_eq!(
+            model_label(&named("gpt-4o-mini", "GPT-4o mini")),
+            "gpt-4o-mini"
+        );
+        assert_eq!(
+            model_label(&named("lab-7", "Team reviewer")),
+            "lab-7 (Team reviewer)"
+        );
+        assert_eq!(
+            model_label(&named("sonnet-4-5", "Claude Sonnet 4.5 (latest)")),
+            "sonnet-4-5 (Claude Sonnet 4.5 (latest))"
+        );
+        assert_eq!(model_label(&named("x", "")), "x");
+    }
 }

@@ -35,6 +35,10 @@ pub fn open(ctx: &mut Ctx<'_>) {
             .iter()
             .map(|m| {
                 let key = format!("{}/{}", m.provider, m.id);
+                let label = match super::pickers::model_label(m) {
+                    label if label == m.id => key.clone(),
+                    label => format!("{}/{label}", m.provider),
+                };
                 let mut detail = format!("{} · {}k context", m.provider, m.context_window / 1000);
                 // A pinned level stays with the model through changes and saves.
                 let mut value = key.clone();
@@ -44,7 +48,7 @@ pub fn open(ctx: &mut Ctx<'_>) {
                 }
                 (
                     rank(m),
-                    SelectItem::new(key, detail, value).current(rank(m).is_some()),
+                    SelectItem::new(label, detail, value).current(rank(m).is_some()),
                 )
             })
             .collect();
