@@ -25,6 +25,12 @@ pub enum SummaryKind {
     },
     /// The summary of a branch left.
     Branch,
+    /// A message of another program's kind (pi's custom messages, such as
+    /// an extension's), always shown whole under its kind.
+    Custom {
+        /// Its `customType`.
+        custom_type: String,
+    },
 }
 
 /// A collapsed block and its text (markdown).
@@ -51,7 +57,13 @@ impl Summary {
 
     /// Whether it shows its text, when the tool output is expanded or not.
     pub fn is_expanded(&self, expand_all: bool) -> bool {
-        self.expanded.unwrap_or(expand_all)
+        matches!(self.kind, SummaryKind::Custom { .. }) || self.expanded.unwrap_or(expand_all)
+    }
+
+    /// Whether a click or Ctrl+O changes it (a custom message is always
+    /// shown whole).
+    pub fn toggles(&self) -> bool {
+        !matches!(self.kind, SummaryKind::Custom { .. })
     }
 }
 
@@ -135,6 +147,9 @@ pub fn lines(summary: &Summary, expand_all: bool, width: usize) -> Vec<Line<'sta
             "Branch summary".to_string(),
             "Branch Summary".to_string(),
         ),
+        SummaryKind::Custom { custom_type } => {
+            return framed(custom_lines(custom_type, &summary.body, inner), width);
+        }
     };
     let is_skill = matches!(summary.kind, SummaryKind::Skill { .. });
     if is_skill && !expanded {
@@ -165,12 +180,42 @@ pub fn lines(summary: &Summary, expand_all: bool, width: usize) -> Vec<Line<'sta
             ]));
         }
     }
+    framed(body, width)
+}
+
+/// A custom message's rows: `[type]`, a blank row, its text (markdown).
+fn custom_lines(custom_type: &str, body: &str, inner: usize) -> Vec<Line<'static>> {
+    let bg = Style::default().bg(theme::custom_message_bg());
+    let text = bg.fg(theme::custom_message_text());
+    let label = bg
+        .fg(theme::custom_message_label())
+        .add_modifier(Modifier::BOLD);
+    let mut out = vec![
+        Line::from(Span::styled(format!("[{custom_type}]"), label)),
+        Line::default(),
+    ];
+    for mut line in markdown::render(body, inner) {
+        for span in &mut line.spans {
+            span.style = text.patch(span.style);
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// `body` on the blocks' background: a column of padding each side, a row
+/// above and below, every row `width` wide.
+fn framed(body: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let bg = Style::default().bg(theme::custom_message_bg());
     let mut out = Vec::with_capacity(body.len() + 2);
     out.push(Line::from(Span::styled(" ".repeat(width), bg)));
     for line in body {
         let used = line.width();
         let mut spans = vec![Span::styled(" ", bg)];
-        spans.extend(line.spans);
+        spans.extend(line.spans.into_iter().map(|s| {
+            let style = bg.patch(s.style);
+            Span::styled(s.content, style)
+        }));
         spans.push(Span::styled(" ".repeat(width.saturating_sub(used + 1)), bg));
         out.push(Line::from(spans));
     }
@@ -300,6 +345,24 @@ mod tests {
                     .all(|s| s.style.bg == Some(theme::custom_message_bg()))
             );
         }
+    }
+
+    #[test]
+    fn a_custom_message_is_shown_whole_under_its_type_and_never_collapses() {
+        let custom = Summary::new(
+            SummaryKind::Custom {
+                custom_type: "deploy-status".into(),
+            },
+            "Deployed **v2**.",
+        );
+        assert!(!custom.toggles());
+        let expected = ["", "[deploy-status]", "", "Deployed v2.", ""];
+        assert_eq!(text(&lines(&custom, false, 40)), expected);
+        let clicked = Summary {
+            expanded: Some(false),
+            ..custom
+        };
+        assert_eq!(text(&lines(&clicked, false, 40)), expected);
     }
 
     #[test]

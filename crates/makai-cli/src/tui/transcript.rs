@@ -195,7 +195,9 @@ impl Transcript {
     pub fn toggle_summary(&mut self, i: usize, expand_all: bool) -> bool {
         let mut toggled = false;
         self.edit(i, |k| {
-            if let ItemKind::Summary(s) = k {
+            if let ItemKind::Summary(s) = k
+                && s.toggles()
+            {
                 s.expanded = Some(!s.is_expanded(expand_all));
                 toggled = true;
             }
@@ -324,6 +326,19 @@ impl Transcript {
                     let (level, body) =
                         super::bang::result_notice(&b.output, b.exit_code, b.cancelled);
                     self.notice(level, body);
+                }
+                // pi shows a custom message it is told to display under its
+                // kind, and hides the others.
+                AgentMessage::Custom(c) => {
+                    if c.display {
+                        let text = m.text();
+                        self.push(ItemKind::Summary(Summary::new(
+                            SummaryKind::Custom {
+                                custom_type: c.custom_type.clone(),
+                            },
+                            text,
+                        )));
+                    }
                 }
                 AgentMessage::BranchSummary(b) => {
                     self.push(ItemKind::Summary(Summary::new(

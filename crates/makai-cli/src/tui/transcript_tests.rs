@@ -285,3 +285,27 @@ fn a_shell_command_read_back_shows_as_it_did_when_it_ran() {
         ]
     );
 }
+
+#[test]
+fn a_custom_message_shows_under_its_type_when_it_is_to_be_displayed() {
+    let mut t = Transcript::default();
+    let mut hidden = makai_agent::CustomMessage::text("bookkeeping", "not for you");
+    hidden.display = false;
+    t.rebuild(&[
+        AgentMessage::Custom(makai_agent::CustomMessage::text(
+            "deploy-status",
+            "Deployed v2.",
+        )),
+        AgentMessage::Custom(hidden),
+    ]);
+    assert_eq!(
+        kinds(&t),
+        [ItemKind::Summary(summary::Summary::new(
+            summary::SummaryKind::Custom {
+                custom_type: "deploy-status".into()
+            },
+            "Deployed v2."
+        ))]
+    );
+    assert!(!t.toggle_summary(0, false), "always shown whole");
+}
