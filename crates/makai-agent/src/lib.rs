@@ -83,8 +83,9 @@ pub use agent_loop::{
 };
 pub use budget::{Budget, BudgetedClient, Ledger, LedgerReport};
 pub use compaction::{
-    CompactionCheck, CompactionContext, CompactionError, CompactionOutput, CompactionStrategy,
-    DefaultCompaction, estimate_message_tokens, estimate_tokens, is_context_overflow,
+    BranchSummary, CompactionCheck, CompactionContext, CompactionError, CompactionOutput,
+    CompactionStrategy, DefaultCompaction, branch_files, estimate_message_tokens, estimate_tokens,
+    is_context_overflow,
 };
 pub use config::{
     AgentLoopConfig, AgentLoopConfigBuilder, ContextConfig, ExecutionLimits, LoopAction,

@@ -8,6 +8,7 @@ mod common;
 
 mod agent;
 mod agent_compact;
+mod branch_summary;
 mod budget;
 mod compaction;
 mod hook_panics;

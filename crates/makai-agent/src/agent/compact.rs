@@ -203,3 +203,54 @@ impl Agent {
         }
     }
 }
+
+impl Agent {
+    /// Summarizes a branch of the conversation being left (`messages`,
+    /// oldest first; `carried`: the file lists of branch summaries among
+    /// them) with the agent's model, thinking level and client, the way
+    /// [`Agent::compact`] calls the model, without touching the
+    /// transcript. `custom_instructions` tell the summary what to focus on;
+    /// `cancel` stops the call ([`CompactionError::Aborted`]).
+    ///
+    /// Only while idle ([`AgentError::AlreadyRunning`] otherwise).
+    pub async fn summarize_branch(
+        &self,
+        messages: &[AgentMessage],
+        carried: &[(Vec<String>, Vec<String>)],
+        custom_instructions: Option<&str>,
+        cancel: CancellationToken,
+    ) -> Result<crate::compaction::BranchSummary, AgentError> {
+        if messages.is_empty() {
+            return Err(CompactionError::Failed("the branch left has no messages".into()).into());
+        }
+        let (model, mut options, context, client) = {
+            let core = self.idle_core()?;
+            let mut options = core.config.options.clone();
+            options.thinking = core.state.thinking_level;
+            (
+                core.state.model.clone(),
+                options,
+                core.config.context.clone().unwrap_or_default(),
+                core.config.client.clone(),
+            )
+        };
+        options.cancel = cancel.child_token();
+        let work = crate::compaction::branch::summarize_branch(
+            messages,
+            carried,
+            custom_instructions,
+            &model,
+            &client,
+            options,
+            context.summary_max_tokens,
+        );
+        let result = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(CompactionError::Aborted),
+            r = AssertUnwindSafe(work).catch_unwind() => r.unwrap_or_else(|p| Err(CompactionError::Failed(
+                format!("the branch summary panicked: {}", panic_text(&*p)),
+            ))),
+        };
+        Ok(result?)
+    }
+}

@@ -158,6 +158,10 @@ fn transcript(messages: &[AgentMessage], max_chars: usize) -> String {
             AgentMessage::CompactionSummary(s) => {
                 out.push_str(&format!("[summary of earlier work]\n{}\n\n", s.summary))
             }
+            AgentMessage::BranchSummary(s) => out.push_str(&format!(
+                "[summary of a branch left earlier]\n{}\n\n",
+                s.summary
+            )),
             _ => {}
         }
     }
@@ -168,12 +172,52 @@ async fn summarize(
     messages: &[AgentMessage],
     cx: &CompactionContext<'_>,
 ) -> Result<(String, makai_ai::Usage), CompactionError> {
+    summary_call(
+        SummaryRequest {
+            system: SUMMARY_SYSTEM,
+            request: SUMMARY_REQUEST,
+            custom_instructions: cx.custom_instructions,
+            model: cx.model,
+            client: cx.client,
+            options: cx.options.clone(),
+            max_tokens: cx.config.summary_max_tokens,
+        },
+        messages,
+    )
+    .await
+}
+
+/// One summary call: what to ask, of which model, through which client.
+pub(crate) struct SummaryRequest<'a> {
+    /// The system prompt.
+    pub system: &'a str,
+    /// What the summary must be; the transcript follows it.
+    pub request: &'a str,
+    /// What the user asked the summary to focus on.
+    pub custom_instructions: Option<&'a str>,
+    /// The model that writes it.
+    pub model: &'a makai_ai::Model,
+    /// The client that reaches the model.
+    pub client: &'a std::sync::Arc<dyn makai_ai::ProtocolClient>,
+    /// Request options (cancellation set).
+    pub options: makai_ai::StreamOptions,
+    /// Output token limit.
+    pub max_tokens: u64,
+}
+
+/// Asks `call.model` for a summary of `messages` (rendered as a plain
+/// transcript of at most half the model's window); the summary and the
+/// call's usage.
+pub(crate) async fn summary_call(
+    call: SummaryRequest<'_>,
+    messages: &[AgentMessage],
+) -> Result<(String, makai_ai::Usage), CompactionError> {
     // Keep the request well inside the model's window: about half of it, in characters.
-    let max_chars = (cx.model.context_window as usize)
+    let max_chars = (call.model.context_window as usize)
         .saturating_mul(2)
         .max(8000);
-    let mut request = SUMMARY_REQUEST.to_string();
-    if let Some(extra) = cx.custom_instructions.filter(|s| !s.trim().is_empty()) {
+    let mut request = call.request.to_string();
+    if let Some(extra) = call.custom_instructions.filter(|s| !s.trim().is_empty()) {
         request.push_str("\n\nAdditional instructions for this summary: ");
         request.push_str(extra.trim());
     }
@@ -182,7 +226,7 @@ async fn summarize(
         transcript(messages, max_chars)
     );
     let context = Context {
-        system_prompt: Some(SUMMARY_SYSTEM.to_string()),
+        system_prompt: Some(call.system.to_string()),
         messages: vec![Message::User(UserMessage {
             content: vec![UserContent::Text(TextContent {
                 text: request,
@@ -192,12 +236,12 @@ async fn summarize(
         })],
         tools: Vec::new(),
     };
-    let mut options = cx.options.clone();
-    options.max_tokens = Some(cx.config.summary_max_tokens);
+    let mut options = call.options;
+    options.max_tokens = Some(call.max_tokens);
     options.tool_choice = None;
-    let result = cx
+    let result = call
         .client
-        .stream(cx.model, &context, options)
+        .stream(call.model, &context, options)
         .await
         .result()
         .await;

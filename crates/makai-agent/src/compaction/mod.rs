@@ -13,6 +13,7 @@
 //! agent remembers where the compacted transcript ended; replacing or clearing
 //! the messages forgets it).
 
+pub(crate) mod branch;
 mod default;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::event::CompactionReason;
 use crate::message::AgentMessage;
 use makai_ai::ProtocolClient;
 
+pub use branch::{BranchSummary, branch_files};
 pub use default::DefaultCompaction;
 
 /// Tokens assumed for one image.

@@ -352,7 +352,9 @@ pub async fn run(
     loop {
         let now = Instant::now();
         progress.update(ctx.st.busy() || ctx.st.compacting);
-        reports.update(ctx.st.program_status());
+        if reporting {
+            reports.update(ctx.st.program_status());
+        }
         if ctx.st.busy() || ctx.st.compacting {
             let (frame, _) = spinner_at(started, now);
             if frame != ctx.st.spinner {

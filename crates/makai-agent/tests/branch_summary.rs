@@ -1,0 +1,135 @@
+//! `Agent::summarize_branch`: the summary of a branch being left, through
+//! the in-process client over real HTTP to the scripted server; the
+//! transcript stays as it was.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use makai_agent::makai_ai::{
+    Api, AssistantContent, AssistantMessage, Model, RetryPolicy, TextContent, ToolCall,
+};
+use makai_agent::{
+    Agent, AgentError, AgentLoopConfig, AgentMessage, CancellationToken, CompactionError,
+    InProcessClient,
+};
+use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock};
+
+async fn agent(responses: Vec<Mock>) -> (MockServer, Agent) {
+    let server = MockServer::start(Scenario::new().extend(responses))
+        .await
+        .expect("mock server starts");
+    let model = Model::custom(
+        Api::OpenAiCompletions,
+        "mock",
+        "mock-model",
+        server.base_url_v1(),
+    );
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
+    cfg.options.retry = RetryPolicy::none();
+    let agent = Agent::new(cfg).with_system_prompt("You are a test.");
+    agent
+        .replace_messages(vec![AgentMessage::user("the current branch")])
+        .unwrap();
+    (server, agent)
+}
+
+/// The branch left: a question, then calls that read one file and edit another.
+fn branch() -> Vec<AgentMessage> {
+    let call = |id: &str, name: &str, path: &str| {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("path".into(), serde_json::json!(path));
+        AssistantContent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            ..Default::default()
+        })
+    };
+    vec![
+        AgentMessage::user("try the parser rewrite"),
+        AssistantMessage {
+            content: vec![
+                AssistantContent::Text(TextContent {
+                    text: "Reading the parser.".into(),
+                    text_signature: None,
+                }),
+                call("c1", "read", "src/parse.rs"),
+                call("c2", "edit", "src/lex.rs"),
+            ],
+            ..Default::default()
+        }
+        .into(),
+    ]
+}
+
+#[tokio::test]
+async fn a_branch_summary_is_the_model_s_text_with_the_files_after_it() {
+    let (server, agent) = agent(vec![Mock::text("## Goal\nRewrite the parser.")]).await;
+    let before = agent.messages();
+    let carried = [(vec!["docs/notes.md".to_string()], vec![])];
+    let summary = agent
+        .summarize_branch(
+            &branch(),
+            &carried,
+            Some("focus on the lexer"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        summary.summary,
+        "## Goal\nRewrite the parser.\n\n## Read files\n\n- docs/notes.md\n- src/parse.rs\n\n## Modified files\n\n- src/lex.rs"
+    );
+    assert_eq!(summary.read_files, ["docs/notes.md", "src/parse.rs"]);
+    assert_eq!(summary.modified_files, ["src/lex.rs"]);
+    assert!(summary.usage.output > 0, "{:?}", summary.usage);
+    let body = &server.requests()[0].raw_body;
+    assert!(body.contains("## Constraints & Preferences"), "{body}");
+    assert!(body.contains("try the parser rewrite"), "{body}");
+    assert!(body.contains("focus on the lexer"), "{body}");
+    assert_eq!(agent.messages(), before, "the transcript is untouched");
+    server.assert_request_invariants();
+}
+
+#[tokio::test]
+async fn a_failed_or_cancelled_branch_summary_is_an_error_and_the_agent_stays_usable() {
+    let (server, agent) = agent(vec![Mock::new().with_status(500)]).await;
+    match agent
+        .summarize_branch(&branch(), &[], None, CancellationToken::new())
+        .await
+    {
+        Err(AgentError::Compaction(CompactionError::Failed(m))) => {
+            assert!(m.contains("500"), "{m}")
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    server.push(Mock::text("never finishes").stall_after(1));
+    let cancel = CancellationToken::new();
+    let task = {
+        let agent = agent.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { agent.summarize_branch(&branch(), &[], None, cancel).await })
+    };
+    while server.requests().len() < 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("cancelling ends the call")
+        .unwrap();
+    assert!(matches!(
+        result,
+        Err(AgentError::Compaction(CompactionError::Aborted))
+    ));
+    // Nothing to summarize is refused without a call.
+    assert!(matches!(
+        agent
+            .summarize_branch(&[], &[], None, CancellationToken::new())
+            .await,
+        Err(AgentError::Compaction(CompactionError::Failed(_)))
+    ));
+    assert_eq!(server.requests().len(), 2);
+    server.push(Mock::text("fine"));
+    agent.prompt("hello").await.unwrap();
+}
