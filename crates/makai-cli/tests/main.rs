@@ -48,6 +48,7 @@ mod stream_reading;
 mod subagents;
 mod thinking_levels;
 mod tui_approvals;
+mod tui_branch_summary;
 mod tui_images;
 mod tui_keys;
 mod tui_links;

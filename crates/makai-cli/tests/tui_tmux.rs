@@ -239,6 +239,9 @@ fn tree_switches_branches_and_at_completes_paths() {
         s.contains("filter: second") && !s.contains("answer one  ")
     });
     pane.keys(&["Enter"]);
+    // pi's question about the branch left: its first choice, no summary.
+    pane.wait_text("Summarize branch?");
+    pane.keys(&["Enter"]);
     let screen = pane.wait_text("Moved before the prompt");
     assert_eq!(editor_text(&screen), "second prompt", "{screen}");
     assert!(

@@ -293,7 +293,8 @@ fn makai_written_lines_follow_pi_base_fields() {
     s.append_custom_message("ext", "hi", true, None).unwrap();
     s.set_label(&m1, Some("first")).unwrap();
     s.set_name("  My session ").unwrap();
-    s.branch_with_summary(Some(&m1), "left it", None).unwrap();
+    s.branch_with_summary(Some(&m1), "left it", None, None)
+        .unwrap();
 
     let path = s.path().unwrap().to_path_buf();
     let name = path.file_name().unwrap().to_str().unwrap().to_string();

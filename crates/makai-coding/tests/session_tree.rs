@@ -107,7 +107,7 @@ fn unknown_ids_are_typed_errors() {
 fn branch_with_summary_records_what_was_left() {
     let (_d, mut s, ids) = linear();
     let sum = s
-        .branch_with_summary(Some(&ids[1]), "Tried approach A; it failed.", None)
+        .branch_with_summary(Some(&ids[1]), "Tried approach A; it failed.", None, None)
         .unwrap();
     let SessionEntry::BranchSummary(b) = s.get(&sum).unwrap() else {
         panic!()
@@ -295,4 +295,45 @@ fn open_or_create_refuses_a_directory_and_a_device_without_reading_them() {
         let err = Session::open(path).unwrap_err();
         assert!(err.to_string().contains(kind), "{err}");
     }
+}
+
+#[test]
+fn branch_left_is_what_the_current_path_has_after_the_entry_it_shares_with_the_target() {
+    let (_d, mut s, ids) = linear();
+    // u1 a1 ┬ u2 a2        (the leaf before)
+    //       └ other        (the target)
+    s.branch_from(&ids[1]).unwrap();
+    let other = s.append_message(UserMessage::text("other")).unwrap();
+    s.branch_from(&ids[3]).unwrap();
+    let left = s.tree().branch_left(Some(&other));
+    assert_eq!(left.from_id, ids[3]);
+    let left_texts: Vec<Message> = left
+        .messages
+        .iter()
+        .filter_map(AgentMessage::to_llm)
+        .collect();
+    assert_eq!(texts(&left_texts), ["U:two", "A:r2"]);
+    // Going back to an entry of the path leaves what follows it.
+    let back = s.tree().branch_left(Some(&ids[0]));
+    assert_eq!(back.messages.len(), 3);
+    // To the leaf itself: nothing.
+    assert!(s.tree().branch_left(Some(&ids[3])).messages.is_empty());
+    // Before the first entry: everything.
+    assert_eq!(s.tree().branch_left(None).messages.len(), 4);
+    // A branch summary left behind carries its files.
+    let summary = s
+        .branch_with_summary(
+            Some(&ids[3]),
+            "summary",
+            Some(serde_json::json!({"readFiles": ["a.rs"], "modifiedFiles": ["b.rs"]})),
+            None,
+        )
+        .unwrap();
+    assert_eq!(s.leaf_id(), Some(summary.as_str()));
+    let left = s.tree().branch_left(Some(&other));
+    assert_eq!(
+        left.carried_files,
+        [(vec!["a.rs".to_string()], vec!["b.rs".to_string()])]
+    );
+    assert_eq!(left.messages.len(), 3);
 }

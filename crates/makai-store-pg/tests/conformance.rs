@@ -219,7 +219,7 @@ fn branches_keep_their_shape_after_reopening() {
         s.branch_from(&a).unwrap();
         let d = s.append_message(assistant("d")).unwrap();
         let summary = s
-            .branch_with_summary(Some(&b), "left the d branch", None)
+            .branch_with_summary(Some(&b), "left the d branch", None, None)
             .unwrap();
         let again = store.open(CWD, s.id()).unwrap();
         assert_eq!(again.leaf_id(), Some(summary.as_str()), "{}", fx.name());

@@ -222,6 +222,63 @@ impl AppSession {
         Ok(())
     }
 
+    /// What moving the leaf to `target` (`None`: before the first entry)
+    /// would leave behind (pi's branch summarization summarizes it).
+    pub fn branch_left(&self, target: Option<&str>) -> makai_coding::session::BranchLeft {
+        self.session().lock().tree().branch_left(target)
+    }
+
+    /// Moves the leaf to `target` (`None`: before the first entry) after
+    /// summarizing the branch it leaves (pi's branch summarization; the
+    /// summary, with the files read and changed, becomes a
+    /// `branch_summary` entry there and the new leaf). `instructions` tell
+    /// the summary what to focus on. [`AppSession::abort`] cancels the
+    /// summary call; nothing moves then, nor when it fails.
+    pub async fn navigate_with_summary(
+        &self,
+        target: Option<&str>,
+        instructions: Option<&str>,
+    ) -> Result<(), CliError> {
+        self.abort().await;
+        let left = self.branch_left(target);
+        if left.messages.is_empty() {
+            return self.move_leaf(target).await;
+        }
+        let cancel = makai_agent::CancellationToken::new();
+        super::lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
+        let summary = self
+            .inner
+            .agent
+            .summarize_branch(&left.messages, &left.carried_files, instructions, cancel)
+            .await;
+        super::lock(&self.inner.state).compaction_cancel = None;
+        let summary =
+            summary.map_err(|e| CliError::failed(format!("the branch was not summarized: {e}")))?;
+        let details = serde_json::json!({
+            "readFiles": summary.read_files,
+            "modifiedFiles": summary.modified_files,
+        });
+        self.session()
+            .lock()
+            .branch_with_summary(target, summary.summary, Some(details), Some(summary.usage))
+            .map_err(session_error)?;
+        self.load_session_messages();
+        Ok(())
+    }
+
+    /// Moves the leaf to `target` (`None`: before the first entry).
+    pub async fn move_leaf(&self, target: Option<&str>) -> Result<(), CliError> {
+        match target {
+            Some(id) => self.navigate_to(id).await,
+            None => {
+                self.abort().await;
+                self.session().lock().reset_leaf();
+                self.load_session_messages();
+                Ok(())
+            }
+        }
+    }
+
     /// Entries in append order, optionally only those after `since`; and the leaf id.
     pub fn entries(
         &self,

@@ -105,6 +105,9 @@ pub struct UiState {
     pub starting: bool,
     /// A compaction runs.
     pub compacting: bool,
+    /// The summary of the branch a `/tree` move leaves is being written
+    /// (with `compacting`: a summary call Esc cancels).
+    pub summarizing_branch: bool,
     /// An abort was requested and the run has not ended yet.
     pub aborting: bool,
     /// Spinner frame.
@@ -390,6 +393,9 @@ impl UiState {
             AgentEvent::AgentStart => {
                 self.running = true;
                 self.starting = false;
+                // An Esc that stopped something before (a compaction, a
+                // branch summary) does not stop this run.
+                self.aborting = false;
             }
             AgentEvent::AgentEnd { end_reason, .. } => {
                 self.last_end = Some(end_reason.clone());
@@ -408,6 +414,7 @@ impl UiState {
             AgentEvent::CompactionStart { .. } => self.compacting = true,
             AgentEvent::CompactionEnd { aborted, .. } => {
                 self.compacting = false;
+                self.aborting = false;
                 if *aborted {
                     self.notice(Level::Warning, "Compaction cancelled.");
                 }

@@ -149,6 +149,9 @@ pub enum UiMsg {
     },
     /// Re-read the footer figures.
     Refresh,
+    /// The branch summary of a `/tree` move ended (made, failed or
+    /// cancelled).
+    BranchSummaryEnded,
     /// A prompt could not be sent.
     PromptFailed(String),
     /// An approval question for the user.
@@ -250,6 +253,11 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             }
         }
         UiMsg::Refresh => st.refresh(ctx.app),
+        UiMsg::BranchSummaryEnded => {
+            st.compacting = false;
+            st.summarizing_branch = false;
+            st.aborting = false;
+        }
         UiMsg::PromptFailed(e) => {
             st.starting = false;
             st.notice(Level::Error, e);

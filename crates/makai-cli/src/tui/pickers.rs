@@ -8,7 +8,7 @@ use makai_coding::session::{SessionEntry, TreeView};
 
 use super::commands::set_thinking;
 use super::event_loop::{Ctx, UiMsg};
-use super::selectors::{SelectItem, Selector, SelectorKind, TreeFilter, tree_class};
+use super::selectors::{BranchMove, SelectItem, Selector, SelectorKind, TreeFilter, tree_class};
 use super::transcript::Level;
 use super::wrap::truncate;
 use crate::app::AppSession;
@@ -450,6 +450,8 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
             }
         }),
         SelectorKind::Tree => go_to_entry(ctx, value),
+        SelectorKind::BranchSummary(mv) => branch_summary_chosen(ctx, mv, &value),
+        SelectorKind::BranchSummaryFocus(mv) => move_leaf(ctx, mv, Some(value)),
         SelectorKind::Settings => super::config_commands::toggle_setting(ctx, &value),
         SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
         SelectorKind::ImportGone => super::config_commands::import_gone_chosen(ctx, &value),
@@ -506,16 +508,93 @@ fn go_to_entry(ctx: &mut Ctx<'_>, id: String) {
         ctx.st.set_status(Level::Info, "Already there");
         return;
     };
+    let mv = BranchMove { leaf, editor };
+    // pi asks whether to summarize the branch left, unless
+    // `branchSummary.skipPrompt` (then: no summary).
+    let skip = ctx
+        .app
+        .settings()
+        .extra
+        .get("branchSummary")
+        .and_then(|b| b.get("skipPrompt"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    if skip || ctx.app.branch_left(mv.leaf.as_deref()).messages.is_empty() {
+        move_leaf(ctx, mv, None);
+        return;
+    }
+    let choice = |label: &str, detail: &str, value: &str| SelectItem::new(label, detail, value);
+    ctx.st.selector = Some(Selector::new(
+        "Summarize branch?",
+        SelectorKind::BranchSummary(mv),
+        vec![
+            choice("No summary", "leave the branch as it is", "none"),
+            choice(
+                "Summarize",
+                "its summary joins the branch you go to",
+                "summarize",
+            ),
+            choice(
+                "Summarize with custom prompt",
+                "say what the summary should focus on",
+                "custom",
+            ),
+        ],
+    ));
+}
+
+/// The answer to "Summarize branch?".
+fn branch_summary_chosen(ctx: &mut Ctx<'_>, mv: BranchMove, value: &str) {
+    match value {
+        "summarize" => move_leaf(ctx, mv, Some(String::new())),
+        "custom" => {
+            ctx.st.selector = Some(Selector::prompt(
+                "Summarize branch",
+                SelectorKind::BranchSummaryFocus(mv),
+                "focus on",
+                "",
+                vec![SelectItem::new(
+                    "What should the summary focus on?",
+                    "Enter to summarize, Esc to stay",
+                    "",
+                )],
+            ));
+        }
+        _ => move_leaf(ctx, mv, None),
+    }
+}
+
+/// Moves the leaf as `mv` says; with `summary` (focus instructions, maybe
+/// empty) after summarizing the branch left. Esc cancels the summary: then
+/// nothing moves.
+fn move_leaf(ctx: &mut Ctx<'_>, mv: BranchMove, summary: Option<String>) {
     let app = ctx.app.clone();
+    let BranchMove { leaf, editor } = mv;
+    if summary.is_some() {
+        ctx.st.compacting = true;
+        ctx.st.summarizing_branch = true;
+    }
     ctx.spawn(async move {
-        let moved = match &leaf {
-            Some(l) => app.navigate_to(l).await,
-            None => {
-                app.abort().await;
-                app.session().lock().reset_leaf();
-                app.load_session_messages();
-                Ok(())
+        let moved = match &summary {
+            Some(focus) => {
+                let focus = Some(focus.trim()).filter(|f| !f.is_empty());
+                let moved = app.navigate_with_summary(leaf.as_deref(), focus).await;
+                let mut out = vec![UiMsg::BranchSummaryEnded];
+                match moved {
+                    Ok(()) => out.push(UiMsg::Reload {
+                        notice: Some(
+                            "Summarized the branch left; the summary is where you are now.".into(),
+                        ),
+                        editor,
+                    }),
+                    Err(e) => out.push(UiMsg::Notice(
+                        Level::Error,
+                        format!("{e}; you are still on the branch you were on."),
+                    )),
+                }
+                return out;
             }
+            None => app.move_leaf(leaf.as_deref()).await,
         };
         match moved {
             Ok(()) => vec![UiMsg::Reload {

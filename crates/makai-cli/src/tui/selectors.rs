@@ -36,6 +36,20 @@ pub enum SelectorKind {
     /// `/scoped-models`: which models Ctrl+P cycles through, in order
     /// (checked rows; [`super::scoped_models`]).
     ScopedModels,
+    /// Whether to summarize the branch a `/tree` move leaves (`none`,
+    /// `summarize`, `custom`).
+    BranchSummary(BranchMove),
+    /// What the summary of the branch left should focus on (a text prompt).
+    BranchSummaryFocus(BranchMove),
+}
+
+/// A `/tree` move waiting for the answer about the branch it leaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchMove {
+    /// The new leaf (`None`: before the first entry).
+    pub leaf: Option<String>,
+    /// The prompt that goes back to the editor (a move onto a user prompt).
+    pub editor: Option<String>,
 }
 
 /// One row of a selector.

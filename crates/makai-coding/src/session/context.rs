@@ -60,7 +60,69 @@ impl SessionContext {
     }
 }
 
+/// What moving the leaf to another entry leaves behind ([`SessionTree::branch_left`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BranchLeft {
+    /// The leaf left (`"root"` for none).
+    pub from_id: String,
+    /// The messages of the entries left, oldest first (no context edits).
+    pub messages: Vec<AgentMessage>,
+    /// The file lists (read, modified) of the branch summaries among them
+    /// that makai or pi wrote (`details.readFiles`, `details.modifiedFiles`).
+    pub carried_files: Vec<(Vec<String>, Vec<String>)>,
+}
+
+/// The strings of `details[key]`.
+fn strings(details: Option<&serde_json::Value>, key: &str) -> Vec<String> {
+    details
+        .and_then(|d| d.get(key))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl SessionTree {
+    /// What moving the leaf to `target` (`None`: before the first entry)
+    /// leaves behind: the entries of the current path after the deepest one
+    /// `target`'s path shares with it (pi's branch summarization collects
+    /// the same), as messages.
+    pub fn branch_left(&self, target: Option<&str>) -> BranchLeft {
+        let from = self.leaf_id().map(str::to_string);
+        let current = from
+            .as_deref()
+            .map(|id| self.path_to(id))
+            .unwrap_or_default();
+        let destination = target.map(|id| self.path_to(id)).unwrap_or_default();
+        let shared = current
+            .iter()
+            .zip(&destination)
+            .take_while(|(a, b)| a.id() == b.id())
+            .count();
+        let mut left = BranchLeft {
+            from_id: from.unwrap_or_else(|| "root".to_string()),
+            ..Default::default()
+        };
+        let mut items = Vec::new();
+        for entry in &current[shared..] {
+            if let SessionEntry::BranchSummary(b) = entry
+                && b.from_hook != Some(true)
+            {
+                left.carried_files.push((
+                    strings(b.details.as_ref(), "readFiles"),
+                    strings(b.details.as_ref(), "modifiedFiles"),
+                ));
+            }
+            push_context_message(&mut items, entry, None, false);
+        }
+        left.messages = items.into_iter().map(|(m, _)| m.into_owned()).collect();
+        left
+    }
+
     /// The messages the agent sees at the current leaf, as LLM messages.
     pub fn path_to_leaf(&self) -> Vec<Message> {
         match self.leaf_id() {

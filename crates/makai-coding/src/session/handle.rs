@@ -472,12 +472,14 @@ impl Session {
     }
 
     /// Branches from `from` (`None`: before the first entry) and records a
-    /// summary of the branch being left; the summary becomes the new leaf.
+    /// summary of the branch being left (with the `usage` of the call that
+    /// wrote it); the summary becomes the new leaf.
     pub fn branch_with_summary(
         &mut self,
         from: Option<&str>,
         summary: impl Into<String>,
         details: Option<Value>,
+        usage: Option<Usage>,
     ) -> Result<String, SessionError> {
         if let Some(id) = from
             && self.tree.get(id).is_none()
@@ -490,7 +492,7 @@ impl Session {
             vec![NewEntry::BranchSummary {
                 from_id: left,
                 summary: summary.into(),
-                usage: None,
+                usage,
                 details,
             }],
         )?;

@@ -44,7 +44,7 @@ pub mod title;
 mod tree;
 
 pub use backend::{BuildEntries, SessionLog, SessionStore, StoredSession};
-pub use context::{ModelRef, SessionContext};
+pub use context::{BranchLeft, ModelRef, SessionContext};
 pub use context_edit::{ContentReplacement, ContextEditEntry, ReplacementBlock};
 pub use damage::{
     BrokenLink, Damage, DamagedLine, EntryCheck, LineProblem, LinkProblem, check_appended,

@@ -39,7 +39,14 @@ pub fn draw_status(f: &mut Frame<'_>, st: &UiState, area: Rect) {
     let line = if st.compacting {
         Line::from(vec![
             Span::styled(format!("{spin} "), theme::info()),
-            Span::styled("Compacting the context… (esc to cancel)", theme::muted()),
+            Span::styled(
+                if st.summarizing_branch {
+                    "Summarizing the branch… (esc to cancel)"
+                } else {
+                    "Compacting the context… (esc to cancel)"
+                },
+                theme::muted(),
+            ),
         ])
     } else if st.busy() {
         let what = if st.aborting {
