@@ -137,3 +137,33 @@ fn a_custom_prompt_focuses_the_summary_and_skip_prompt_never_asks() {
     assert_eq!(mock.requests().len(), 2, "no summary call");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+#[test]
+fn esc_while_the_summary_is_written_cancels_the_move() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("answer one"))
+            .push(ScriptedResponse::text("answer two"))
+            .push(ScriptedResponse::text("a summary that never ends").stall_after(1))
+            .push(ScriptedResponse::text("answer three")),
+    );
+    let env = Env::new();
+    let pane = tree_on_first_answer(&mock, &env);
+    pane.wait_text("Summarize branch?");
+    pane.keys(&["Down", "Enter"]);
+    pane.wait_text("Summarizing the branch… (esc to cancel)");
+    pane.keys(&["Escape"]);
+    let screen = pane.wait_text("the branch summary was cancelled; nothing moved.");
+    assert!(screen.contains("answer two"), "{screen}");
+    assert!(branch_summaries(&env).is_empty());
+    // The next run is not shown as aborting, and goes on the same branch.
+    pane.type_text("next");
+    pane.keys(&["Enter"]);
+    pane.wait_text("answer three");
+    let sent = request_text(&mock.requests()[3]);
+    assert!(sent.contains("second prompt"), "{sent}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

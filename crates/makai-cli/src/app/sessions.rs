@@ -252,8 +252,15 @@ impl AppSession {
             .summarize_branch(&left.messages, &left.carried_files, instructions, cancel)
             .await;
         super::lock(&self.inner.state).compaction_cancel = None;
-        let summary =
-            summary.map_err(|e| CliError::failed(format!("the branch was not summarized: {e}")))?;
+        let summary = summary.map_err(|e| match e {
+            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
+                CliError::failed("the branch summary was cancelled")
+            }
+            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Failed(why)) => {
+                CliError::failed(format!("the branch was not summarized: {why}"))
+            }
+            other => CliError::failed(format!("the branch was not summarized: {other}")),
+        })?;
         let details = serde_json::json!({
             "readFiles": summary.read_files,
             "modifiedFiles": summary.modified_files,

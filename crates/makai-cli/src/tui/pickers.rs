@@ -587,10 +587,7 @@ fn move_leaf(ctx: &mut Ctx<'_>, mv: BranchMove, summary: Option<String>) {
                         ),
                         editor,
                     }),
-                    Err(e) => out.push(UiMsg::Notice(
-                        Level::Error,
-                        format!("{e}; you are still on the branch you were on."),
-                    )),
+                    Err(e) => out.push(UiMsg::Notice(Level::Error, format!("{e}; nothing moved."))),
                 }
                 return out;
             }
