@@ -8,13 +8,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use futures::StreamExt;
 use makai_agent::makai_ai::{
-    Api, AssistantContent, AssistantMessage, Context, Message, Model, RetryPolicy, TextContent,
-    UserContent, UserMessage,
+    AssistantContent, AssistantMessage, Context, Message, TextContent, UserContent, UserMessage,
 };
 use makai_agent::{
     Agent, AgentError, AgentEvent, AgentLoopConfig, AgentMessage, AgentStatus, CompactionContext,
     CompactionError, CompactionOutput, CompactionReason, CompactionStrategy, EndReason,
-    EventStream, InProcessClient,
+    EventStream,
 };
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock};
 use serde_json::json;
@@ -25,17 +24,7 @@ async fn server(responses: Vec<Mock>) -> MockServer {
         .expect("mock server starts")
 }
 
-fn http_config(server: &MockServer) -> AgentLoopConfig {
-    let model = Model::custom(
-        Api::OpenAiCompletions,
-        "mock",
-        "mock-model",
-        server.base_url_v1(),
-    );
-    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
-    cfg.options.retry = RetryPolicy::none();
-    cfg
-}
+use crate::common::http_config;
 
 /// 20 alternating user and assistant messages of about 100 tokens each.
 fn history() -> Vec<AgentMessage> {

@@ -2,31 +2,18 @@
 //! the in-process client over real HTTP to the scripted server; the
 //! transcript stays as it was.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use makai_agent::makai_ai::{
-    Api, AssistantContent, AssistantMessage, Model, RetryPolicy, TextContent, ToolCall,
-};
-use makai_agent::{
-    Agent, AgentError, AgentLoopConfig, AgentMessage, CancellationToken, CompactionError,
-    InProcessClient,
-};
+use makai_agent::makai_ai::{AssistantContent, AssistantMessage, TextContent, ToolCall};
+use makai_agent::{Agent, AgentError, AgentMessage, CancellationToken, CompactionError};
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock};
 
 async fn agent(responses: Vec<Mock>) -> (MockServer, Agent) {
     let server = MockServer::start(Scenario::new().extend(responses))
         .await
         .expect("mock server starts");
-    let model = Model::custom(
-        Api::OpenAiCompletions,
-        "mock",
-        "mock-model",
-        server.base_url_v1(),
-    );
-    let mut cfg = AgentLoopConfig::new(model, Arc::new(InProcessClient::new()));
-    cfg.options.retry = RetryPolicy::none();
-    let agent = Agent::new(cfg).with_system_prompt("You are a test.");
+    let agent =
+        Agent::new(crate::common::http_config(&server)).with_system_prompt("You are a test.");
     agent
         .replace_messages(vec![AgentMessage::user("the current branch")])
         .unwrap();

@@ -30,6 +30,20 @@ pub fn config(client: Arc<ScriptedClient>) -> AgentLoopConfig {
     AgentLoopConfig::new(model(), client)
 }
 
+/// An agent config that reaches `server` over real HTTP through the
+/// in-process client, without retries.
+pub fn http_config(server: &makai_mockllm::MockServer) -> AgentLoopConfig {
+    let model = Model::custom(
+        Api::OpenAiCompletions,
+        "mock",
+        "mock-model",
+        server.base_url_v1(),
+    );
+    let mut cfg = AgentLoopConfig::new(model, Arc::new(makai_agent::InProcessClient::new()));
+    cfg.options.retry = makai_agent::makai_ai::RetryPolicy::none();
+    cfg
+}
+
 /// A compact description of an event: its type, plus the role for message events.
 pub fn label(e: &AgentEvent) -> String {
     match e {

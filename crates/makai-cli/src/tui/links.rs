@@ -373,13 +373,7 @@ pub fn bare_urls(text: &str) -> Vec<std::ops::Range<usize>> {
 mod tests {
     use super::*;
 
-    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            vars.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::tui::test_vars::vars as env;
 
     #[test]
     fn known_terminals_show_links_and_unknown_ones_multiplexers_and_jetbrains_do_not() {

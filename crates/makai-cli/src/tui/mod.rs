@@ -54,6 +54,8 @@ pub mod summary;
 pub mod terminal;
 #[cfg(test)]
 mod test_rng;
+#[cfg(test)]
+mod test_vars;
 pub mod theme;
 pub mod transcript;
 pub mod tree_fold;

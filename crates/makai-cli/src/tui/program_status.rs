@@ -226,13 +226,7 @@ impl ProgramStatus {
 mod tests {
     use super::*;
 
-    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            vars.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::tui::test_vars::vars as env;
 
     #[test]
     fn reports_say_the_state_and_base64_one_line_messages() {

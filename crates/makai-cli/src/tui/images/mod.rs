@@ -301,14 +301,7 @@ impl Uploads {
 mod tests {
     use super::*;
 
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::tui::test_vars::vars as env;
 
     fn kitty(tmux: bool) -> ImageChoice {
         ImageChoice::Kitty {
