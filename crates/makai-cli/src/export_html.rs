@@ -57,11 +57,43 @@ fn user_parts(out: &mut String, content: &[UserContent]) {
     }
 }
 
+/// `text` folded under `title` (opened with a click).
+fn folded(out: &mut String, title: &str, text: &str) {
+    out.push_str(&format!(
+        "<details><summary>{}</summary><pre>{}</pre></details>",
+        escape(title),
+        escape(text)
+    ));
+}
+
 fn render_message(out: &mut String, m: &AgentMessage) {
     match m {
         AgentMessage::Llm(Message::User(u)) => {
             out.push_str("<div class=\"msg user\"><div class=\"role\">user</div>");
-            user_parts(out, &u.content);
+            // A skill invoked with `/skill:name`: its instructions folded
+            // under its name, then what the user typed after it.
+            let text = makai_agent::parts_text(&u.content);
+            match makai_coding::resources::parse_invocation(&text) {
+                Some(skill) if u.content.len() == 1 => {
+                    folded(out, &format!("[skill] {}", skill.name), skill.content);
+                    if let Some(rest) = skill.rest {
+                        text_block(out, rest);
+                    }
+                }
+                _ => user_parts(out, &u.content),
+            }
+        }
+        AgentMessage::CompactionSummary(c) => {
+            out.push_str("<div class=\"msg other\"><div class=\"role\">compaction</div>");
+            folded(
+                out,
+                &format!("Compacted from {} tokens", c.tokens_before),
+                &c.summary,
+            );
+        }
+        AgentMessage::BranchSummary(b) => {
+            out.push_str("<div class=\"msg other\"><div class=\"role\">branch</div>");
+            folded(out, "Branch summary", &b.summary);
         }
         AgentMessage::Llm(Message::Assistant(a)) => {
             let failed = a.error_message.is_some();
@@ -331,6 +363,37 @@ fn session_jsonl(app: &AppSession) -> Result<String, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skills_and_summaries_are_folded_under_their_titles() {
+        let mut out = String::new();
+        render_message(
+            &mut out,
+            &AgentMessage::user(
+                "<skill name=\"deploy\" location=\"/s/deploy/SKILL.md\">\nRun <make>.\n</skill>\n\nto staging",
+            ),
+        );
+        assert!(
+            out.contains(
+                "<details><summary>[skill] deploy</summary><pre>Run &lt;make&gt;.</pre></details>"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("to staging"), "{out}");
+        let mut out = String::new();
+        render_message(
+            &mut out,
+            &AgentMessage::CompactionSummary(makai_agent::CompactionSummaryMessage {
+                summary: "We fixed it.".into(),
+                tokens_before: 1200,
+                timestamp: Default::default(),
+            }),
+        );
+        assert!(
+            out.contains("<summary>Compacted from 1200 tokens</summary><pre>We fixed it.</pre>"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn escapes_markup() {

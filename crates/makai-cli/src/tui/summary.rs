@@ -67,57 +67,6 @@ impl Summary {
     }
 }
 
-/// A skill invocation as pi writes it into the user's message:
-/// `<skill name="N" location="L">` line, the instructions, `</skill>`,
-/// then, after a blank line, what the user typed after the name.
-#[derive(Debug, PartialEq, Eq)]
-pub struct SkillBlock<'a> {
-    /// The skill's name.
-    pub name: &'a str,
-    /// Its instructions.
-    pub content: &'a str,
-    /// The user's text after it, if any.
-    pub rest: Option<&'a str>,
-}
-
-/// The skill invocation `text` starts with and is made of (pi's anchored
-/// `parseSkillBlock`); `None` for any other text.
-pub fn skill_block(text: &str) -> Option<SkillBlock<'_>> {
-    let after_name = text.strip_prefix("<skill name=\"")?;
-    let (name, after) = after_name.split_once('"')?;
-    let after = after.strip_prefix(" location=\"")?;
-    let (location, after) = after.split_once('"')?;
-    let body = after.strip_prefix(">\n")?;
-    if name.is_empty() || location.is_empty() || name.contains('\n') || location.contains('\n') {
-        return None;
-    }
-    // The first closing line ends the instructions (pi's lazy match); the
-    // text must end there or go on after a blank line.
-    let mut search = 0;
-    loop {
-        let at = search + body[search..].find("\n</skill>")?;
-        let tail = &body[at + "\n</skill>".len()..];
-        if tail.is_empty() {
-            return Some(SkillBlock {
-                name,
-                content: &body[..at],
-                rest: None,
-            });
-        }
-        if let Some(rest) = tail.strip_prefix("\n\n")
-            && !rest.is_empty()
-        {
-            let rest = rest.trim();
-            return Some(SkillBlock {
-                name,
-                content: &body[..at],
-                rest: (!rest.is_empty()).then_some(rest),
-            });
-        }
-        search = at + 1;
-    }
-}
-
 /// The rows of `summary` at `width` columns: its label, then collapsed one
 /// line saying how to expand it, or expanded its text under a bold title;
 /// a column of padding each side and a row above and below, on the
@@ -245,39 +194,6 @@ mod tests {
             .iter()
             .map(|l| l.to_string().trim().to_string())
             .collect()
-    }
-
-    #[test]
-    fn a_skill_invocation_is_pi_s_block_and_what_follows_it() {
-        let message = "<skill name=\"review\" location=\"/s/review/SKILL.md\">\nReferences are relative to /s/review.\n\nCheck it.\n</skill>\n\nthe diff please";
-        assert_eq!(
-            skill_block(message),
-            Some(SkillBlock {
-                name: "review",
-                content: "References are relative to /s/review.\n\nCheck it.",
-                rest: Some("the diff please"),
-            })
-        );
-        let alone = "<skill name=\"a\" location=\"/x\">\nbody\n</skill>";
-        assert_eq!(
-            skill_block(alone),
-            Some(SkillBlock {
-                name: "a",
-                content: "body",
-                rest: None,
-            })
-        );
-        // The instructions may quote a closing tag mid-line.
-        let quoted = "<skill name=\"a\" location=\"/x\">\nwrite </skill> here\n</skill>";
-        assert_eq!(skill_block(quoted).unwrap().content, "write </skill> here");
-        for not in [
-            "please <skill name=\"a\" location=\"/x\">\nbody\n</skill>",
-            "<skill name=\"a\">\nbody\n</skill>",
-            "<skill name=\"a\" location=\"/x\">\nbody\n</skill> trailing",
-            "<skill name=\"a\" location=\"/x\">\nunclosed",
-        ] {
-            assert_eq!(skill_block(not), None, "{not}");
-        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use makai_agent::{AgentEvent, AgentMessage, ToolOutput};
 use makai_ai::{AssistantContent, Message, StopReason, UserContent};
 
 use super::images::{ImageMaker, InlineImage};
-use super::summary::{self, Summary, SummaryKind};
+use super::summary::{Summary, SummaryKind};
 
 /// How a notice is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +156,7 @@ impl Transcript {
     fn push_user(&mut self, content: &[UserContent]) {
         let images = self.make_images(content);
         let text = user_text(content);
-        let i = match summary::skill_block(&text) {
+        let i = match makai_coding::resources::parse_invocation(&text) {
             Some(skill) => {
                 let rest = skill.rest.map(str::to_string);
                 let block = Summary::new(

@@ -7,6 +7,7 @@ use makai_ai::{AssistantContent, AssistantMessage, AssistantMessageEvent as E, S
 use serde_json::json;
 
 use super::*;
+use crate::tui::summary;
 
 fn update(ev: E) -> AgentEvent {
     AgentEvent::MessageUpdate {

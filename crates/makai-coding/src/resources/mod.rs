@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use skills::Skill;
+pub use skills::{Skill, SkillInvocation, parse_invocation};
 pub use templates::{PromptTemplate, parse_args, substitute_args};
 
 /// Environment variable naming pi's agent folder (default `~/.pi/agent`).

@@ -226,6 +226,57 @@ pub(crate) fn prompt_section(skills: &[Skill]) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+/// A skill invocation as pi writes it into the user's message:
+/// `<skill name="N" location="L">` line, the instructions, `</skill>`,
+/// then, after a blank line, what the user typed after the name.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SkillInvocation<'a> {
+    /// The skill's name.
+    pub name: &'a str,
+    /// Its instructions.
+    pub content: &'a str,
+    /// The user's text after it, if any.
+    pub rest: Option<&'a str>,
+}
+
+/// The skill invocation `text` is made of, as [`expand`] writes it (pi's
+/// anchored `parseSkillBlock`); `None` for any other text.
+pub fn parse_invocation(text: &str) -> Option<SkillInvocation<'_>> {
+    let after_name = text.strip_prefix("<skill name=\"")?;
+    let (name, after) = after_name.split_once('"')?;
+    let after = after.strip_prefix(" location=\"")?;
+    let (location, after) = after.split_once('"')?;
+    let body = after.strip_prefix(">\n")?;
+    if name.is_empty() || location.is_empty() || name.contains('\n') || location.contains('\n') {
+        return None;
+    }
+    // The first closing line ends the instructions (pi's lazy match); the
+    // text must end there or go on after a blank line.
+    let mut search = 0;
+    loop {
+        let at = search + body[search..].find("\n</skill>")?;
+        let tail = &body[at + "\n</skill>".len()..];
+        if tail.is_empty() {
+            return Some(SkillInvocation {
+                name,
+                content: &body[..at],
+                rest: None,
+            });
+        }
+        if let Some(rest) = tail.strip_prefix("\n\n")
+            && !rest.is_empty()
+        {
+            let rest = rest.trim();
+            return Some(SkillInvocation {
+                name,
+                content: &body[..at],
+                rest: (!rest.is_empty()).then_some(rest),
+            });
+        }
+        search = at + 1;
+    }
+}
+
 /// `/skill:name args` as pi expands it: the instructions in a `<skill>` block,
 /// then the arguments as the user's request. Errors name the unreadable file.
 pub(crate) fn expand(skill: &Skill, args: &str) -> Result<String, String> {
@@ -257,4 +308,45 @@ fn escape_xml(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
         .replace('\'', "&apos;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_invocation_is_pi_s_block_and_what_follows_it() {
+        let message = "<skill name=\"review\" location=\"/s/review/SKILL.md\">\nReferences are relative to /s/review.\n\nCheck it.\n</skill>\n\nthe diff please";
+        assert_eq!(
+            parse_invocation(message),
+            Some(SkillInvocation {
+                name: "review",
+                content: "References are relative to /s/review.\n\nCheck it.",
+                rest: Some("the diff please"),
+            })
+        );
+        let alone = "<skill name=\"a\" location=\"/x\">\nbody\n</skill>";
+        assert_eq!(
+            parse_invocation(alone),
+            Some(SkillInvocation {
+                name: "a",
+                content: "body",
+                rest: None,
+            })
+        );
+        // The instructions may quote a closing tag mid-line.
+        let quoted = "<skill name=\"a\" location=\"/x\">\nwrite </skill> here\n</skill>";
+        assert_eq!(
+            parse_invocation(quoted).unwrap().content,
+            "write </skill> here"
+        );
+        for not in [
+            "please <skill name=\"a\" location=\"/x\">\nbody\n</skill>",
+            "<skill name=\"a\">\nbody\n</skill>",
+            "<skill name=\"a\" location=\"/x\">\nbody\n</skill> trailing",
+            "<skill name=\"a\" location=\"/x\">\nunclosed",
+        ] {
+            assert_eq!(parse_invocation(not), None, "{not}");
+        }
+    }
 }
