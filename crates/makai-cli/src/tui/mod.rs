@@ -59,6 +59,7 @@ mod test_vars;
 pub mod theme;
 pub mod transcript;
 pub mod tree_fold;
+pub mod tree_move;
 pub mod wheel;
 pub mod wrap;
 pub mod wrap_stream;
