@@ -12,6 +12,16 @@ use common::tmux::{Pane, tmux_available};
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
 
+/// A mock answering the two prompts of [`tree_on_first_answer`], then `more`.
+fn two_answers_then(more: impl IntoIterator<Item = ScriptedResponse>) -> Mock {
+    Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("answer one"))
+            .push(ScriptedResponse::text("answer two"))
+            .extend(more),
+    )
+}
+
 /// A session of two prompts, then `/tree` on the first answer: the second
 /// prompt and its answer are the branch left.
 fn tree_on_first_answer(mock: &Mock, env: &Env) -> Pane {
@@ -57,13 +67,10 @@ fn summarize_writes_the_branch_summary_where_the_conversation_goes_on() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("answer one"))
-            .push(ScriptedResponse::text("answer two"))
-            .push(ScriptedResponse::text("## Goal\nTried the second idea."))
-            .push(ScriptedResponse::text("answer three")),
-    );
+    let mock = two_answers_then([
+        ScriptedResponse::text("## Goal\nTried the second idea."),
+        ScriptedResponse::text("answer three"),
+    ]);
     let env = Env::new();
     let pane = tree_on_first_answer(&mock, &env);
     pane.wait_text("Summarize branch?");
@@ -105,12 +112,7 @@ fn a_custom_prompt_focuses_the_summary_and_skip_prompt_never_asks() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("answer one"))
-            .push(ScriptedResponse::text("answer two"))
-            .push(ScriptedResponse::text("## Goal\nFocused.")),
-    );
+    let mock = two_answers_then([ScriptedResponse::text("## Goal\nFocused.")]);
     let env = Env::new();
     let pane = tree_on_first_answer(&mock, &env);
     pane.wait_text("Summarize branch?");
@@ -123,11 +125,7 @@ fn a_custom_prompt_focuses_the_summary_and_skip_prompt_never_asks() {
     assert!(asked.contains("the failing test"), "{asked}");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("answer one"))
-            .push(ScriptedResponse::text("answer two")),
-    );
+    let mock = two_answers_then([]);
     let env = Env::new();
     env.settings(serde_json::json!({"branchSummary": {"skipPrompt": true}}));
     let pane = tree_on_first_answer(&mock, &env);
@@ -143,13 +141,10 @@ fn esc_while_the_summary_is_written_cancels_the_move() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(
-        Scenario::new()
-            .push(ScriptedResponse::text("answer one"))
-            .push(ScriptedResponse::text("answer two"))
-            .push(ScriptedResponse::text("a summary that never ends").stall_after(1))
-            .push(ScriptedResponse::text("answer three")),
-    );
+    let mock = two_answers_then([
+        ScriptedResponse::text("a summary that never ends").stall_after(1),
+        ScriptedResponse::text("answer three"),
+    ]);
     let env = Env::new();
     let pane = tree_on_first_answer(&mock, &env);
     pane.wait_text("Summarize branch?");
