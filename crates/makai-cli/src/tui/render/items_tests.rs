@@ -9,6 +9,17 @@ fn text(lines: &[Line<'_>]) -> Vec<String> {
         .collect()
 }
 
+/// A view `width` columns wide, thinking hidden, tools collapsed, no images.
+fn plain_view(width: usize) -> View {
+    View {
+        width,
+        show_thinking: false,
+        expand_tools: false,
+        theme: 0,
+        images: false,
+    }
+}
+
 fn tool(name: &str, args: Value, result: &str) -> ItemKind {
     ItemKind::Tool(ToolCallView {
         id: "c1".into(),
@@ -32,13 +43,7 @@ fn an_edit_shows_its_diff_in_the_theme_s_diff_colours() {
     if let ItemKind::Tool(t) = &mut item {
         t.diff = Some("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n".into());
     }
-    let view = View {
-        width: 80,
-        show_thinking: false,
-        expand_tools: false,
-        theme: 0,
-        images: false,
-    };
+    let view = plain_view(80);
     let lines = item_lines(&item, view);
     assert_eq!(
         text(&lines)[1..],
@@ -73,13 +78,7 @@ fn a_running_task_is_its_spec_and_task_then_one_status_line_per_child() {
     if let ItemKind::Tool(t) = &mut item {
         t.state = ToolState::Running;
     }
-    let view = View {
-        width: 80,
-        show_thinking: false,
-        expand_tools: false,
-        theme: 0,
-        images: false,
-    };
+    let view = plain_view(80);
     assert_eq!(
         text(&item_lines(&item, view)),
         [
@@ -196,13 +195,7 @@ fn read_and_write_show_code_in_the_theme_s_syntax_colours() {
 #[test]
 fn unknown_tools_show_json_and_thinking_collapses() {
     let item = tool("lookup", serde_json::json!({"q": "x"}), "");
-    let view = View {
-        width: 40,
-        show_thinking: false,
-        expand_tools: false,
-        theme: 0,
-        images: false,
-    };
+    let view = plain_view(40);
     assert_eq!(
         text(&item_lines(&item, view)),
         ["● lookup {\"q\":\"x\"}", "  (no output)"]
@@ -221,13 +214,7 @@ fn unknown_tools_show_json_and_thinking_collapses() {
 #[test]
 fn a_file_tool_s_path_links_to_the_file_and_only_the_path_does() {
     crate::tui::links::set_for_this_thread(true, std::path::Path::new("/work/repo"));
-    let view = View {
-        width: 80,
-        show_thinking: false,
-        expand_tools: false,
-        theme: 0,
-        images: false,
-    };
+    let view = plain_view(80);
     let link = |item: &ItemKind, text: &str| -> Option<String> {
         item_lines(item, view)[0]
             .spans
