@@ -88,7 +88,7 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
 /// returns where the selection then reaches: the row that came in. `None`
 /// inside the conversation, or when it cannot scroll that way.
 fn edge_scroll(ctx: &mut Ctx<'_>, m: &MouseEvent) -> Option<Point> {
-    let (area, start) = ctx.st.cache.window()?;
+    let (area, start) = ctx.st.cache.window_at(ctx.st.scroll)?;
     let bottom = (area.y + area.height).saturating_sub(1);
     let col = m
         .column
@@ -149,7 +149,7 @@ fn open_link_at(ctx: &mut Ctx<'_>, m: &MouseEvent) -> bool {
 /// The conversation cell under the pointer; `None` off the conversation,
 /// unless `clamp` (a drag past its edge reaches its first or last row).
 fn point(ctx: &Ctx<'_>, m: &MouseEvent, clamp: bool) -> Option<Point> {
-    let (area, start) = ctx.st.cache.window()?;
+    let (area, start) = ctx.st.cache.window_at(ctx.st.scroll)?;
     let inside = m.row >= area.y
         && m.row < area.y + area.height
         && m.column >= area.x

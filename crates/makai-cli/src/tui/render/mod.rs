@@ -34,6 +34,8 @@ pub struct RenderCache {
     pub page: usize,
     /// The conversation's area and its first row shown, at the last frame.
     last_window: Option<(Rect, usize)>,
+    /// The scroll offset the last frame was drawn with.
+    last_scroll: usize,
     /// The first row of each user message, at the last frame (the marks
     /// `tui.altScreen.previousPrompt` and `nextPrompt` jump between).
     prompt_rows: Vec<usize>,
@@ -47,6 +49,17 @@ impl RenderCache {
     /// frame.
     pub fn window(&self) -> Option<(Rect, usize)> {
         self.last_window
+    }
+
+    /// The conversation's text area and the row first shown once the view
+    /// is scrolled `scroll` rows up, as the last frame's rows go: what the
+    /// next frame shows, before it is drawn (mouse events that scroll come
+    /// faster than frames).
+    pub fn window_at(&self, scroll: usize) -> Option<(Rect, usize)> {
+        let (area, start) = self.last_window?;
+        let moved = self.last_scroll as i64 - scroll as i64;
+        let start = (start as i64 + moved).clamp(0, i64::MAX) as usize;
+        Some((area, start))
     }
 
     /// The conversation row shown first at the last frame.
@@ -368,6 +381,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
         f.scrolled(area.top()..area.bottom(), by);
     }
     st.cache.last_window = Some((area, start));
+    st.cache.last_scroll = st.scroll;
     let mut shown: Vec<&Line<'static>> = Vec::with_capacity(end - start);
     let mut at = 0;
     for run in &runs {

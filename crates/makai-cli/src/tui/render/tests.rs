@@ -372,3 +372,23 @@ fn a_streaming_answer_draws_as_a_fresh_render_does_and_keeps_its_settled_rows() 
     );
     assert!(answer_settled > 40, "answer rows settled: {answer_settled}");
 }
+
+/// Regression: several drags on the top row between two frames each read
+/// the last frame's first row, so the selection stopped a row into the
+/// scroll while the view went on scrolling.
+#[test]
+fn the_window_at_a_scroll_not_drawn_yet_follows_the_scroll() {
+    let mut cache = RenderCache::default();
+    assert_eq!(cache.window_at(0), None);
+    let area = Rect::new(0, 0, 80, 30);
+    cache.last_window = Some((area, 100));
+    cache.last_scroll = 2;
+    assert_eq!(cache.window_at(2), Some((area, 100)));
+    assert_eq!(cache.window_at(6), Some((area, 96)), "four rows up");
+    assert_eq!(cache.window_at(0), Some((area, 102)), "two rows down");
+    assert_eq!(
+        cache.window_at(500),
+        Some((area, 0)),
+        "never above the first row"
+    );
+}
