@@ -236,11 +236,11 @@ pub struct Args {
     /// also `MAKAI_OFFLINE=1` or `PI_OFFLINE=1`).
     #[arg(long)]
     pub offline: bool,
-    /// pi's terminal mode: `fullscreen`, the only one makai's UI has (pi's
-    /// `regular` mode, which leaves the conversation in the terminal's
-    /// scrollback, is refused with a usage error rather than ignored).
-    #[arg(long = "tui-mode", value_name = "MODE", value_parser = parse_tui_mode)]
-    pub tui_mode: Option<String>,
+    /// pi's terminal mode: `fullscreen` (the alternate screen, the default)
+    /// or `regular` (the conversation in the terminal's scrollback); over
+    /// the `tuiMode` setting.
+    #[arg(long = "tui-mode", value_name = "MODE", value_parser = crate::tui::terminal::TuiMode::parse)]
+    pub tui_mode: Option<crate::tui::terminal::TuiMode>,
     /// The server program of the local model this run talks to (set when
     /// makai started or found it, never from the command line).
     #[arg(skip)]
@@ -334,17 +334,6 @@ pub enum Invocation {
     Mcp(crate::mcp_cmd::McpCommand),
     /// `makai sessions ...`.
     Sessions(crate::sessions_cmd::SessionsCommand),
-}
-
-fn parse_tui_mode(s: &str) -> Result<String, String> {
-    match s {
-        "fullscreen" => Ok(s.to_string()),
-        "regular" => Err(
-            "makai's interactive UI is full-screen only; `regular` (pi's scrollback mode) is not available"
-                .into(),
-        ),
-        other => Err(format!("'{other}' is not a terminal mode; pi's are fullscreen and regular")),
-    }
 }
 
 fn parse_thinking(s: &str) -> Result<ThinkingLevel, String> {

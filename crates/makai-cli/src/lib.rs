@@ -284,7 +284,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
             let reopen = session_cwd::reopener(args.clone(), true);
             let warnings = tui::theme::choose_at_start(&app, &args);
             tui::markdown::set_code_block_indent(app.settings());
-            tui::run(app, prompts, warnings, reopen, pick_session).await
+            tui::run(app, prompts, warnings, reopen, pick_session, args.tui_mode).await
         }
     };
     session.shutdown_mcp().await;

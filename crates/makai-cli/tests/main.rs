@@ -56,6 +56,7 @@ mod tui_llama;
 mod tui_mouse;
 mod tui_pi_commands;
 mod tui_program_status;
+mod tui_regular;
 mod tui_resume;
 mod tui_session_cwd;
 mod tui_summaries;

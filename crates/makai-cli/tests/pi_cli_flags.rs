@@ -362,23 +362,28 @@ fn fork_copies_a_session_into_this_directory_and_leaves_the_source_alone() {
 }
 
 #[test]
-fn tui_mode_fullscreen_is_accepted_and_regular_is_refused_with_the_reason() {
+fn tui_mode_takes_pi_s_two_modes_and_refuses_others_with_the_reason() {
     let env = Env::new();
-    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("full screen")));
-    let mut argv = mock.args();
-    argv.extend(s(&["--tui-mode", "fullscreen", "--no-session", "-p", "hi"]));
-    let out = env.run(&argv, "");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), "full screen");
-    for (mode, says) in [
-        ("regular", "full-screen only"),
-        ("inline", "not a terminal mode"),
-    ] {
-        let out = env.run(&s(&["--tui-mode", mode, "-p", "hi"]), "");
-        assert_eq!(out.status.code(), Some(2), "{mode}");
-        assert!(stderr(&out).contains(says), "{mode}: {}", stderr(&out));
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("full screen"))
+            .push(ScriptedResponse::text("regular")),
+    );
+    for (mode, answer) in [("fullscreen", "full screen"), ("regular", "regular")] {
+        let mut argv = mock.args();
+        argv.extend(s(&["--tui-mode", mode, "--no-session", "-p", "hi"]));
+        let out = env.run(&argv, "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(stdout(&out).trim(), answer);
     }
-    assert_eq!(mock.requests().len(), 1);
+    let out = env.run(&s(&["--tui-mode", "inline", "-p", "hi"]), "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a terminal mode; use fullscreen or regular"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(mock.requests().len(), 2);
 }
 
 #[test]

@@ -81,6 +81,9 @@ pub struct UiState {
     pub show_thinking: bool,
     /// No greeting at the top of the conversation (pi's `"quietStartup": true`).
     pub quiet_startup: bool,
+    /// The UI runs in regular mode ([`super::regular`]): the terminal
+    /// scrolls and searches the conversation.
+    pub regular: bool,
     /// Tool results shown in full (else cut to a few lines).
     pub expand_tools: bool,
     /// Rows scrolled up from the bottom of the conversation (0 follows it).
@@ -177,6 +180,8 @@ pub enum TerminalRequest {
     Suspend,
     /// Edit the prompt in an external editor (Ctrl+G).
     ExternalEditor,
+    /// Go on in the other terminal mode (`/settings`' TUI mode).
+    SwitchMode(super::terminal::TuiMode),
 }
 
 impl UiState {

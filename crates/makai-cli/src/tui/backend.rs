@@ -143,6 +143,66 @@ pub(super) fn modifier_change(w: &mut impl Write, from: Modifier, to: Modifier) 
     Ok(())
 }
 
+/// Writes cells one after another from where the cursor is: each cell's
+/// colours, attributes and link (its underline colour, [`super::links`])
+/// are changed only where they differ from the cell before.
+#[derive(Default)]
+pub(super) struct Pen {
+    fg: Color,
+    bg: Color,
+    link: Color,
+    link_open: bool,
+    modifier: Modifier,
+}
+
+impl Pen {
+    /// Writes `cell` at the cursor.
+    pub(super) fn put(&mut self, w: &mut impl Write, cell: &Cell) -> io::Result<()> {
+        if cell.modifier != self.modifier {
+            modifier_change(w, self.modifier, cell.modifier)?;
+            self.modifier = cell.modifier;
+        }
+        if cell.fg != self.fg || cell.bg != self.bg {
+            queue!(
+                w,
+                SetColors(Colors::new(
+                    cell.fg.into_crossterm(),
+                    cell.bg.into_crossterm()
+                ))
+            )?;
+            self.fg = cell.fg;
+            self.bg = cell.bg;
+        }
+        if cell.underline_color != self.link {
+            // The underline colour is the cell's link (`links`).
+            if self.link_open {
+                super::links::write_close(w)?;
+            }
+            self.link_open = false;
+            if let Some(url) = super::links::url_of(cell.underline_color) {
+                super::links::write_open(w, &url)?;
+                self.link_open = true;
+            }
+            self.link = cell.underline_color;
+        }
+        w.write_all(cell.symbol().as_bytes())
+    }
+
+    /// Closes an open link and resets colours and attributes.
+    pub(super) fn finish(self, w: &mut impl Write) -> io::Result<()> {
+        if self.link_open {
+            super::links::write_close(w)?;
+        }
+        queue!(
+            w,
+            SetForegroundColor(CrosstermColor::Reset),
+            SetBackgroundColor(CrosstermColor::Reset),
+            SetUnderlineColor(CrosstermColor::Reset),
+            SetAttribute(Attribute::Reset),
+        )
+    }
+}
+
 impl<W: Write> Write for FrameBackend<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.inner.write(buf)
@@ -161,56 +221,16 @@ impl<W: Write> Backend for FrameBackend<W> {
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
         let w = &mut self.inner;
-        let mut fg = Color::Reset;
-        let mut bg = Color::Reset;
-        let mut link = Color::Reset;
-        let mut link_open = false;
-        let mut modifier = Modifier::empty();
+        let mut pen = Pen::default();
         let mut last: Option<(u16, u16)> = None;
         for (x, y, cell) in content {
             if !matches!(last, Some((lx, ly)) if x == lx.wrapping_add(1) && y == ly) {
                 move_to(w, x, y)?;
             }
             last = Some((x, y));
-            if cell.modifier != modifier {
-                modifier_change(w, modifier, cell.modifier)?;
-                modifier = cell.modifier;
-            }
-            if cell.fg != fg || cell.bg != bg {
-                queue!(
-                    w,
-                    SetColors(Colors::new(
-                        cell.fg.into_crossterm(),
-                        cell.bg.into_crossterm()
-                    ))
-                )?;
-                fg = cell.fg;
-                bg = cell.bg;
-            }
-            if cell.underline_color != link {
-                // The underline colour is the cell's link (`links`).
-                if link_open {
-                    super::links::write_close(w)?;
-                }
-                link_open = false;
-                if let Some(url) = super::links::url_of(cell.underline_color) {
-                    super::links::write_open(w, &url)?;
-                    link_open = true;
-                }
-                link = cell.underline_color;
-            }
-            w.write_all(cell.symbol().as_bytes())?;
+            pen.put(w, cell)?;
         }
-        if link_open {
-            super::links::write_close(w)?;
-        }
-        queue!(
-            w,
-            SetForegroundColor(CrosstermColor::Reset),
-            SetBackgroundColor(CrosstermColor::Reset),
-            SetUnderlineColor(CrosstermColor::Reset),
-            SetAttribute(Attribute::Reset),
-        )
+        pen.finish(w)
     }
 
     fn append_lines(&mut self, n: u16) -> io::Result<()> {

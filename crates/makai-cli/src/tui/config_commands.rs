@@ -2,6 +2,7 @@
 //! `/settings`, `/login`, `/logout`, `/scoped-models`, `/copy`, `/import`,
 //! `/mcp` and `/reload`.
 
+use super::terminal::TuiMode;
 use makai_agent::QueueMode;
 
 use super::clipboard;
@@ -46,6 +47,7 @@ pub fn open_settings(ctx: &mut Ctx<'_>) {
         ),
         ("theme", "Theme", theme.as_str()),
         ("scrollbar", "Scrollbar", ctx.st.scrollbar.mode.as_str()),
+        ("tuiMode", "TUI mode", tui_mode(ctx.st).as_str()),
     ];
     let items = rows
         .iter()
@@ -101,6 +103,16 @@ pub fn toggle_setting(ctx: &mut Ctx<'_>, key: &str) {
             ctx.st.scrollbar.mode = mode;
             Some((&["fullscreenScrollbar"][..], mode.as_str().into()))
         }
+        "tuiMode" => {
+            let next = match tui_mode(ctx.st) {
+                TuiMode::Fullscreen => TuiMode::Regular,
+                TuiMode::Regular => TuiMode::Fullscreen,
+            };
+            ctx.st.terminal_request = Some(super::app_state::TerminalRequest::SwitchMode(next));
+            // The list shows the mode the UI is switching to.
+            ctx.st.regular = next == TuiMode::Regular;
+            Some((&["tuiMode"][..], next.as_str().into()))
+        }
         _ => None,
     };
     if let Some((path, value)) = saved {
@@ -128,6 +140,15 @@ pub(crate) fn save_user_setting(ctx: &mut Ctx<'_>, key: &[&str], value: serde_js
             Level::Error,
             format!("{e}; the change holds for this run only"),
         );
+    }
+}
+
+/// The mode the UI runs in.
+fn tui_mode(st: &super::app_state::UiState) -> TuiMode {
+    if st.regular {
+        TuiMode::Regular
+    } else {
+        TuiMode::Fullscreen
     }
 }
 

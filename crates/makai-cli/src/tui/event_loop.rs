@@ -22,7 +22,6 @@ use tokio::sync::mpsc;
 
 use super::app_state::{TerminalRequest, UiState};
 use super::input;
-use super::render;
 use super::selectors::Selector;
 use super::terminal::Tui;
 use super::transcript::Level;
@@ -304,6 +303,25 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
                 Err(e) => ctx.st.notice(Level::Error, format!("External editor: {e}")),
             }
         }
+        TerminalRequest::SwitchMode(mode) => {
+            if let Some(output) = ctx.st.image_output.as_mut() {
+                tui.delete_images(output);
+            }
+            let regular = mode == super::terminal::TuiMode::Regular;
+            match tui.switch(mode) {
+                Ok(()) => {
+                    ctx.st.regular = regular;
+                    // Images come back with the next start in full-screen mode.
+                    ctx.st.image_output = None;
+                    ctx.st.selection.clear();
+                    ctx.st.search = None;
+                }
+                Err(e) => {
+                    ctx.st.regular = !regular;
+                    ctx.st.notice(Level::Error, format!("Cannot switch the terminal mode: {e}"));
+                }
+            }
+        }
     }
     ctx.st.completion = None;
     ctx.st.dirty = true;
@@ -339,6 +357,11 @@ pub async fn run(
     });
     let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
+    if tui.mode() == super::terminal::TuiMode::Regular {
+        // The terminal owns the scrollback: no images kept in it.
+        st.image_output = None;
+        st.regular = true;
+    }
     for (level, notice) in notices {
         st.notice(level, notice);
     }
@@ -380,7 +403,7 @@ pub async fn run(
                 Some(output) => tui.send_images(output, state.transcript.images()),
                 None => Ok(()),
             };
-            if let Err(e) = sent.and_then(|()| tui.draw(|f| render::draw(f, ctx.st))) {
+            if let Err(e) = sent.and_then(|()| tui.draw(ctx.st)) {
                 progress.finish();
                 reports.finish();
                 tui.restore();

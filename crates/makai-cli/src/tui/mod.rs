@@ -42,6 +42,7 @@ pub mod markdown;
 pub mod pickers;
 pub mod program_status;
 pub mod progress;
+pub mod regular;
 pub mod render;
 pub mod resume;
 pub mod scoped_models;
@@ -86,8 +87,11 @@ pub async fn run(
     warnings: Vec<String>,
     reopen: Reopen,
     pick_session: bool,
+    mode: Option<terminal::TuiMode>,
 ) -> i32 {
-    let mut tui = match terminal::Tui::enter() {
+    let mode = terminal::TuiMode::of(mode, app.settings());
+    let clear_on_shrink = terminal::clear_on_shrink(app.settings(), |name| std::env::var(name).ok());
+    let mut tui = match terminal::Tui::enter(mode, clear_on_shrink) {
         Ok(t) => t,
         Err(e) => {
             eprintln!(
@@ -152,7 +156,7 @@ pub async fn run(
         }
         tui.restore();
         app.set_full_screen(false);
-        leave_output(&app, &mut st);
+        leave_output(&app, &mut st, mode);
         // The session the UI ended on may not be the one it started with.
         app.shutdown_mcp().await;
         return code;
@@ -161,7 +165,7 @@ pub async fn run(
 
 /// Writes what the terminal keeps of the UI (see [`exit_output`]); a write
 /// that fails (a closed terminal) loses nothing but the copy.
-fn leave_output(app: &AppSession, st: &mut app_state::UiState) {
+fn leave_output(app: &AppSession, st: &mut app_state::UiState, mode: terminal::TuiMode) {
     let said_something = st
         .transcript
         .items()
@@ -170,6 +174,8 @@ fn leave_output(app: &AppSession, st: &mut app_state::UiState) {
     let hint = (said_something && app.session_location().is_some())
         .then(|| exit_output::resume_hint(&app.session_id()));
     let lines = match exit_output::ExitOutput::of(app.settings()) {
+        // Regular mode's conversation is in the scrollback already.
+        _ if mode == terminal::TuiMode::Regular => Vec::new(),
         exit_output::ExitOutput::Transcript => {
             let width = crossterm::terminal::size().map_or(80, |(w, _)| w.max(20));
             render::conversation_lines(st, width)

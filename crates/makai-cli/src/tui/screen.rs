@@ -36,7 +36,7 @@ use ratatui::widgets::Widget;
 use super::backend::FrameBackend;
 
 mod difference;
-mod rows;
+pub(crate) mod rows;
 
 pub use difference::changed_cells;
 
@@ -219,6 +219,33 @@ impl Frame<'_> {
                 .clone_from_slice(&self.shown.content[from..from + width]);
         }
     }
+}
+
+/// Draws into a buffer of `area` that no terminal shows (regular mode's
+/// editor and footer, see [`super::regular`]): the buffer, and where the
+/// frame put the cursor.
+pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> (Buffer, Option<Position>) {
+    let mut buffer = Buffer::empty(area);
+    let shown = Buffer::empty(area);
+    let height = usize::from(area.height);
+    let mut rows = vec![RowKey::Blank; height];
+    // Nothing is shown, so no row can be borrowed from what is.
+    let shown_rows = vec![RowKey::Mixed; height];
+    let mut borrowed = vec![false; height];
+    let hasher = RandomState::new();
+    let mut frame = Frame {
+        buffer: &mut buffer,
+        cursor: None,
+        scroll: None,
+        rows: &mut rows,
+        shown: &shown,
+        shown_rows: &shown_rows,
+        borrowed: &mut borrowed,
+        hasher: &hasher,
+    };
+    draw(&mut frame);
+    let cursor = frame.cursor;
+    (buffer, cursor)
 }
 
 /// The terminal in full-screen mode, drawn a frame at a time. See the module

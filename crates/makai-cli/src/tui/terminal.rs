@@ -1,6 +1,8 @@
-//! Entering and leaving the full-screen terminal mode: raw mode, the
-//! alternate screen, mouse reporting, bracketed paste and (where the terminal
-//! supports it) unambiguous key reports so Shift+Enter can be told apart.
+//! Entering and leaving the UI's terminal mode: raw mode, bracketed paste,
+//! (where the terminal supports it) unambiguous key reports so Shift+Enter
+//! can be told apart and, in full-screen mode, the alternate screen and
+//! mouse reporting (regular mode, [`TuiMode::Regular`], leaves the mouse and
+//! the scrollback to the terminal).
 //! The terminal is restored when the UI ends, when [`Tui`] is dropped and
 //! when the process panics, and handed back for a while to suspend makai
 //! (Ctrl+Z) or to edit the prompt in an external editor (Ctrl+G).
@@ -20,8 +22,11 @@ use crossterm::terminal::{
 use crossterm::{cursor, execute};
 use ratatui::layout::Size;
 
+use super::app_state::UiState;
 use super::images::{ImageOutput, InlineImage};
-use super::screen::{Frame, Screen};
+use super::regular::ScrollbackScreen;
+use super::render;
+use super::screen::Screen;
 
 /// True while the terminal is in UI mode (the panic hook restores it then).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -30,6 +35,10 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 pub fn is_active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
 }
+
+/// True while regular mode holds the terminal (no alternate screen, no
+/// mouse reporting to undo).
+static REGULAR: AtomicBool = AtomicBool::new(false);
 
 /// True when keyboard enhancement flags were pushed.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
@@ -45,13 +54,19 @@ fn restore_terminal() {
         // Restoring the terminal is best effort: each step is tried even if one fails.
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = execute!(
-        out,
-        DisableBracketedPaste,
-        DisableMouseCapture,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
+    if REGULAR.load(Ordering::SeqCst) {
+        // Leaving an alternate screen one is not on restores a saved cursor
+        // on some terminals: only what regular mode set is undone.
+        let _ = execute!(out, DisableBracketedPaste, cursor::Show);
+    } else {
+        let _ = execute!(
+            out,
+            DisableBracketedPaste,
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            cursor::Show
+        );
+    }
     // As above: best effort, every step tried.
     let _ = disable_raw_mode();
     let _ = out.flush();
@@ -69,18 +84,23 @@ fn install_panic_hook() {
     });
 }
 
-/// Raw mode, the alternate screen, mouse reporting, bracketed paste and,
-/// where the terminal supports them, unambiguous key reports.
-fn setup_terminal() -> std::io::Result<()> {
+/// Raw mode, bracketed paste, where the terminal supports them unambiguous
+/// key reports, and in full-screen mode the alternate screen and mouse
+/// reporting.
+fn setup_terminal(mode: TuiMode) -> std::io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
+    REGULAR.store(mode == TuiMode::Regular, Ordering::SeqCst);
     let mut out = std::io::stdout();
-    let entered = execute!(
-        out,
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    );
+    let entered = match mode {
+        TuiMode::Fullscreen => execute!(
+            out,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        ),
+        TuiMode::Regular => execute!(out, EnableBracketedPaste),
+    };
     if let Err(e) = entered {
         restore_terminal();
         return Err(e);
@@ -97,9 +117,98 @@ fn setup_terminal() -> std::io::Result<()> {
     Ok(())
 }
 
+/// pi's `tuiMode`: how the interactive UI uses the terminal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TuiMode {
+    /// The alternate screen, the conversation scrolled inside it (pi's
+    /// default).
+    #[default]
+    Fullscreen,
+    /// The normal screen: the conversation goes into the terminal's
+    /// scrollback ([`super::regular`]).
+    Regular,
+}
+
+impl TuiMode {
+    /// `--tui-mode`'s value.
+    pub fn parse(s: &str) -> Result<TuiMode, String> {
+        match s {
+            "fullscreen" => Ok(TuiMode::Fullscreen),
+            "regular" => Ok(TuiMode::Regular),
+            other => Err(format!(
+                "'{other}' is not a terminal mode; use fullscreen or regular"
+            )),
+        }
+    }
+
+    /// The setting's name for the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TuiMode::Fullscreen => "fullscreen",
+            TuiMode::Regular => "regular",
+        }
+    }
+
+    /// The mode a run uses: `--tui-mode`, else the `tuiMode` setting, else
+    /// full-screen (pi's rule: a value that is not `"regular"` is
+    /// full-screen).
+    pub fn of(flag: Option<TuiMode>, settings: &makai_coding::settings::Settings) -> TuiMode {
+        flag.unwrap_or_else(|| match settings.extra.get("tuiMode") {
+            Some(serde_json::Value::String(s)) if s == "regular" => TuiMode::Regular,
+            _ => TuiMode::Fullscreen,
+        })
+    }
+}
+
+/// pi's `terminal.clearOnShrink` (else `PI_CLEAR_ON_SHRINK=1`): regular
+/// mode writes everything again when its rows shrink, so no blank rows stay
+/// under the footer.
+pub fn clear_on_shrink(
+    settings: &makai_coding::settings::Settings,
+    var: impl Fn(&str) -> Option<String>,
+) -> bool {
+    let set = settings
+        .extra
+        .get("terminal")
+        .and_then(|t| t.get("clearOnShrink"))
+        .and_then(serde_json::Value::as_bool);
+    set.unwrap_or_else(|| var("PI_CLEAR_ON_SHRINK").as_deref() == Some("1"))
+}
+
+/// Where the UI draws.
+enum Surface {
+    Fullscreen(Screen<BufWriter<Stdout>>),
+    Regular(ScrollbackScreen<BufWriter<Stdout>>),
+}
+
+impl Surface {
+    /// A surface on the terminal just set up for `mode`.
+    fn new(mode: TuiMode, clear_on_shrink: bool) -> Surface {
+        let out = BufWriter::with_capacity(FRAME_BUFFER, std::io::stdout());
+        match mode {
+            TuiMode::Fullscreen => {
+                let mut screen = Screen::new(out);
+                // A failed clear leaves old text on screen; the next draw
+                // repaints it.
+                let _ = screen.clear();
+                Surface::Fullscreen(screen)
+            }
+            TuiMode::Regular => {
+                // The UI starts on the cursor's row, under what the shell
+                // wrote. Unknown (no answer), it is taken as the top row:
+                // the UI then thinks fewer of its rows are on screen than
+                // are, which costs a repaint at most, never a wrong one.
+                let row = cursor::position().map_or(0, |(_, row)| row);
+                Surface::Regular(ScrollbackScreen::new(out, row, clear_on_shrink))
+            }
+        }
+    }
+}
+
 /// The terminal in UI mode.
 pub struct Tui {
-    screen: Screen<BufWriter<Stdout>>,
+    surface: Surface,
+    clear_on_shrink: bool,
     /// The screen was cleared since images were last sent (the UI came
     /// back from the shell or the editor).
     cleared: bool,
@@ -112,18 +221,42 @@ pub struct Tui {
 const FRAME_BUFFER: usize = 64 * 1024;
 
 impl Tui {
-    /// Enters UI mode.
-    pub fn enter() -> std::io::Result<Tui> {
+    /// Enters UI mode. `clear_on_shrink`: see [`clear_on_shrink`].
+    pub fn enter(mode: TuiMode, clear_on_shrink: bool) -> std::io::Result<Tui> {
         install_panic_hook();
-        setup_terminal()?;
-        let out = BufWriter::with_capacity(FRAME_BUFFER, std::io::stdout());
-        let mut screen = Screen::new(out);
-        // A failed clear leaves old text on screen; the next draw repaints it.
-        let _ = screen.clear();
+        setup_terminal(mode)?;
+        let surface = Surface::new(mode, clear_on_shrink);
         Ok(Tui {
-            screen,
+            surface,
+            clear_on_shrink,
             cleared: true,
         })
+    }
+
+    /// The mode the UI draws in.
+    pub fn mode(&self) -> TuiMode {
+        match self.surface {
+            Surface::Fullscreen(_) => TuiMode::Fullscreen,
+            Surface::Regular(_) => TuiMode::Regular,
+        }
+    }
+
+    /// Goes on in `mode`: the terminal is left and entered again; the next
+    /// frame draws everything (regular mode under what the terminal shows).
+    pub fn switch(&mut self, mode: TuiMode) -> std::io::Result<()> {
+        if mode == self.mode() {
+            return Ok(());
+        }
+        self.restore();
+        setup_terminal(mode)?;
+        self.surface = Surface::new(mode, self.clear_on_shrink);
+        if let Surface::Regular(screen) = &mut self.surface {
+            // What regular mode wrote before is on the normal screen still:
+            // written again from a clear terminal rather than twice.
+            screen.repaint();
+        }
+        self.cleared = true;
+        Ok(())
     }
 
     /// Hands the terminal back for a while: leaves UI mode, runs `away`, then
@@ -131,8 +264,11 @@ impl Tui {
     pub async fn away<T>(&mut self, away: impl Future<Output = T>) -> std::io::Result<T> {
         self.restore();
         let out = away.await;
-        setup_terminal()?;
-        self.screen.clear()?;
+        setup_terminal(self.mode())?;
+        match &mut self.surface {
+            Surface::Fullscreen(screen) => screen.clear()?,
+            Surface::Regular(screen) => screen.repaint(),
+        }
         self.cleared = true;
         Ok(out)
     }
@@ -195,10 +331,14 @@ impl Tui {
             .to_string())
     }
 
-    /// Draws a frame.
-    pub fn draw(&mut self, f: impl FnOnce(&mut Frame<'_>)) -> std::io::Result<()> {
+    /// Draws a frame of the UI.
+    pub fn draw(&mut self, st: &mut UiState) -> std::io::Result<()> {
         let (width, height) = crossterm::terminal::size()?;
-        self.screen.draw(Size { width, height }, f)
+        let size = Size { width, height };
+        match &mut self.surface {
+            Surface::Fullscreen(screen) => screen.draw(size, |f| render::draw(f, st)),
+            Surface::Regular(screen) => render::draw_regular(st, size, screen),
+        }
     }
 
     /// Sends the terminal those of `images` it does not have, ahead of the
@@ -209,8 +349,11 @@ impl Tui {
         output: &mut ImageOutput,
         images: &[Arc<InlineImage>],
     ) -> std::io::Result<()> {
+        let Surface::Fullscreen(screen) = &mut self.surface else {
+            return Ok(());
+        };
         let (width, height) = crossterm::terminal::size()?;
-        let resized = self.screen.fit(Size { width, height })?;
+        let resized = screen.fit(Size { width, height })?;
         if resized || std::mem::take(&mut self.cleared) {
             output.uploads.forget();
         }
@@ -218,22 +361,32 @@ impl Tui {
         if bytes.is_empty() {
             return Ok(());
         }
-        self.screen.write_raw(&bytes)
+        screen.write_raw(&bytes)
     }
 
     /// Deletes the images sent to the terminal (the UI is ending).
     pub fn delete_images(&mut self, output: &mut ImageOutput) {
+        let Surface::Fullscreen(screen) = &mut self.surface else {
+            return;
+        };
         let bytes = output.uploads.deletions(output.tmux);
         if !bytes.is_empty() {
             // Best effort: a terminal that cannot be written to keeps them.
-            let _ = self.screen.write_raw(&bytes);
-            let _ = self.screen.flush();
+            let _ = screen.write_raw(&bytes);
+            let _ = screen.flush();
         }
     }
 
-    /// Leaves UI mode (also done on drop).
+    /// Leaves UI mode (also done on drop). Regular mode erases its live rows
+    /// first: the conversation stays, and what comes next is written under it.
     pub fn restore(&mut self) {
-        let _ = self.screen.show_cursor();
+        if is_active() {
+            // Best effort, as restoring the terminal is.
+            let _ = match &mut self.surface {
+                Surface::Fullscreen(screen) => screen.show_cursor(),
+                Surface::Regular(screen) => screen.hand_off(),
+            };
+        }
         restore_terminal();
     }
 }

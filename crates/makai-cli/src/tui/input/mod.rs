@@ -217,6 +217,10 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
                 ctx.st.scroll = scroll;
             }
         }
+        A::Search if ctx.st.regular => ctx.st.set_status(
+            Level::Info,
+            "Regular mode leaves the conversation to the terminal: use its own search",
+        ),
         A::Search => {
             ctx.st.completion = None;
             ctx.st.search = Some(Search::open(ctx.st.cache.top_row()));

@@ -5,6 +5,7 @@ mod chrome;
 mod code;
 mod items;
 mod popup;
+mod regular_frame;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
@@ -12,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 pub use items::View;
+pub use regular_frame::draw_regular;
 
 use super::app_state::UiState;
 use super::markdown;

@@ -27,6 +27,20 @@ fn popup_rect(above: Rect, rows: usize) -> Rect {
     }
 }
 
+/// The rows the open selector or completion list takes, with its border
+/// (regular mode makes room for it above the status line).
+pub fn wanted_height(sel: Option<&Selector>, completion: Option<&Completion>, max_rows: usize) -> u16 {
+    let rows = match (sel, completion) {
+        (Some(sel), _) => sel.visible().len().clamp(1, MAX_ROWS),
+        (None, Some(c)) if !c.items.is_empty() => {
+            let max_rows = if max_rows == 0 { MAX_ROWS } else { max_rows };
+            c.items.len().min(max_rows)
+        }
+        _ => return 0,
+    };
+    rows as u16 + 2
+}
+
 /// The first row of a window of `height` rows that shows `selected`.
 fn window_start(selected: usize, len: usize, height: usize) -> usize {
     if len <= height {

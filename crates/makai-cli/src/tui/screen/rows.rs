@@ -17,7 +17,7 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Writes `rows` into `area`, one a row from the top, each cut at the area's
 /// width: the cells `Paragraph::new(rows)` (no wrapping, no scrolling)
 /// writes into a cleared area.
-pub(super) fn draw<'a>(buf: &mut Buffer, area: Rect, rows: impl IntoIterator<Item = &'a Line<'a>>) {
+pub(crate) fn draw<'a>(buf: &mut Buffer, area: Rect, rows: impl IntoIterator<Item = &'a Line<'a>>) {
     let area = area.intersection(buf.area);
     for (y, line) in (area.top()..area.bottom()).zip(rows) {
         if matches!(line.alignment, Some(Alignment::Center | Alignment::Right)) {
