@@ -35,9 +35,13 @@ fn once_in_order(all: &str, tag: &str, n: usize) {
 }
 
 fn tmux_value(pane: &Pane, format: &str) -> String {
-    String::from_utf8_lossy(&pane.tmux(&["display-message", "-p", "-t", "t", format]).stdout)
-        .trim()
-        .to_string()
+    String::from_utf8_lossy(
+        &pane
+            .tmux(&["display-message", "-p", "-t", "t", format])
+            .stdout,
+    )
+    .trim()
+    .to_string()
 }
 
 #[test]
@@ -47,8 +51,8 @@ fn the_conversation_goes_into_the_scrollback_once_and_stays_when_makai_ends() {
     }
     let mock = Mock::start(
         Scenario::new()
-            .push(ScriptedResponse::text(&numbered("first", 60)))
-            .push(ScriptedResponse::text(&numbered("second", 30))),
+            .push(ScriptedResponse::text(numbered("first", 60)))
+            .push(ScriptedResponse::text(numbered("second", 30))),
     );
     let env = Env::new();
     let mut args = mock.args();
@@ -66,12 +70,21 @@ fn the_conversation_goes_into_the_scrollback_once_and_stays_when_makai_ends() {
     pane.wait_for("the run over", |s| !s.contains("Working"));
     let all = pane.screen_and_scrollback();
     once_in_order(&all, "first", 60);
-    assert!(all.find("shell$").unwrap() < all.find("count to sixty").unwrap(), "{all}");
+    assert!(
+        all.find("shell$").unwrap() < all.find("count to sixty").unwrap(),
+        "{all}"
+    );
     // The editor is under the answer, on the screen's last rows.
     let screen = pane.screen();
     let rows: Vec<&str> = screen.lines().collect();
-    let editor = rows.iter().rposition(|r| r.contains("Ask anything")).unwrap();
-    let answer = rows.iter().position(|r| r.contains("first row 60")).unwrap();
+    let editor = rows
+        .iter()
+        .rposition(|r| r.contains("Ask anything"))
+        .unwrap();
+    let answer = rows
+        .iter()
+        .position(|r| r.contains("first row 60"))
+        .unwrap();
     assert!(editor > answer && editor + 6 > rows.len(), "{screen}");
 
     pane.type_text("and to thirty");
@@ -97,7 +110,10 @@ fn the_conversation_goes_into_the_scrollback_once_and_stays_when_makai_ends() {
     once_in_order(&after, "second", 30);
     // The editor and footer went with makai; the way back stays.
     assert!(!after.contains("Ask anything"), "{after}");
-    assert!(after.contains("To resume this session: makai --session"), "{after}");
+    assert!(
+        after.contains("To resume this session: makai --session"),
+        "{after}"
+    );
     assert_eq!(after.matches("and to thirty").count(), 1, "{after}");
 }
 
@@ -125,7 +141,10 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
     let screen = pane.wait_text("esc cancel");
     let rows: Vec<&str> = screen.lines().collect();
     let list = rows.iter().position(|r| r.contains("esc cancel")).unwrap();
-    let answer = rows.iter().position(|r| r.contains("short answer")).unwrap();
+    let answer = rows
+        .iter()
+        .position(|r| r.contains("short answer"))
+        .unwrap();
     let editor = rows.iter().rposition(|r| r.contains('─')).unwrap();
     assert!(answer < list && list < editor, "{screen}");
     pane.keys(&["Escape"]);
@@ -133,8 +152,10 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
 
     // `/settings` switches the mode at once, and saves it.
     let settings = || -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(env.home.path().join("settings.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(
+            &std::fs::read_to_string(env.home.path().join("settings.json")).unwrap(),
+        )
+        .unwrap()
     };
     let switch = |to: &str| {
         pane.type_text("/settings");

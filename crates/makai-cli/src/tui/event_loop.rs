@@ -318,7 +318,10 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
                 }
                 Err(e) => {
                     ctx.st.regular = !regular;
-                    ctx.st.notice(Level::Error, format!("Cannot switch the terminal mode: {e}"));
+                    ctx.st.notice(
+                        Level::Error,
+                        format!("Cannot switch the terminal mode: {e}"),
+                    );
                 }
             }
         }

@@ -90,7 +90,8 @@ pub async fn run(
     mode: Option<terminal::TuiMode>,
 ) -> i32 {
     let mode = terminal::TuiMode::of(mode, app.settings());
-    let clear_on_shrink = terminal::clear_on_shrink(app.settings(), |name| std::env::var(name).ok());
+    let clear_on_shrink =
+        terminal::clear_on_shrink(app.settings(), |name| std::env::var(name).ok());
     let mut tui = match terminal::Tui::enter(mode, clear_on_shrink) {
         Ok(t) => t,
         Err(e) => {

@@ -240,10 +240,11 @@ impl<W: Write> ScrollbackScreen<W> {
                     if changed.is_none() {
                         let at = match &last {
                             Some(b) if b.part == run.part => {
-                                b.hashes.iter().zip(&hashes).position(|(x, y)| x != y).or(
-                                    (b.hashes.len() != hashes.len())
-                                        .then(|| b.hashes.len().min(hashes.len())),
-                                )
+                                b.hashes.iter().zip(&hashes).position(|(x, y)| x != y).or((b
+                                    .hashes
+                                    .len()
+                                    != hashes.len())
+                                .then(|| b.hashes.len().min(hashes.len())))
                             }
                             _ => Some(0),
                         };
@@ -354,7 +355,12 @@ impl<W: Write> ScrollbackScreen<W> {
 /// Writes `line` from the cursor, laid out in `width` cells as the full-screen
 /// UI lays out a row (cut at the width, wide characters whole), without its
 /// trailing blanks.
-fn write_line(out: &mut impl Write, scratch: &mut Buffer, width: u16, line: &Line<'_>) -> io::Result<()> {
+fn write_line(
+    out: &mut impl Write,
+    scratch: &mut Buffer,
+    width: u16,
+    line: &Line<'_>,
+) -> io::Result<()> {
     let area = Rect::new(0, 0, width.max(1), 1);
     if scratch.area != area {
         scratch.resize(area);

@@ -190,7 +190,8 @@ fn a_streaming_answer_goes_into_scrollback_once_under_what_the_shell_wrote() {
 fn rows_changed_on_screen_are_written_in_place_and_nothing_is_duplicated() {
     let mut term = Term::new(Size::new(30, 12), 0, false);
     let mut doc = Doc::new();
-    doc.items.push((0, (0..5).map(|i| Line::from(format!("tool {i}"))).collect()));
+    doc.items
+        .push((0, (0..5).map(|i| Line::from(format!("tool {i}"))).collect()));
     doc.items.push((0, vec![Line::from("answer")]));
     term.draw(&doc.document());
     // The first item changes while on screen (a tool's result came).
@@ -205,10 +206,14 @@ fn rows_changed_on_screen_are_written_in_place_and_nothing_is_duplicated() {
 fn a_change_above_the_screen_writes_everything_again_and_the_scrollback_matches() {
     let mut term = Term::new(Size::new(30, 8), 0, false);
     let mut doc = Doc::new();
-    doc.items
-        .push((0, (0..20).map(|i| Line::from(format!("first {i}"))).collect()));
-    doc.items
-        .push((0, (0..20).map(|i| Line::from(format!("second {i}"))).collect()));
+    doc.items.push((
+        0,
+        (0..20).map(|i| Line::from(format!("first {i}"))).collect(),
+    ));
+    doc.items.push((
+        0,
+        (0..20).map(|i| Line::from(format!("second {i}"))).collect(),
+    ));
     term.draw(&doc.document());
     assert_eq!(trimmed(term.everything()), doc.texts());
     // The first item, long gone into scrollback, changes.
@@ -290,7 +295,11 @@ fn a_new_size_or_view_writes_everything_again() {
     term.draw(&doc.document());
     term.resize(Size::new(24, 6));
     term.draw(&doc.document());
-    assert_eq!(trimmed(term.everything()), doc.texts(), "the shell's rows go too");
+    assert_eq!(
+        trimmed(term.everything()),
+        doc.texts(),
+        "the shell's rows go too"
+    );
     doc.view = 2;
     doc.items[0].1[0] = Line::from("row 0, another view");
     term.draw(&doc.document());
@@ -329,10 +338,7 @@ fn handing_off_erases_the_live_rows_and_puts_the_shell_after_the_conversation() 
         term.parser.process(&term.output.0.take());
         assert_eq!(term.parser.screen().cursor_position(), (3, 0));
         assert!(!term.parser.screen().hide_cursor());
-        assert_eq!(
-            trimmed(term.everything()),
-            ["makai greeting", "", "answer"]
-        );
+        assert_eq!(trimmed(term.everything()), ["makai greeting", "", "answer"]);
     }
     // Back from the shell: everything is written again.
     term.screen.repaint();
@@ -366,7 +372,10 @@ fn styles_wide_characters_and_links_are_written_as_the_full_screen_draws_them() 
     );
     term.parser.process(bytes.as_bytes());
     let all = trimmed(term.everything());
-    assert_eq!(&all[..4], ["boldred", "漢字漢字漢字", "a row longer", "docs"]);
+    assert_eq!(
+        &all[..4],
+        ["boldred", "漢字漢字漢字", "a row longer", "docs"]
+    );
     let screen = term.parser.screen();
     let bold = screen.cell(0, 0).unwrap();
     assert!(bold.bold() && bold.fgcolor() == vt100::Color::Default);
@@ -387,7 +396,7 @@ fn random_frames_keep_the_terminal_showing_the_document() {
     for frame in 0..400 {
         match rng.below(8) {
             0 if doc.items.len() < 12 => doc.items.push((0, Vec::new())),
-            1 | 2 | 3 if !doc.items.is_empty() => {
+            1..=3 if !doc.items.is_empty() => {
                 let i = doc.items.len() - 1;
                 for _ in 0..rng.below(4) {
                     doc.grow(i, rng.text(&["word ", "漢字 ", "a "], 6));
@@ -406,7 +415,11 @@ fn random_frames_keep_the_terminal_showing_the_document() {
                 let n = rng.below(6) as usize;
                 doc.live = (0..n)
                     .map(|i| Line::from(format!("choice {i}")))
-                    .chain([Line::from("status"), Line::from("> editor"), Line::from("footer")])
+                    .chain([
+                        Line::from("status"),
+                        Line::from("> editor"),
+                        Line::from("footer"),
+                    ])
                     .collect();
             }
             6 if rng.below(10) == 0 => {

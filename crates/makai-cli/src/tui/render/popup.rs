@@ -29,7 +29,11 @@ fn popup_rect(above: Rect, rows: usize) -> Rect {
 
 /// The rows the open selector or completion list takes, with its border
 /// (regular mode makes room for it above the status line).
-pub fn wanted_height(sel: Option<&Selector>, completion: Option<&Completion>, max_rows: usize) -> u16 {
+pub fn wanted_height(
+    sel: Option<&Selector>,
+    completion: Option<&Completion>,
+    max_rows: usize,
+) -> u16 {
     let rows = match (sel, completion) {
         (Some(sel), _) => sel.visible().len().clamp(1, MAX_ROWS),
         (None, Some(c)) if !c.items.is_empty() => {
