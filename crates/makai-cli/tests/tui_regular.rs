@@ -181,3 +181,43 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
     let after = pane.output_after_exit();
     assert_eq!(after.matches("short answer").count(), 1, "{after}");
 }
+
+#[test]
+fn ctrl_z_leaves_the_conversation_above_the_shell_and_fg_writes_it_once_again() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("before the break"))
+            .push(ScriptedResponse::text("after the break")),
+    );
+    let env = Env::new();
+    let mut args = mock.args();
+    args.extend(["--tui-mode".to_string(), "regular".to_string()]);
+    let pane = Pane::start_in_shell(&env, &args);
+    pane.wait_text("Ask anything");
+    pane.type_text("first");
+    pane.keys(&["Enter"]);
+    pane.wait_text("before the break");
+    pane.wait_for("the run over", |s| !s.contains("Working"));
+    pane.keys(&["C-z"]);
+    let screen = pane.wait_text("Stopped");
+    // The shell goes on under the conversation; the editor is gone.
+    assert!(!screen.contains("Ask anything"), "{screen}");
+    assert!(
+        screen.find("before the break").unwrap() < screen.find("Stopped").unwrap(),
+        "{screen}"
+    );
+    assert_eq!(pane.wait_exit_status("stop"), 148);
+    pane.resume_job();
+    pane.wait_text("Ask anything");
+    pane.type_text("second");
+    pane.keys(&["Enter"]);
+    pane.wait_text("after the break");
+    pane.wait_for("the run over", |s| !s.contains("Working"));
+    let all = pane.screen_and_scrollback();
+    assert_eq!(all.matches("before the break").count(), 1, "{all}");
+    assert_eq!(all.matches("after the break").count(), 1, "{all}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

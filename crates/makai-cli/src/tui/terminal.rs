@@ -396,3 +396,56 @@ impl Drop for Tui {
         self.restore();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use makai_coding::settings::Settings;
+
+    fn with(key: &str, value: serde_json::Value) -> Settings {
+        let mut settings = Settings::default();
+        settings.extra.insert(key.into(), value);
+        settings
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_setting_and_only_regular_is_regular() {
+        let regular = with("tuiMode", serde_json::json!("regular"));
+        assert_eq!(TuiMode::of(None, &regular), TuiMode::Regular);
+        assert_eq!(
+            TuiMode::of(Some(TuiMode::Fullscreen), &regular),
+            TuiMode::Fullscreen
+        );
+        assert_eq!(TuiMode::of(None, &Settings::default()), TuiMode::Fullscreen);
+        for other in [serde_json::json!("inline"), serde_json::json!(true)] {
+            assert_eq!(
+                TuiMode::of(None, &with("tuiMode", other)),
+                TuiMode::Fullscreen
+            );
+        }
+        let full = with("tuiMode", serde_json::json!("fullscreen"));
+        assert_eq!(TuiMode::of(Some(TuiMode::Regular), &full), TuiMode::Regular);
+        assert_eq!(TuiMode::parse("regular"), Ok(TuiMode::Regular));
+        assert!(TuiMode::parse("Regular").is_err());
+    }
+
+    #[test]
+    fn clear_on_shrink_is_the_setting_else_pi_s_variable() {
+        let var = |value: Option<&'static str>| {
+            move |name: &str| {
+                (name == "PI_CLEAR_ON_SHRINK")
+                    .then_some(value)
+                    .flatten()
+                    .map(String::from)
+            }
+        };
+        let none = Settings::default();
+        assert!(!clear_on_shrink(&none, var(None)));
+        assert!(clear_on_shrink(&none, var(Some("1"))));
+        assert!(!clear_on_shrink(&none, var(Some("true"))));
+        let off = with("terminal", serde_json::json!({"clearOnShrink": false}));
+        assert!(!clear_on_shrink(&off, var(Some("1"))));
+        let on = with("terminal", serde_json::json!({"clearOnShrink": true}));
+        assert!(clear_on_shrink(&on, var(None)));
+    }
+}
