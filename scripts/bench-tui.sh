@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The full-screen UI streaming one answer in a real terminal (tmux, COLS x
-# ROWS): CPU per token event in interactive mode, the mode users meet first.
+# The interactive UI streaming one answer in a real terminal (tmux, COLS x
+# ROWS): CPU per token event in interactive mode, the mode users meet first,
+# in each of MODES (pi's two: fullscreen, the default, and regular).
 #
 #   scripts/bench-tui.sh                          # medians of 5, 3,000 tokens, 1 ms apart
 #   N=7 TOKENS=6000 PARAGRAPH=0 scripts/bench-tui.sh
+#   MODES=regular scripts/bench-tui.sh
 #   OTHER="/path/to/an/older/makai ..." scripts/bench-tui.sh   # all, interleaved
+#   (a makai older than regular mode: MODES=fullscreen)
 #
 # Each run starts `makai` in a detached tmux session, types `hi`, waits for
 # the answer's last token on the screen and exits with Ctrl+D. The answer is
@@ -27,6 +30,7 @@ DELAY_US="${DELAY_US:-1000}"
 PARAGRAPH="${PARAGRAPH:-60}"
 COLS="${COLS:-120}"
 ROWS="${ROWS:-40}"
+MODES="${MODES:-fullscreen regular}"
 PROFILE="${PROFILE:-release-lto}"
 target="${CARGO_TARGET_DIR:-target}"
 
@@ -66,12 +70,12 @@ server_ticks() {
   awk '{print $14 + $15}' "/proc/$pid/stat"
 }
 
-# run_once FILE BIN URL: one run; appends "cpu_s peak_kib terminal_ticks user_s" to FILE.
+# run_once FILE BIN URL MODE: one run; appends "cpu_s peak_kib terminal_ticks user_s" to FILE.
 run_once() {
-  local file=$1 bin=$2 url=$3
+  local file=$1 bin=$2 url=$3 mode=$4
   rm -f "$out/t"
   tmux -L "$sock" new-session -d -s bench -x "$COLS" -y "$ROWS" \
-    "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --no-session --no-tools --base-url '$url' --api openai-completions --model mock-model 2> '$out/stderr'"
+    "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --tui-mode '$mode' --no-session --no-tools --base-url '$url' --api openai-completions --model mock-model 2> '$out/stderr'"
   wait_for "enter send"
   local ticks_before ticks_after
   ticks_before=$(server_ticks)
@@ -88,25 +92,29 @@ run_once() {
 
 for _ in $(seq "$N"); do
   for i in "${!bins[@]}"; do
-    run_once "$out/long-$i" "${bins[$i]}" "$long_url"
-    run_once "$out/short-$i" "${bins[$i]}" "$short_url"
+    for mode in $MODES; do
+      run_once "$out/long-$i-$mode" "${bins[$i]}" "$long_url" "$mode"
+      run_once "$out/short-$i-$mode" "${bins[$i]}" "$short_url" "$mode"
+    done
   done
 done
 
-echo "### The full-screen UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
+echo "### The interactive UI at ${COLS}x${ROWS}: one answer of $TOKENS token events, ${DELAY_US} µs apart, paragraphs of $PARAGRAPH (medians of $N)"
 echo
-echo "| binary | CPU per token event | of which user | CPU of the answer | the long run, the short one | peak memory | the terminal's (tmux) CPU per token event |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| binary | mode | CPU per token event | of which user | CPU of the answer | the long run, the short one | peak memory | the terminal's (tmux) CPU per token event |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 tick=$(getconf CLK_TCK)
 for i in "${!bins[@]}"; do
-  long=$(median "$out/long-$i" 1)
-  short=$(median "$out/short-$i" 1)
-  rss=$(median "$out/long-$i" 2)
-  tlong=$(median "$out/long-$i" 3)
-  tshort=$(median "$out/short-$i" 3)
-  ulong=$(median "$out/long-$i" 4)
-  ushort=$(median "$out/short-$i" 4)
-  awk -v b="${bins[$i]}" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
-    -v tl="$tlong" -v ts="$tshort" -v hz="$tick" -v ul="$ulong" -v us="$ushort" \
-    'BEGIN{printf "| %s | %.2f µs | %.2f µs | %.3f s | %.3f s, %.3f s | %.1f MiB | %.2f µs |\n", b, (l - s) * 1e6 / t, (ul - us) * 1e6 / t, l - s, l, s, r / 1024, (tl - ts) / hz * 1e6 / t}'
+  for mode in $MODES; do
+    long=$(median "$out/long-$i-$mode" 1)
+    short=$(median "$out/short-$i-$mode" 1)
+    rss=$(median "$out/long-$i-$mode" 2)
+    tlong=$(median "$out/long-$i-$mode" 3)
+    tshort=$(median "$out/short-$i-$mode" 3)
+    ulong=$(median "$out/long-$i-$mode" 4)
+    ushort=$(median "$out/short-$i-$mode" 4)
+    awk -v b="${bins[$i]}" -v m="$mode" -v l="$long" -v s="$short" -v t="$TOKENS" -v r="$rss" \
+      -v tl="$tlong" -v ts="$tshort" -v hz="$tick" -v ul="$ulong" -v us="$ushort" \
+      'BEGIN{printf "| %s | %s | %.2f µs | %.2f µs | %.3f s | %.3f s, %.3f s | %.1f MiB | %.2f µs |\n", b, m, (l - s) * 1e6 / t, (ul - us) * 1e6 / t, l - s, l, s, r / 1024, (tl - ts) / hz * 1e6 / t}'
+  done
 done
