@@ -119,6 +119,22 @@ impl MessageBuilder {
         }
     }
 
+    /// Records the concrete model the provider says answered (the last one
+    /// said wins; an empty one is none).
+    pub fn set_response_model(&mut self, model: &str) {
+        if !model.is_empty() && self.message.response_model.as_deref() != Some(model) {
+            self.message.response_model = Some(model.to_string());
+        }
+    }
+
+    /// Records the provider's own stop reason (the last one said wins; an
+    /// empty one is none).
+    pub fn set_raw_stop_reason(&mut self, reason: &str) {
+        if !reason.is_empty() && self.message.raw_stop_reason.as_deref() != Some(reason) {
+            self.message.raw_stop_reason = Some(reason.to_string());
+        }
+    }
+
     /// Mutable access to the usage counts (the builder recomputes totals at the end).
     pub fn usage_mut(&mut self) -> &mut Usage {
         self.usage_seen = true;

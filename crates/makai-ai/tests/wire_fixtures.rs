@@ -264,3 +264,74 @@ async fn check_folder(dir: &Path, at_least: usize) {
         problems.join("\n")
     );
 }
+
+/// pi 1.5's `responseModel` and `rawStopReason`: the concrete model and the
+/// provider's own stop reason, as each recorded stream says them (every
+/// chunk size, every API's decoder).
+#[tokio::test]
+async fn the_answering_model_and_the_provider_s_stop_reason_are_kept() {
+    let shared = fixtures_dir();
+    let own = own_fixtures_dir();
+    let cases: [(Api, PathBuf, Option<&str>, &str); 7] = [
+        (
+            Api::AnthropicMessages,
+            shared.join("anthropic-messages/text-sonnet45-usage.sse"),
+            Some("claude-sonnet-4-5-20250929"),
+            "end_turn",
+        ),
+        (
+            Api::AnthropicMessages,
+            shared.join("anthropic-messages/tool-use-max-tokens-truncated.sse"),
+            Some("claude-3-7-sonnet-20250219"),
+            "max_tokens",
+        ),
+        (
+            Api::OpenAiCompletions,
+            shared.join("openai-completions/finish-length.sse"),
+            Some("gpt-4o-2024-08-06"),
+            "length",
+        ),
+        (
+            Api::OpenAiCompletions,
+            shared.join("openai-compatible/anthropic-compat-tool-call-index1.sse"),
+            Some("claude-haiku-4-5-20251001"),
+            "tool_calls",
+        ),
+        (
+            Api::OpenAiResponses,
+            shared.join("openai-responses/text-message.sse"),
+            Some("gpt-5.1-codex-max"),
+            "completed",
+        ),
+        (
+            Api::GoogleGenerativeAi,
+            shared.join("google-gemini/function-call-gemini3.sse"),
+            Some("gemini-3-pro-preview"),
+            "STOP",
+        ),
+        // Bedrock's stream names no model.
+        (
+            Api::BedrockConverseStream,
+            own.join("bedrock-converse-stream/text-strawberry.eventstream"),
+            None,
+            "end_turn",
+        ),
+    ];
+    for (api, path, model, reason) in cases {
+        for chunk in [None, Some(7), Some(1)] {
+            let got = replay(api, &path, chunk).await;
+            let what = format!("{} (chunk {chunk:?})", path.display());
+            assert_eq!(got.response_model.as_deref(), model, "{what}");
+            assert_eq!(got.raw_stop_reason.as_deref(), Some(reason), "{what}");
+            // The requested model stays the message's `model`.
+            assert_eq!(got.model, "fixture-model", "{what}");
+            // pi's field names, in the events and the session files.
+            let json = serde_json::to_value(&got).unwrap();
+            assert_eq!(json["rawStopReason"], reason, "{what}");
+            match model {
+                Some(m) => assert_eq!(json["responseModel"], m, "{what}"),
+                None => assert!(json.get("responseModel").is_none(), "{what}"),
+            }
+        }
+    }
+}

@@ -224,6 +224,10 @@ pub struct AssistantMessage {
     pub provider: String,
     /// The model id requested.
     pub model: String,
+    /// The concrete model the provider says answered, when it says one (pi
+    /// 1.5's `responseModel`; it may equal `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
     /// The provider's id for this response, when it gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
@@ -235,6 +239,10 @@ pub struct AssistantMessage {
     /// What went wrong, when `stop_reason` is `error` or `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The provider's own word for why it stopped (`end_turn`,
+    /// `tool_calls`, `STOP`…), when it gave one (pi's `rawStopReason`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
     /// When the message was created.
     #[serde(default)]
     pub timestamp: Timestamp,

@@ -60,6 +60,8 @@ struct RawEvent<'a> {
 struct RawMessage<'a> {
     #[serde(borrow, default)]
     id: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    model: Option<Str<'a>>,
     #[serde(default)]
     usage: Option<RawUsage>,
 }
@@ -409,6 +411,9 @@ impl WireDecoder for Decoder {
                     if let Some(id) = &message.id {
                         out.set_response_id(id.as_str());
                     }
+                    if let Some(model) = &message.model {
+                        out.set_response_model(model.as_str());
+                    }
                     if let Some(usage) = &message.usage {
                         Self::apply_usage(out, usage);
                     }
@@ -421,6 +426,7 @@ impl WireDecoder for Decoder {
                 if let Some(reason) = raw.delta.as_ref().and_then(|d| d.stop_reason.as_ref()) {
                     self.stop_reason = map_stop_reason(reason.as_str());
                     self.stop_reason_seen = true;
+                    out.set_raw_stop_reason(reason.as_str());
                     if self.stop_reason.is_none() {
                         tracing::debug!(
                             stop_reason = reason.as_str(),

@@ -245,6 +245,9 @@ impl WireDecoder for Decoder {
                 }
             }
             "messageStop" => {
+                if let Some(reason) = &raw.stop_reason {
+                    out.set_raw_stop_reason(reason);
+                }
                 self.stop = Some(raw.stop_reason.unwrap_or_else(|| "end_turn".to_string()));
             }
             "metadata" => {

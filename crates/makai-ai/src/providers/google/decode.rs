@@ -84,6 +84,8 @@ struct Chunk<'a> {
     usage_metadata: Option<UsageMetadata>,
     #[serde(default, borrow)]
     response_id: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    model_version: Option<Str<'a>>,
     #[serde(default)]
     prompt_feedback: Option<PromptFeedback>,
     #[serde(default)]
@@ -199,6 +201,9 @@ impl WireDecoder for Decoder {
         {
             out.set_response_id(id);
         }
+        if let Some(model) = chunk.model_version.as_deref() {
+            out.set_response_model(model);
+        }
         if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
             self.block_reason = Some(reason);
         }
@@ -214,6 +219,7 @@ impl WireDecoder for Decoder {
             if let Some(reason) = candidate.finish_reason.as_deref().filter(|r| !r.is_empty()) {
                 self.finish_reason = Some(reason.to_string());
                 self.finish_message = candidate.finish_message.clone();
+                out.set_raw_stop_reason(reason);
             }
         }
         if let Some(u) = chunk.usage_metadata {

@@ -134,6 +134,9 @@ impl Decoder {
             return Err(error_fault(err));
         }
         self.on_response_id(chunk.get("id").and_then(Value::as_str), out);
+        if let Some(model) = chunk.get("model").and_then(Value::as_str) {
+            out.set_response_model(model);
+        }
         let choice = chunk
             .get("choices")
             .and_then(Value::as_array)
@@ -171,6 +174,7 @@ impl Decoder {
             return;
         }
         self.finish_reason = Some(reason.to_string());
+        out.set_raw_stop_reason(reason);
         // The calls are complete: close them now so their arguments count as whole.
         for slot in &self.calls {
             out.end_block(slot.block);

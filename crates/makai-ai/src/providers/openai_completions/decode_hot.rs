@@ -38,6 +38,8 @@ pub(super) struct HotChunk<'a> {
     #[serde(default, borrow)]
     id: Option<Text<'a>>,
     #[serde(default, borrow)]
+    model: Option<Text<'a>>,
+    #[serde(default, borrow)]
     choices: Option<FirstChoice<'a>>,
     #[serde(default)]
     usage: Option<Box<Value>>,
@@ -188,6 +190,9 @@ impl Decoder {
             return Err(error_fault(err));
         }
         self.on_response_id(non_empty(&chunk.id), out);
+        if let Some(model) = non_empty(&chunk.model) {
+            out.set_response_model(model);
+        }
         let choice = chunk.choices.as_ref().and_then(|c| c.0.as_ref());
         let usage = [
             chunk.usage.as_deref(),

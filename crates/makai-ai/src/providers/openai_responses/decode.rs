@@ -127,6 +127,9 @@ impl WireDecoder for Decoder {
                 if let Some(id) = ev.response.as_deref().and_then(|r| str_at(r, "id")) {
                     out.set_response_id(id);
                 }
+                if let Some(model) = ev.response.as_deref().and_then(|r| str_at(r, "model")) {
+                    out.set_response_model(model);
+                }
             }
             "response.output_item.added" => {
                 if let Some(item) = &ev.item {

@@ -44,8 +44,17 @@ pub(super) fn complete(
         if let Some(id) = str_at(r, "id") {
             out.set_response_id(id);
         }
+        if let Some(answered) = str_at(r, "model") {
+            out.set_response_model(answered);
+        }
         read_usage(r, out);
     }
+    // The provider's word: why it is incomplete, else its status.
+    let raw = response
+        .and_then(|r| r.pointer("/incomplete_details/reason"))
+        .and_then(Value::as_str)
+        .unwrap_or(status);
+    out.set_raw_stop_reason(raw);
     match status {
         "incomplete" => {
             let reason = response
