@@ -119,6 +119,12 @@ impl MessageBuilder {
         }
     }
 
+    /// Records the thinking level the response is requested with.
+    pub fn thinking_level(mut self, level: crate::ThinkingLevel) -> Self {
+        self.message.thinking_level = Some(level);
+        self
+    }
+
     /// Records the concrete model the provider says answered (the last one
     /// said wins; an empty one is none).
     pub fn set_response_model(&mut self, model: &str) {
@@ -437,7 +443,9 @@ impl MessageBuilder {
         error_message: String,
         model: &Model,
     ) {
+        let thinking_level = self.message.thinking_level;
         *self = MessageBuilder::new(model).merge_deltas(self.merge_deltas);
+        self.message.thinking_level = thinking_level;
         self.events.push(AssistantMessageEvent::Retry {
             attempt,
             delay_ms,

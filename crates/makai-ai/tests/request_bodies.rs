@@ -305,3 +305,67 @@ async fn a_conversation_from_each_provider_replays_to_every_other() {
         }
     }
 }
+
+/// pi's `thinkingLevel` on an assistant message: the level its request was
+/// sent with, as the model takes it, kept through a retry.
+#[tokio::test]
+async fn the_answer_records_the_thinking_level_its_request_was_sent_with() {
+    let answer = |reasoning: bool, level: ThinkingLevel, first_status: Option<u16>| async move {
+        let mut scenario = Scenario::new();
+        if let Some(status) = first_status {
+            scenario = scenario.push(
+                ScriptedResponse::new()
+                    .with_status(status)
+                    .with_body("busy, try again"),
+            );
+        }
+        let server = MockServer::start(scenario.push(ScriptedResponse::text("ok")))
+            .await
+            .unwrap();
+        let mut m = model(Api::OpenAiCompletions, &server, "mock");
+        m.reasoning = reasoning;
+        let options = StreamOptions {
+            thinking: level,
+            retry: makai_ai::RetryPolicy {
+                max_retries: 2,
+                initial_delay: std::time::Duration::from_millis(5),
+                max_delay: std::time::Duration::from_millis(50),
+            },
+            ..Default::default()
+        };
+        let ctx = conversation("openai-completions", "mock", "target-model");
+        let message = contract::finish(stream(&m, &ctx, options)).await;
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{:?}",
+            message.error_message
+        );
+        message
+    };
+    let high = answer(true, ThinkingLevel::High, None).await;
+    assert_eq!(high.thinking_level, Some(ThinkingLevel::High));
+    assert_eq!(
+        serde_json::to_value(&high).unwrap()["thinkingLevel"],
+        "high"
+    );
+    // A model without thinking takes none.
+    let plain = answer(false, ThinkingLevel::High, None).await;
+    assert_eq!(plain.thinking_level, Some(ThinkingLevel::Off));
+    // The answer after a retry says it too.
+    let retried = answer(true, ThinkingLevel::Low, Some(503)).await;
+    assert_eq!(retried.thinking_level, Some(ThinkingLevel::Low));
+    // Messages of older sessions have none, and read back so.
+    let old: AssistantMessage = serde_json::from_value(json!({
+        "role": "assistant", "content": [], "api": "openai-completions",
+        "provider": "mock", "model": "m", "stopReason": "stop", "timestamp": 1
+    }))
+    .unwrap();
+    assert_eq!(old.thinking_level, None);
+    assert!(
+        serde_json::to_value(&old)
+            .unwrap()
+            .get("thinkingLevel")
+            .is_none()
+    );
+}

@@ -231,6 +231,10 @@ pub struct AssistantMessage {
     /// The provider's id for this response, when it gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The thinking level requested for this response, as the model takes
+    /// it (pi's `thinkingLevel`; absent in messages of older sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<crate::ThinkingLevel>,
     /// Token counts and cost.
     #[serde(default)]
     pub usage: Usage,

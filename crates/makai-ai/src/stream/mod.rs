@@ -142,7 +142,9 @@ async fn drive(
     keys: Option<Arc<dyn KeyProvider>>,
     mut sink: Sink,
 ) {
-    let mut builder = MessageBuilder::new(&model).merge_deltas(options.merge_deltas);
+    let mut builder = MessageBuilder::new(&model)
+        .merge_deltas(options.merge_deltas)
+        .thinking_level(model.clamp_thinking(options.thinking));
     macro_rules! fail {
         ($reason:expr, $message:expr) => {{
             builder.fail($reason, $message, &model);
