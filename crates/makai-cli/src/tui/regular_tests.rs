@@ -245,14 +245,14 @@ fn the_item_across_the_screen_s_top_rewrites_the_screen_and_keeps_the_scrollback
     assert!(all.contains(&"row 18 wider".to_string()), "{all:#?}");
 }
 
-#[test]
-fn a_shrinking_document_is_erased_below_and_grows_back_into_the_blank_rows() {
-    let mut term = Term::new(Size::new(30, 10), 0, false);
+/// A terminal after a list opened over the editor and closed again, the
+/// document taller than the screen.
+fn list_opened_and_closed(clear_on_shrink: bool) -> (Term, Doc) {
+    let mut term = Term::new(Size::new(30, 10), 0, clear_on_shrink);
     let mut doc = Doc::new();
     doc.items
         .push((0, (0..12).map(|i| Line::from(format!("row {i}"))).collect()));
     let live = doc.live.clone();
-    // A list open over the editor, then closed.
     doc.live = (0..5)
         .map(|i| Line::from(format!("choice {i}")))
         .chain(live.clone())
@@ -261,6 +261,12 @@ fn a_shrinking_document_is_erased_below_and_grows_back_into_the_blank_rows() {
     doc.live = live;
     term.draw(&doc.document());
     assert_eq!(trimmed(term.everything()), doc.texts());
+    (term, doc)
+}
+
+#[test]
+fn a_shrinking_document_is_erased_below_and_grows_back_into_the_blank_rows() {
+    let (mut term, mut doc) = list_opened_and_closed(false);
     let screen = trimmed(term.screen_rows());
     assert_eq!(screen[9], "", "the freed rows are blank: {screen:#?}");
     doc.grow(0, "row 12".into());
@@ -270,19 +276,7 @@ fn a_shrinking_document_is_erased_below_and_grows_back_into_the_blank_rows() {
 
 #[test]
 fn clear_on_shrink_writes_the_document_again_against_the_screen_s_bottom() {
-    let mut term = Term::new(Size::new(30, 10), 0, true);
-    let mut doc = Doc::new();
-    doc.items
-        .push((0, (0..12).map(|i| Line::from(format!("row {i}"))).collect()));
-    let live = doc.live.clone();
-    doc.live = (0..5)
-        .map(|i| Line::from(format!("choice {i}")))
-        .chain(live.clone())
-        .collect();
-    term.draw(&doc.document());
-    doc.live = live;
-    term.draw(&doc.document());
-    assert_eq!(trimmed(term.everything()), doc.texts());
+    let (term, _) = list_opened_and_closed(true);
     assert_eq!(term.screen_rows()[9].trim_end(), "footer");
 }
 

@@ -191,17 +191,23 @@ fn refresh_items(st: &mut UiState, view: View) {
     }
 }
 
-/// The whole conversation as the UI draws it `width` columns wide: the
-/// greeting, then each item's rows after a blank one (what the terminal
-/// keeps when the UI ends, see [`super::exit_output`]).
-pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
-    let view = View {
+/// The view of the conversation `width` columns wide without images (what
+/// goes to the terminal's scrollback: regular mode, the exit transcript).
+fn text_view(st: &UiState, width: u16) -> View {
+    View {
         width: usize::from(width),
         show_thinking: st.show_thinking,
         expand_tools: st.expand_tools,
         theme: theme::generation(),
         images: false,
-    };
+    }
+}
+
+/// The whole conversation as the UI draws it `width` columns wide: the
+/// greeting, then each item's rows after a blank one (what the terminal
+/// keeps when the UI ends, see [`super::exit_output`]).
+pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
+    let view = text_view(st, width);
     refresh_items(st, view);
     let mut out = header_lines(st);
     for (i, entry) in st.cache.entries.iter().enumerate() {

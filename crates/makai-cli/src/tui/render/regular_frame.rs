@@ -9,11 +9,10 @@ use std::io::Write;
 use ratatui::layout::{Constraint, Layout, Rect, Size};
 use ratatui::text::Line;
 
-use super::{View, chrome, header_lines, popup, refresh_items};
+use super::{chrome, header_lines, popup, refresh_items, text_view};
 use crate::tui::app_state::UiState;
 use crate::tui::regular::{Document, Part, Run, ScrollbackScreen, buffer_lines};
 use crate::tui::screen::draw_offscreen;
-use crate::tui::theme;
 
 /// Draws one frame of regular mode on `screen`, a terminal of `size`.
 pub fn draw_regular<W: Write>(
@@ -22,13 +21,7 @@ pub fn draw_regular<W: Write>(
     screen: &mut ScrollbackScreen<W>,
 ) -> std::io::Result<()> {
     let width = size.width.max(1);
-    let view = View {
-        width: usize::from(width),
-        show_thinking: st.show_thinking,
-        expand_tools: st.expand_tools,
-        theme: theme::generation(),
-        images: false,
-    };
+    let view = text_view(st, width);
     refresh_items(st, view);
     let header = header_lines(st);
     let (live, cursor) = live_rows(st, width, size.height);
