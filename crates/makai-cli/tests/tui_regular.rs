@@ -149,6 +149,10 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
     assert!(answer < list && list < editor, "{screen}");
     pane.keys(&["Escape"]);
     pane.wait_for("the list gone", |s| !s.contains("esc cancel"));
+    // Ctrl+Shift+F leaves the search to the terminal, and says so.
+    pane.type_text("\u{1b}[102;6u");
+    let screen = pane.wait_text("use its own search");
+    assert!(!screen.contains("Find transcript"), "{screen}");
 
     // `/settings` switches the mode at once, and saves it.
     let settings = || -> serde_json::Value {
