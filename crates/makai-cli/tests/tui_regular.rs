@@ -225,3 +225,38 @@ fn ctrl_z_leaves_the_conversation_above_the_shell_and_fg_writes_it_once_again() 
     assert_eq!(all.matches("after the break").count(), 1, "{all}");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// Regression: the exit output followed the mode makai started in, so an
+/// answer given after `/settings` switched to full-screen left nothing in
+/// the terminal when makai ended.
+#[test]
+fn the_exit_output_follows_the_mode_the_ui_ended_in() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("answered in full screen")));
+    let env = Env::new();
+    let mut args = mock.args();
+    args.extend(["--tui-mode".to_string(), "regular".to_string()]);
+    let pane = Pane::start(&env, &args);
+    pane.wait_text("Ask anything");
+    pane.type_text("/settings");
+    pane.keys(&["Enter"]);
+    pane.wait_text("TUI mode");
+    pane.type_text("TUI mode");
+    pane.keys(&["Enter"]);
+    pane.wait_text("TUI mode: fullscreen");
+    pane.keys(&["Escape"]);
+    pane.wait_for("the list gone", |s| !s.contains("esc cancel"));
+    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "1");
+    pane.type_text("hello");
+    pane.keys(&["Enter"]);
+    pane.wait_text("answered in full screen");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+    let after = pane.output_after_exit();
+    assert_eq!(
+        after.matches("answered in full screen").count(),
+        1,
+        "{after}"
+    );
+}

@@ -155,9 +155,11 @@ pub async fn run(
             }
             continue;
         }
+        // The mode the UI ended in (`/settings` may have switched it).
+        let ended_in = tui.mode();
         tui.restore();
         app.set_full_screen(false);
-        leave_output(&app, &mut st, mode);
+        leave_output(&app, &mut st, ended_in);
         // The session the UI ended on may not be the one it started with.
         app.shutdown_mcp().await;
         return code;
