@@ -1,7 +1,8 @@
 //! pi's keybindings in the interactive UI, driven under tmux: actions rebound
 //! and unbound by `keybindings.json` (pi's folder and makai's home), undo,
 //! yank-pop, the external editor (Ctrl+G) and suspending to the shell
-//! (Ctrl+Z, then `fg`). Skipped (with a message) when tmux is not installed,
+//! (Ctrl+Z, then `fg`), Alt+key split over a slow link
+//! (`PI_TUI_ESC_TIMEOUT`). Skipped (with a message) when tmux is not installed,
 //! outside CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -320,4 +321,28 @@ fn tui_select_bindings_move_and_choose_in_lists() {
     pane.keys(&["C-j", "C-j", "Tab"]);
     pane.wait_text("deep • thinking low");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// Alt+B split between two reads, as a slow SSH link delivers it: ESC, then
+/// `b` 150 ms later. Within `PI_TUI_ESC_TIMEOUT` the two are Alt+B (a word
+/// back); past it the ESC is the Escape key and `b` is typed.
+#[test]
+fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    for (timeout, want) in [("3000", "hello Xworld"), ("20", "hello worldbX")] {
+        let env = Env::new();
+        let pane = Pane::start_with(&env, &mock.args(), &[("PI_TUI_ESC_TIMEOUT", timeout)]);
+        pane.wait_text("Ask anything");
+        pane.type_text("hello world");
+        editor_is(&pane, "hello world");
+        pane.keys(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        pane.type_text("b");
+        pane.type_text("X");
+        editor_is(&pane, want);
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
 }

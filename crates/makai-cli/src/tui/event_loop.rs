@@ -17,7 +17,6 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use super::app_state::{TerminalRequest, UiState};
@@ -97,13 +96,13 @@ struct TerminalInput {
 impl TerminalInput {
     fn start() -> Self {
         let (tx, events) = mpsc::unbounded_channel();
+        // A terminal that took the unambiguous key reports never sends a
+        // lone ESC for Alt+key: nothing waits there.
+        let wait = (!super::terminal::keyboard_enhanced())
+            .then(|| super::lone_escape::wait(|name| std::env::var(name).ok()));
         let reader = tokio::spawn(async move {
-            let mut stream = EventStream::new();
-            while let Some(event) = stream.next().await {
-                if tx.send(event).is_err() {
-                    break;
-                }
-            }
+            super::lone_escape::forward(EventStream::new(), wait, |event| tx.send(event).is_ok())
+                .await;
         });
         TerminalInput { events, reader }
     }

@@ -38,6 +38,7 @@ pub mod keymap;
 pub mod links;
 pub mod llama;
 pub mod login;
+pub mod lone_escape;
 pub mod markdown;
 pub mod pickers;
 pub mod program_status;

@@ -42,6 +42,13 @@ static REGULAR: AtomicBool = AtomicBool::new(false);
 
 /// True when keyboard enhancement flags were pushed.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
+
+/// True while the terminal sends unambiguous key reports (the kitty
+/// keyboard protocol's flags were pushed): Escape and Alt+key arrive as
+/// sequences of their own.
+pub fn keyboard_enhanced() -> bool {
+    ENHANCED.load(Ordering::SeqCst)
+}
 static HOOK: Once = Once::new();
 
 /// Puts the terminal back: best effort, never fails.
