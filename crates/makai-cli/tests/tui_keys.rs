@@ -346,3 +346,83 @@ fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() 
         assert_eq!(pane.quit_with_ctrl_c(), 0);
     }
 }
+
+/// The row of the screen `y` with its styles, as `capture-pane -e` gives it.
+fn styled_row(pane: &Pane, y: usize) -> String {
+    pane.screen_with_styles()
+        .lines()
+        .nth(y)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// pi's cursor: drawn as a reverse-video cell with the terminal's hidden
+/// (but moved there, for input methods), in both terminal modes; with
+/// `showHardwareCursor` or `PI_HARDWARE_CURSOR=1`, the terminal's own.
+#[test]
+fn the_cursor_is_drawn_as_pi_s_unless_the_hardware_cursor_is_asked_for() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    // (environment, settings.json, the terminal's cursor shown)
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>, bool);
+    let cases: [Case<'_>; 4] = [
+        (&[], None, false),
+        (&[], Some(r#"{"tuiMode": "regular"}"#), false),
+        (&[("PI_HARDWARE_CURSOR", "1")], None, true),
+        (
+            &[("PI_HARDWARE_CURSOR", "1")],
+            Some(r#"{"showHardwareCursor": false}"#),
+            false,
+        ),
+    ];
+    for (vars, settings, hardware) in cases {
+        let env = Env::new();
+        if let Some(settings) = settings {
+            std::fs::write(env.home.path().join("settings.json"), settings).unwrap();
+        }
+        let pane = Pane::start_with(&env, &mock.args(), vars);
+        pane.wait_text("Ask anything");
+        pane.type_text("hello world");
+        pane.keys(&["C-a", "M-f"]);
+        let screen = editor_is(&pane, "hello world");
+        let context = format!("{vars:?} {settings:?}");
+        let y = screen
+            .lines()
+            .position(|l| l.contains("hello world"))
+            .unwrap();
+        // The cursor after "hello", on the space.
+        let x = screen.lines().nth(y).unwrap().find("hello").unwrap() + 5;
+        pane.wait_for(&format!("the cursor at column {x}"), |_| {
+            pane.value("#{cursor_x},#{cursor_y}") == format!("{x},{y}")
+        });
+        assert_eq!(
+            pane.value("#{cursor_flag}"),
+            if hardware { "1" } else { "0" },
+            "{context}"
+        );
+        let reversed = |row: &str| row.matches("\u{1b}[7m").count();
+        let row = styled_row(&pane, y);
+        assert_eq!(
+            row.contains("hello\u{1b}[7m "),
+            !hardware,
+            "{context}: {row:?}"
+        );
+        assert_eq!(reversed(&row), usize::from(!hardware), "{context}: {row:?}");
+        // The cursor moves on: the cell it left is plain again.
+        pane.keys(&["End"]);
+        pane.wait_for("the cursor at the end", |_| {
+            pane.value("#{cursor_x}") == (x + 6).to_string()
+        });
+        let row = styled_row(&pane, y);
+        assert!(row.contains("hello"), "{context}: {row:?}");
+        assert_eq!(
+            row.contains("world\u{1b}[7m"),
+            !hardware,
+            "{context}: {row:?}"
+        );
+        assert_eq!(reversed(&row), usize::from(!hardware), "{context}: {row:?}");
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
+}

@@ -1,12 +1,14 @@
 //! pi's slash commands and keys in the interactive UI, driven under tmux:
 //! prompt templates and skills on `/`, Ctrl+X and `/copy` (OSC 52 into a tmux
-//! buffer), `/settings`, `/scoped-models`, `/login` and `/logout`, `/reload`,
+//! buffer; the desktop's clipboard program, and OSC 52 beside it over SSH or
+//! with `PI_CLIPBOARD_OSC52=1`), `/settings`, `/scoped-models`, `/login` and `/logout`, `/reload`,
 //! `/import` (with the warnings a session switch finds), `/mcp`. Skipped (with
 //! a message) when tmux is not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -611,4 +613,66 @@ fn scoped_models_selector_keeps_a_pinned_thinking_level() {
     .unwrap();
     assert_eq!(saved["enabledModels"], json!(["lab/deep:high", "lab/flat"]));
     assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// pi's clipboard: the desktop's program takes a copy; the terminal gets it
+/// as OSC 52 too only over SSH or with `PI_CLIPBOARD_OSC52=1` (a local copy
+/// sent both ways made terminals that ask before taking OSC 52 ask at every
+/// copy).
+#[test]
+fn a_copy_goes_to_the_clipboard_program_and_to_osc_52_over_ssh_or_when_asked() {
+    if !tmux_available() {
+        return;
+    }
+    let env_dir = tempfile::tempdir().unwrap();
+    let bin = env_dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copied = env_dir.path().join("copied");
+    std::fs::write(
+        bin.join("wl-copy"),
+        format!("#!/bin/sh\ncat > '{}'\n", copied.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("wl-copy"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let cases: [(&[(&str, &str)], bool); 3] = [
+        (&[], false),
+        (&[("PI_CLIPBOARD_OSC52", "1")], true),
+        (&[("SSH_TTY", "/dev/pts/9")], true),
+    ];
+    for (vars, osc52) in cases {
+        let _ = std::fs::remove_file(&copied);
+        let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("Copy me please")));
+        let env = Env::new();
+        let mut all = vec![("PATH", path.as_str())];
+        all.extend_from_slice(vars);
+        let pane = Pane::start_with(&env, &mock.args(), &all);
+        pane.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+        pane.wait_text("Ask anything");
+        pane.type_text("say it");
+        pane.keys(&["Enter"]);
+        pane.wait_text("Copy me please");
+        pane.keys(&["C-x"]);
+        let how = if osc52 {
+            "(wl-copy and the terminal (OSC 52))"
+        } else {
+            "(wl-copy)"
+        };
+        pane.wait_text(&format!("Copied the last assistant message {how}"));
+        assert_eq!(
+            std::fs::read_to_string(&copied).unwrap(),
+            "Copy me please",
+            "{vars:?}"
+        );
+        // The status is drawn after the copy was written: tmux has read
+        // any OSC 52 sequence by now.
+        let buffer = pane.tmux(&["show-buffer"]);
+        let buffer = String::from_utf8_lossy(&buffer.stdout);
+        if osc52 {
+            assert_eq!(buffer, "Copy me please", "{vars:?}");
+        } else {
+            assert_eq!(buffer, "", "no OSC 52 without SSH or the variable");
+        }
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
 }

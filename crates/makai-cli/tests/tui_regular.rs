@@ -34,16 +34,6 @@ fn once_in_order(all: &str, tag: &str, n: usize) {
     }
 }
 
-fn tmux_value(pane: &Pane, format: &str) -> String {
-    String::from_utf8_lossy(
-        &pane
-            .tmux(&["display-message", "-p", "-t", "t", format])
-            .stdout,
-    )
-    .trim()
-    .to_string()
-}
-
 #[test]
 fn the_conversation_goes_into_the_scrollback_once_and_stays_when_makai_ends() {
     if !tmux_available() {
@@ -60,8 +50,8 @@ fn the_conversation_goes_into_the_scrollback_once_and_stays_when_makai_ends() {
     let pane = Pane::start_in_shell(&env, &args);
     pane.wait_text("Ask anything");
     // The normal screen, under the shell's command line; no mouse reports.
-    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "0");
-    assert_eq!(tmux_value(&pane, "#{mouse_any_flag}"), "0");
+    assert_eq!(pane.value("#{alternate_on}"), "0");
+    assert_eq!(pane.value("#{mouse_any_flag}"), "0");
     assert!(pane.screen().contains("shell$"), "{}", pane.screen());
 
     pane.type_text("count to sixty");
@@ -131,7 +121,7 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
     .unwrap();
     let pane = Pane::start(&env, &mock.args());
     pane.wait_text("Ask anything");
-    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "0");
+    assert_eq!(pane.value("#{alternate_on}"), "0");
     pane.type_text("hello");
     pane.keys(&["Enter"]);
     pane.wait_text("short answer");
@@ -172,11 +162,11 @@ fn the_setting_chooses_regular_mode_lists_open_above_the_editor_and_settings_swi
         pane.wait_for("the list gone", |s| !s.contains("esc cancel"));
     };
     switch("fullscreen");
-    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "1");
+    assert_eq!(pane.value("#{alternate_on}"), "1");
     assert_eq!(settings()["tuiMode"], "fullscreen");
     assert!(pane.screen().contains("short answer"), "{}", pane.screen());
     switch("regular");
-    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "0");
+    assert_eq!(pane.value("#{alternate_on}"), "0");
     assert_eq!(settings()["tuiMode"], "regular");
     let all = pane.screen_and_scrollback();
     assert_eq!(all.matches("short answer").count(), 1, "{all}");
@@ -248,7 +238,7 @@ fn the_exit_output_follows_the_mode_the_ui_ended_in() {
     pane.wait_text("TUI mode: fullscreen");
     pane.keys(&["Escape"]);
     pane.wait_for("the list gone", |s| !s.contains("esc cancel"));
-    assert_eq!(tmux_value(&pane, "#{alternate_on}"), "1");
+    assert_eq!(pane.value("#{alternate_on}"), "1");
     pane.type_text("hello");
     pane.keys(&["Enter"]);
     pane.wait_text("answered in full screen");

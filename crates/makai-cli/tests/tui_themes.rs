@@ -255,7 +255,7 @@ fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
     let env = Env::new();
     let mut term = SpeakingTerminal::start(&env, &mock.args());
-    term.wait_for("Ask anything");
+    term.wait_for("/ for commands");
     assert!(
         term.output().contains("\x1b]11;?"),
         "makai asked the colours"
@@ -294,7 +294,7 @@ fn user_message_background(vars: &[(&str, &str)], terminal: Option<Value>) -> &'
     }
     env.settings(settings);
     let mut term = SpeakingTerminal::start_with(&env, &mock.args(), vars);
-    term.wait_for("Ask anything");
+    term.wait_for("/ for commands");
     term.type_text("hello there\r");
     term.wait_for("answer");
     let shown = term.output();

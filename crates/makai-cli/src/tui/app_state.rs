@@ -100,6 +100,10 @@ pub struct UiState {
     /// Columns left blank on each side of the editor's text besides its
     /// own one (pi's `editorPaddingX`, 0 to 3).
     pub editor_padding: u16,
+    /// The terminal's own cursor is shown in the editor (pi's
+    /// `showHardwareCursor`, else `PI_HARDWARE_CURSOR=1`); otherwise the
+    /// cursor is drawn as a reverse-video cell, as pi does by default.
+    pub hardware_cursor: bool,
     /// The open transcript search (keys go to its query while it is open).
     pub search: Option<super::search::Search>,
     /// A run is going.
@@ -184,6 +188,18 @@ pub enum TerminalRequest {
     SwitchMode(super::terminal::TuiMode),
 }
 
+/// pi's `showHardwareCursor` setting, else `PI_HARDWARE_CURSOR=1`.
+pub fn hardware_cursor(
+    settings: &makai_coding::settings::Settings,
+    var: impl Fn(&str) -> Option<String>,
+) -> bool {
+    settings
+        .extra
+        .get("showHardwareCursor")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or_else(|| var("PI_HARDWARE_CURSOR").as_deref() == Some("1"))
+}
+
 impl UiState {
     /// A state showing the session's transcript, thinking visible unless the
     /// settings hide it.
@@ -214,6 +230,7 @@ impl UiState {
                 .get("editorPaddingX")
                 .and_then(serde_json::Value::as_u64)
                 .map_or(0, |n| n.min(3) as u16),
+            hardware_cursor: hardware_cursor(settings, |name| std::env::var(name).ok()),
             dirty: true,
             ..Default::default()
         };
@@ -443,5 +460,35 @@ impl UiState {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hardware_cursor;
+    use crate::tui::test_vars::vars;
+    use makai_coding::settings::Settings;
+
+    #[test]
+    fn the_hardware_cursor_is_pi_s_setting_else_its_variable_else_drawn() {
+        let with = |value: bool| {
+            let mut settings = Settings::default();
+            settings
+                .extra
+                .insert("showHardwareCursor".into(), serde_json::Value::Bool(value));
+            settings
+        };
+        let none = Settings::default();
+        assert!(!hardware_cursor(&none, vars(&[])));
+        assert!(hardware_cursor(&none, vars(&[("PI_HARDWARE_CURSOR", "1")])));
+        assert!(!hardware_cursor(
+            &none,
+            vars(&[("PI_HARDWARE_CURSOR", "yes")])
+        ));
+        assert!(hardware_cursor(&with(true), vars(&[])));
+        assert!(!hardware_cursor(
+            &with(false),
+            vars(&[("PI_HARDWARE_CURSOR", "1")])
+        ));
     }
 }

@@ -53,14 +53,18 @@ fn is_lone_escape(event: &Event) -> bool {
 }
 
 /// `next`, read after a lone Escape within the wait, as the key pressed
-/// with Alt; `None` when it cannot be one (another Escape, a key already
-/// with Alt, a release, a paste, the mouse).
+/// with Alt; `None` when it is taken as itself: another Escape (pi's double
+/// Escape), a key with Ctrl (Escape then Ctrl+C, to stop and then exit, is
+/// typed quickly; Ctrl+Alt keys are rare), a key already with Alt, a
+/// release, a paste, the mouse.
 fn with_alt(next: &Event) -> Option<Event> {
     match next {
         Event::Key(key)
             if key.kind == KeyEventKind::Press
                 && key.code != KeyCode::Esc
-                && !key.modifiers.contains(KeyModifiers::ALT) =>
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::ALT | KeyModifiers::CONTROL) =>
         {
             let mut key = *key;
             key.modifiers |= KeyModifiers::ALT;
@@ -209,11 +213,11 @@ mod tests {
         )
         .await;
         assert_eq!(got, vec![key(KeyCode::Enter, KeyModifiers::ALT)]);
-        // Alt+Ctrl+B keeps its Ctrl.
+        // Alt+Shift+A keeps its Shift.
         let got = run(
             vec![
                 (esc(), 1),
-                (key(KeyCode::Char('b'), KeyModifiers::CONTROL), 0),
+                (key(KeyCode::Char('A'), KeyModifiers::SHIFT), 0),
             ],
             wait,
         )
@@ -221,8 +225,8 @@ mod tests {
         assert_eq!(
             got,
             vec![key(
-                KeyCode::Char('b'),
-                KeyModifiers::CONTROL | KeyModifiers::ALT
+                KeyCode::Char('A'),
+                KeyModifiers::SHIFT | KeyModifiers::ALT
             )]
         );
     }
@@ -244,6 +248,12 @@ mod tests {
         assert_eq!(
             run(vec![(esc(), 20), (esc(), 0)], wait).await,
             vec![esc(), esc()]
+        );
+        // Escape, then Ctrl+C to exit, typed within the wait.
+        let ctrl_c = key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(
+            run(vec![(esc(), 1), (ctrl_c.clone(), 0)], wait).await,
+            vec![esc(), ctrl_c]
         );
         let alt_x = key(KeyCode::Char('x'), KeyModifiers::ALT);
         assert_eq!(

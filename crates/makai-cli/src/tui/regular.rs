@@ -68,6 +68,9 @@ pub struct Document<'a> {
     pub runs: Vec<Run<'a>>,
     /// The cursor's place (document row, column), if it is shown.
     pub cursor: Option<(usize, u16)>,
+    /// The cursor is drawn in the rows (pi's default): the terminal's own
+    /// stays hidden, moved there for input methods.
+    pub cursor_drawn: bool,
     /// What the rows were drawn for apart from the width (whether thinking
     /// shows, the theme…): a new view writes the whole document again.
     pub view: u64,
@@ -160,7 +163,7 @@ impl<W: Write> ScrollbackScreen<W> {
         let top_part = self.part_at(self.top);
         let (changed, len) = self.compare(doc);
         let Some((first_changed, part)) = changed else {
-            return self.place_cursor_only(doc.cursor);
+            return self.place_cursor_only(doc);
         };
         let mut start = first_changed as i64;
         if start < self.top {
@@ -196,7 +199,7 @@ impl<W: Write> ScrollbackScreen<W> {
             // frame's rows were), without scrolling.
             self.out.write_all(b"\r\x1b[B\x1b[J\x1b[A")?;
         }
-        self.finish(doc.cursor)
+        self.finish(doc)
     }
 
     /// Hands the terminal over (to the shell, an editor, or for good): the
@@ -298,21 +301,22 @@ impl<W: Write> ScrollbackScreen<W> {
             }
             write_line(&mut self.out, &mut self.scratch, size.width, line)?;
         }
-        self.finish(doc.cursor)
+        self.finish(doc)
     }
 
     /// A frame whose rows did not change: only the cursor may have moved.
-    fn place_cursor_only(&mut self, cursor: Option<(usize, u16)>) -> io::Result<()> {
-        if cursor == self.placed {
+    fn place_cursor_only(&mut self, doc: &Document<'_>) -> io::Result<()> {
+        if doc.cursor == self.placed {
             return Ok(());
         }
         self.out.write_all(b"\x1b[?2026h\x1b[?25l")?;
-        self.finish(cursor)
+        self.finish(doc)
     }
 
-    /// Puts the cursor where the frame wants it (shown) or leaves it hidden,
-    /// and sends the frame.
-    fn finish(&mut self, cursor: Option<(usize, u16)>) -> io::Result<()> {
+    /// Puts the cursor where the frame wants it (shown unless the frame
+    /// draws it) or leaves it hidden, and sends the frame.
+    fn finish(&mut self, doc: &Document<'_>) -> io::Result<()> {
+        let cursor = doc.cursor;
         self.placed = cursor;
         let visible = cursor.filter(|(row, _)| {
             let row = *row as i64;
@@ -320,7 +324,10 @@ impl<W: Write> ScrollbackScreen<W> {
         });
         if let Some((row, col)) = visible {
             self.move_to(row as i64)?;
-            write!(self.out, "\x1b[{}G\x1b[?25h", u32::from(col) + 1)?;
+            write!(self.out, "\x1b[{}G", u32::from(col) + 1)?;
+            if !doc.cursor_drawn {
+                self.out.write_all(b"\x1b[?25h")?;
+            }
         }
         self.out.write_all(b"\x1b[?2026l")?;
         self.out.flush()

@@ -82,6 +82,7 @@ struct Doc {
     live: Vec<Line<'static>>,
     view: u64,
     cursor: Option<(usize, u16)>,
+    cursor_drawn: bool,
 }
 
 static GAP: [Line<'static>; 1] = [Line {
@@ -102,6 +103,7 @@ impl Doc {
             ],
             view: 1,
             cursor: None,
+            cursor_drawn: false,
         }
     }
 
@@ -133,6 +135,7 @@ impl Doc {
         Document {
             runs,
             cursor: self.cursor,
+            cursor_drawn: self.cursor_drawn,
             view: self.view,
         }
     }
@@ -317,6 +320,13 @@ fn the_cursor_goes_to_the_editor_and_a_frame_without_changes_writes_nothing() {
     assert_eq!(term.parser.screen().cursor_position(), (6, 7));
     doc.cursor = None;
     term.draw(&doc.document());
+    assert!(term.parser.screen().hide_cursor());
+    // A cursor drawn in the rows (pi's default): the terminal's is moved
+    // there for input methods and stays hidden.
+    doc.cursor = Some((editor_row, 3));
+    doc.cursor_drawn = true;
+    term.draw(&doc.document());
+    assert_eq!(term.parser.screen().cursor_position(), (6, 3));
     assert!(term.parser.screen().hide_cursor());
 }
 

@@ -45,6 +45,9 @@ pub use difference::changed_cells;
 pub struct Frame<'a> {
     buffer: &'a mut Buffer,
     cursor: Option<Position>,
+    /// The cursor is drawn into the cells ([`Frame::draw_cursor`]): the
+    /// terminal's own stays hidden.
+    cursor_drawn: bool,
     scroll: Option<Scroll>,
     rows: &'a mut [RowKey],
     /// What the terminal shows, and what its rows were drawn from.
@@ -159,6 +162,23 @@ impl Frame<'_> {
         self.cursor = Some(position.into());
     }
 
+    /// Draws the cursor as pi does unless `showHardwareCursor` is set: the
+    /// cell under it in reverse video. The terminal's own cursor is then
+    /// hidden, though still moved there for input methods (their
+    /// composition window follows it).
+    pub fn draw_cursor(&mut self) {
+        let Some(at) = self.cursor else { return };
+        let whole = self.buffer.area;
+        if !whole.contains(at) {
+            return;
+        }
+        self.mix(Rect::new(whole.x, at.y, whole.width, 1));
+        if let Some(cell) = self.buffer.cell_mut(at) {
+            cell.modifier.insert(ratatui::style::Modifier::REVERSED);
+        }
+        self.cursor_drawn = true;
+    }
+
     /// Says that rows `rows` (of the whole screen's width) show what they
     /// showed at the last frame, moved up by `by` rows (down when negative).
     /// Only the last claim of a frame counts; one that does not fit the
@@ -221,10 +241,19 @@ impl Frame<'_> {
     }
 }
 
+/// What [`draw_offscreen`] drew.
+pub struct Offscreen {
+    /// The cells.
+    pub buffer: Buffer,
+    /// Where the frame put the cursor.
+    pub cursor: Option<Position>,
+    /// The cursor is drawn in the cells ([`Frame::draw_cursor`]).
+    pub cursor_drawn: bool,
+}
+
 /// Draws into a buffer of `area` that no terminal shows (regular mode's
-/// editor and footer, see [`super::regular`]): the buffer, and where the
-/// frame put the cursor.
-pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> (Buffer, Option<Position>) {
+/// editor and footer, see [`super::regular`]).
+pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> Offscreen {
     let mut buffer = Buffer::empty(area);
     let shown = Buffer::empty(area);
     let height = usize::from(area.height);
@@ -236,6 +265,7 @@ pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> (Buffer,
     let mut frame = Frame {
         buffer: &mut buffer,
         cursor: None,
+        cursor_drawn: false,
         scroll: None,
         rows: &mut rows,
         shown: &shown,
@@ -244,8 +274,12 @@ pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> (Buffer,
         hasher: &hasher,
     };
     draw(&mut frame);
-    let cursor = frame.cursor;
-    (buffer, cursor)
+    let (cursor, cursor_drawn) = (frame.cursor, frame.cursor_drawn);
+    Offscreen {
+        buffer,
+        cursor,
+        cursor_drawn,
+    }
 }
 
 /// The terminal in full-screen mode, drawn a frame at a time. See the module
@@ -342,6 +376,7 @@ impl<W: Write> Screen<W> {
         let mut frame = Frame {
             buffer: &mut self.next,
             cursor: None,
+            cursor_drawn: false,
             scroll: None,
             rows: &mut self.next_rows,
             shown: &self.shown,
@@ -350,7 +385,12 @@ impl<W: Write> Screen<W> {
             hasher: &self.hasher,
         };
         draw(&mut frame);
-        let Frame { cursor, scroll, .. } = frame;
+        let Frame {
+            cursor,
+            cursor_drawn,
+            scroll,
+            ..
+        } = frame;
         self.backend.write_all(b"\x1b[?2026h")?;
         if let Some(scroll) = scroll {
             self.scroll(scroll)?;
@@ -368,7 +408,11 @@ impl<W: Write> Screen<W> {
         match cursor {
             None => self.backend.write_all(b"\x1b[?25l")?,
             Some(Position { x, y }) => {
-                self.backend.write_all(b"\x1b[?25h")?;
+                self.backend.write_all(if cursor_drawn {
+                    b"\x1b[?25l"
+                } else {
+                    b"\x1b[?25h"
+                })?;
                 super::backend::move_to(&mut self.backend, x, y)?;
             }
         }
@@ -579,6 +623,38 @@ mod tests {
             })
             .collect();
         scroll_through(&mut rng, &document);
+    }
+
+    /// pi's drawn cursor: the cell under it in reverse video, the terminal's
+    /// cursor hidden but moved there; the cell it leaves is drawn plain
+    /// again although its row's line did not change.
+    #[test]
+    fn a_drawn_cursor_reverses_its_cell_and_hides_the_terminal_s_cursor() {
+        let size = Size::new(20, 3);
+        let mut term = Emulated::new(size);
+        let line = Line::from("hello world");
+        for (col, drawn) in [(0, true), (4, true), (11, true), (5, false), (2, true)] {
+            term.draw(size, |f| {
+                f.draw_lines(Rect::new(0, 1, 20, 1), [&line]);
+                f.set_cursor_position((col, 1));
+                if drawn {
+                    f.draw_cursor();
+                }
+            });
+            term.assert_shows_the_frame(&format!("cursor at {col}, drawn {drawn}"));
+            assert_eq!(term.cursor(), ((col, 1), !drawn), "cursor at {col}");
+            let reversed: Vec<u16> = (0..20)
+                .filter(|x| term.shown()[(*x, 1)].modifier.contains(Modifier::REVERSED))
+                .collect();
+            assert_eq!(reversed, if drawn { vec![col] } else { vec![] });
+        }
+        // No cursor placed: nothing is drawn.
+        term.draw(size, |f| {
+            f.draw_lines(Rect::new(0, 1, 20, 1), [&line]);
+            f.draw_cursor();
+        });
+        term.assert_shows_the_frame("no cursor");
+        assert!(!term.cursor().1);
     }
 
     /// The bytes of the second of two frames whose conversation moved up a

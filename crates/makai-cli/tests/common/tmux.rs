@@ -235,6 +235,18 @@ impl Pane {
         String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
     }
 
+    /// A tmux format's value for the pane (`#{cursor_flag}`,
+    /// `#{alternate_on}`, ...).
+    pub fn value(&self, format: &str) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["display-message", "-p", "-t", "t", format])
+                .stdout,
+        )
+        .trim()
+        .to_string()
+    }
+
     /// The visible screen with its colours and attributes as escape
     /// sequences (tmux's `capture-pane -e`).
     pub fn screen_with_styles(&self) -> String {

@@ -507,6 +507,9 @@ pub fn draw(f: &mut Frame<'_>, st: &mut UiState) {
     } else if let Some(search) = &st.search {
         popup::draw_search(f, search, conv);
     }
+    if !st.hardware_cursor {
+        f.draw_cursor();
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub fn draw_regular<W: Write>(
     let view = text_view(st, width);
     refresh_items(st, view);
     let header = header_lines(st);
-    let (live, cursor) = live_rows(st, width, size.height);
+    let (live, cursor, cursor_drawn) = live_rows(st, width, size.height);
     let blank = [Line::default()];
     let mut runs = vec![Run {
         part: Part::Greeting,
@@ -59,14 +59,20 @@ pub fn draw_regular<W: Write>(
     let doc = Document {
         runs,
         cursor: cursor.map(|(row, col)| (conversation + usize::from(row), col)),
+        cursor_drawn,
         view: key.finish(),
     };
     screen.draw(size, &doc)
 }
 
-/// The live rows `width` columns wide on a terminal `height` rows high, and
-/// where the cursor goes among them (row, column).
-fn live_rows(st: &UiState, width: u16, height: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+/// The live rows `width` columns wide on a terminal `height` rows high,
+/// where the cursor goes among them (row, column), and whether it is drawn
+/// in them.
+fn live_rows(
+    st: &UiState,
+    width: u16,
+    height: u16,
+) -> (Vec<Line<'static>>, Option<(u16, u16)>, bool) {
     let editor_rows = chrome::editor_height(st, width);
     let queue_rows = chrome::queue_lines(st).len() as u16;
     let fixed = 1 + queue_rows + editor_rows + 2;
@@ -77,7 +83,7 @@ fn live_rows(st: &UiState, width: u16, height: u16) -> (Vec<Line<'static>>, Opti
     )
     .min(height.saturating_sub(fixed));
     let area = Rect::new(0, 0, width, list_rows + fixed);
-    let (buffer, cursor) = draw_offscreen(area, |f| {
+    let drawn = draw_offscreen(area, |f| {
         let [list, status, queue, editor, footer] = Layout::vertical([
             Constraint::Length(list_rows),
             Constraint::Length(1),
@@ -95,6 +101,13 @@ fn live_rows(st: &UiState, width: u16, height: u16) -> (Vec<Line<'static>>, Opti
         } else if let Some(c) = &st.completion {
             popup::draw_completion(f, c, list, st.completion_rows);
         }
+        if !st.hardware_cursor {
+            f.draw_cursor();
+        }
     });
-    (buffer_lines(&buffer), cursor.map(|p| (p.y, p.x)))
+    (
+        buffer_lines(&drawn.buffer),
+        drawn.cursor.map(|p| (p.y, p.x)),
+        drawn.cursor_drawn,
+    )
 }

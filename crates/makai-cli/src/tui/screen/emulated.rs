@@ -48,6 +48,18 @@ impl Emulated {
         self.terminal.process(&bytes);
     }
 
+    /// What the screen shows after the last frame.
+    pub(crate) fn shown(&self) -> &ratatui::buffer::Buffer {
+        self.screen.shown()
+    }
+
+    /// Where the emulator's cursor is (column, row), and whether it shows.
+    pub(crate) fn cursor(&self) -> ((u16, u16), bool) {
+        let screen = self.terminal.screen();
+        let (row, col) = screen.cursor_position();
+        ((col, row), !screen.hide_cursor())
+    }
+
     /// Fails unless the emulator shows what the last frame drew, cell
     /// for cell: text, colours and attributes.
     pub(crate) fn assert_shows_the_frame(&self, context: &str) {
