@@ -173,11 +173,12 @@ fn a_drag_and_a_double_click_select_text_that_is_copied_when_the_button_comes_up
     }
     pane.wait_text("Copied 4 characters");
     assert_eq!(copied(&pane), "here");
-    // A drag over two paragraphs, from the blank row between them.
+    // A drag over two paragraphs, from the margin of the first (pi's
+    // `outputPad`, left out of the copy) to the sixth letter of the last.
     let (_, intro) = find(&pane.screen(), "Intro line.");
     mouse(&pane, 0, 1, intro, 'M');
-    mouse(&pane, 32, 6, row, 'M');
-    mouse(&pane, 0, 6, row, 'm');
+    mouse(&pane, 32, 7, row, 'M');
+    mouse(&pane, 0, 7, row, 'm');
     pane.wait_for("the copy of two paragraphs", |_| {
         copied(&pane) == "Intro line.\n\nselect"
     });
@@ -238,8 +239,8 @@ fn a_drag_to_the_conversation_s_top_row_scrolls_it_and_the_selection_follows() {
     pane.tmux(&["set-option", "-s", "set-clipboard", "on"]);
     let before = pane.screen();
     let top = first_answer_line(&before);
-    let (_, last) = find(&before, "answer line 120");
-    mouse(&pane, 0, 1, last, 'M');
+    let (first_column, last) = find(&before, "answer line 120");
+    mouse(&pane, 0, first_column, last, 'M');
     // Each move along the top row scrolls a row up.
     for column in (1..=4).rev() {
         mouse(&pane, 32, column, 1, 'M');
@@ -256,7 +257,8 @@ fn a_drag_to_the_conversation_s_top_row_scrolls_it_and_the_selection_follows() {
     // From the row now on top (four rows came in, one a move, however the
     // moves and the frames interleave) to the cell pressed first: the first
     // of the last line.
-    let top_row = after.lines().next().unwrap().trim_end();
+    // (Its margin, pi's `outputPad`, left out.)
+    let top_row = after.lines().next().unwrap().trim();
     assert!(copied.starts_with(top_row), "{top_row:?} / {copied:?}");
     assert_eq!(
         first_answer_line(&after) + 2,

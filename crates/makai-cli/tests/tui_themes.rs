@@ -409,7 +409,7 @@ fn code_blocks_take_the_indent_of_the_setting() {
     pane.keys(&["Enter"]);
     let screen = pane.wait_text("let x = 1;");
     assert!(
-        screen.lines().any(|l| l.starts_with("│ let x = 1;")),
+        screen.lines().any(|l| l.starts_with(" │ let x = 1;")),
         "{screen}"
     );
     assert_eq!(pane.quit_with_ctrl_c(), 0);

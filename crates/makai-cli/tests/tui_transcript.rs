@@ -2,7 +2,7 @@
 //! it, driven under tmux: transcript search (Ctrl+Shift+F, Enter / Ctrl+G
 //! for the next match, Esc to close), jumps between user messages
 //! (Ctrl+Shift+Up / Down) and what the terminal keeps when the UI ends
-//! (`fullscreenExitOutput`). Skipped (with a message) when tmux is not
+//! (`fullscreenExitOutput`), and pi's `outputPad` margin. Skipped (with a message) when tmux is not
 //! installed, outside CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -229,4 +229,55 @@ fn leaving_a_ui_that_saved_nothing_gives_no_resume_hint() {
     let screen = pane.output_after_exit();
     assert!(!screen.contains("To resume"), "{screen}");
     assert!(screen.contains("makai v"), "the greeting stays:\n{screen}");
+}
+
+/// pi's `outputPad`: the conversation's items a column in from each side
+/// unless it is 0, in full-screen mode and in regular mode's scrollback; a
+/// line too long for the narrower column wraps a word earlier.
+#[test]
+fn the_output_margin_is_pi_s_one_column_unless_the_setting_says_none() {
+    if !tmux_available() {
+        return;
+    }
+    // 119 columns of words: one row at 120 columns, two at 118.
+    let long = "word ".repeat(23) + "zzzz";
+    assert_eq!(long.len(), 119);
+    let cases = [
+        (serde_json::json!({}), 1),
+        (serde_json::json!({"outputPad": 0}), 0),
+        (serde_json::json!({"tuiMode": "regular"}), 1),
+    ];
+    for (settings, margin) in cases {
+        let mock = Mock::start(Scenario::new().push(ScriptedResponse::text(&long)));
+        let env = Env::new();
+        env.settings(settings.clone());
+        let pane = Pane::start(&env, &mock.args());
+        pane.wait_text("Ask anything");
+        pane.type_text("pad it");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_text("zzzz");
+        let pad = " ".repeat(margin);
+        // A prompt's text starts a column into its background either way.
+        let prompt = " pad it";
+        assert!(
+            screen.lines().any(|l| l.trim_end() == prompt),
+            "{settings}: the prompt {prompt:?} in\n{screen}"
+        );
+        let rows: Vec<&str> = screen
+            .lines()
+            .filter(|l| l.contains("word") || l.contains("zzzz"))
+            .collect();
+        let wanted = if margin == 0 { 1 } else { 2 };
+        assert_eq!(rows.len(), wanted, "{settings}:\n{screen}");
+        for row in rows {
+            assert!(
+                row.strip_prefix(pad.as_str())
+                    .is_some_and(|r| r.starts_with('w') || r.starts_with('z')),
+                "{settings}: {row:?}"
+            );
+            // The right margin stays blank.
+            assert!(row.trim_end().len() <= 120 - margin, "{settings}: {row:?}");
+        }
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
 }

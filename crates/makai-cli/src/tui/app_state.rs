@@ -100,6 +100,9 @@ pub struct UiState {
     /// Columns left blank on each side of the editor's text besides its
     /// own one (pi's `editorPaddingX`, 0 to 3).
     pub editor_padding: u16,
+    /// Blank columns on each side of the conversation's items (pi's
+    /// `outputPad`: 0 or 1, 1 when unset).
+    pub output_pad: usize,
     /// The terminal's own cursor is shown in the editor (pi's
     /// `showHardwareCursor`, else `PI_HARDWARE_CURSOR=1`); otherwise the
     /// cursor is drawn as a reverse-video cell, as pi does by default.
@@ -188,6 +191,18 @@ pub enum TerminalRequest {
     SwitchMode(super::terminal::TuiMode),
 }
 
+/// pi's `outputPad`: 0 when set to 0, else 1.
+pub fn output_pad(settings: &makai_coding::settings::Settings) -> usize {
+    match settings
+        .extra
+        .get("outputPad")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(0) => 0,
+        _ => 1,
+    }
+}
+
 /// pi's `showHardwareCursor` setting, else `PI_HARDWARE_CURSOR=1`.
 pub fn hardware_cursor(
     settings: &makai_coding::settings::Settings,
@@ -231,6 +246,7 @@ impl UiState {
                 .and_then(serde_json::Value::as_u64)
                 .map_or(0, |n| n.min(3) as u16),
             hardware_cursor: hardware_cursor(settings, |name| std::env::var(name).ok()),
+            output_pad: output_pad(settings),
             dirty: true,
             ..Default::default()
         };

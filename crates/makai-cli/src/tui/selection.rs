@@ -162,13 +162,19 @@ impl Selection {
     }
 
     /// The selected text out of the rows' texts (`row_text`): each row's
-    /// selected columns, trailing blanks cut, rows joined by newlines.
-    pub fn text(&self, row_text: &dyn Fn(usize) -> Option<String>) -> Option<String> {
+    /// selected columns, trailing blanks cut, rows joined by newlines. The
+    /// first `margin` columns of a row that leaves them blank (pi's
+    /// `outputPad`) are not part of the text.
+    pub fn text(&self, row_text: &dyn Fn(usize) -> Option<String>, margin: u16) -> Option<String> {
         let (first, last) = self.range()?;
         let rows: Vec<String> = (first.row..=last.row)
             .map(|row| {
                 let text = row_text(row).unwrap_or_default();
-                let cols = self.columns(row).unwrap_or(0..0);
+                let mut cols = self.columns(row).unwrap_or(0..0);
+                let blank = text.chars().take(usize::from(margin)).all(|c| c == ' ');
+                if blank {
+                    cols.start = cols.start.max(margin);
+                }
                 columns_of(&text, cols).trim_end().to_string()
             })
             .collect();
@@ -272,12 +278,12 @@ mod tests {
         s.drag(at(0, 6));
         assert!(s.release());
         assert_eq!(s.range(), Some((at(0, 6), at(1, 3))));
-        assert_eq!(s.text(&row_text).as_deref(), Some("paragraph line\nand"));
+        assert_eq!(s.text(&row_text, 0).as_deref(), Some("paragraph line\nand"));
         assert_eq!(s.columns(0), Some(6..u16::MAX));
         assert_eq!(s.columns(1), Some(0..4));
         assert_eq!(s.columns(2), None);
         s.clear();
-        assert_eq!(s.text(&row_text), None);
+        assert_eq!(s.text(&row_text, 0), None);
     }
 
     #[test]
@@ -291,32 +297,56 @@ mod tests {
         click(&mut s, at(3, 10), 0);
         assert!(click(&mut s, at(3, 10), 100), "a double click");
         assert_eq!(
-            s.text(&row_text).as_deref(),
+            s.text(&row_text, 0).as_deref(),
             Some("crates/makai-cli/src/main.rs")
         );
         assert!(click(&mut s, at(3, 10), 200), "a triple click");
         // The paragraph: up to the blank row before, the end after.
-        assert_eq!(s.text(&row_text), Some(format!("{}\n{}", ROWS[3], ROWS[4])));
+        assert_eq!(
+            s.text(&row_text, 0),
+            Some(format!("{}\n{}", ROWS[3], ROWS[4]))
+        );
         assert!(!click(&mut s, at(0, 2), 2000));
         click(&mut s, at(0, 2), 2100);
         click(&mut s, at(0, 2), 2200);
         assert_eq!(
-            s.text(&row_text).as_deref(),
+            s.text(&row_text, 0).as_deref(),
             Some("first paragraph line\nand its second line")
         );
         // A flag, and wide characters (two cells each).
         click(&mut s, at(3, 35), 5000);
         click(&mut s, at(3, 35), 5100);
-        assert_eq!(s.text(&row_text).as_deref(), Some("--flag"));
+        assert_eq!(s.text(&row_text, 0).as_deref(), Some("--flag"));
         click(&mut s, at(4, 6), 9000);
         click(&mut s, at(4, 6), 9100);
-        assert_eq!(s.text(&row_text).as_deref(), Some("漢字"));
+        assert_eq!(s.text(&row_text, 0).as_deref(), Some("漢字"));
         // Dragging from a word keeps it whole and grows by cells.
         s.press(at(3, 40), t0 + Duration::from_secs(20), &row_text);
         s.release();
         s.press(at(3, 40), t0 + Duration::from_millis(20_100), &row_text);
         s.drag(at(3, 33));
         s.release();
-        assert_eq!(s.text(&row_text).as_deref(), Some("--flag now"));
+        assert_eq!(s.text(&row_text, 0).as_deref(), Some("--flag now"));
+    }
+
+    /// pi's `outputPad`: the margin column of the rows that leave it blank
+    /// is not copied; a row drawn into it (the greeting) is copied whole.
+    #[test]
+    fn the_output_margin_is_left_out_of_the_copied_text() {
+        let rows = ["makai v1", "", " first line", "   indented code", " last"];
+        let row_text = |row: usize| rows.get(row).map(|s| s.to_string());
+        let mut s = Selection::new(true);
+        let t0 = Instant::now();
+        s.press(at(0, 0), t0, &row_text);
+        s.drag(at(4, 3));
+        assert!(s.release());
+        assert_eq!(
+            s.text(&row_text, 1).as_deref(),
+            Some("makai v1\n\nfirst line\n  indented code\nlas")
+        );
+        assert_eq!(
+            s.text(&row_text, 0).as_deref(),
+            Some("makai v1\n\n first line\n   indented code\n las")
+        );
     }
 }

@@ -246,6 +246,17 @@ pub fn wrap_text(text: &str, width: usize, style: Style, indent: &str) -> Vec<Li
     out
 }
 
+/// Puts `margin` blank columns before each of `rows` (pi's `outputPad`):
+/// rows laid out `margin` columns narrower keep as many free on the right.
+pub fn indent_rows(rows: &mut [Line<'static>], margin: usize) {
+    if margin == 0 {
+        return;
+    }
+    for row in rows {
+        row.spans.insert(0, Span::raw(" ".repeat(margin)));
+    }
+}
+
 /// Hard-wraps text by characters (for code, where spaces matter).
 pub fn hard_wrap(text: &str, width: usize, style: Style, indent: &str) -> Vec<Line<'static>> {
     text.split('\n')

@@ -10,13 +10,15 @@
 use ratatui::style::Style;
 use ratatui::text::Line;
 
-use super::wrap::wrap_text;
+use super::wrap::{indent_rows, wrap_text};
 
 /// The rows of a growing text, kept between renders. Gives the rows
 /// `wrap_text(text.trim(), width, style, "")` gives.
 #[derive(Default)]
 pub struct TextStream {
     width: usize,
+    /// Blank columns before every row (pi's `outputPad`).
+    margin: usize,
     style: Style,
     /// The source of the settled rows: a prefix of the text that ends with a
     /// newline and holds some non-whitespace, or nothing.
@@ -27,12 +29,17 @@ pub struct TextStream {
 }
 
 impl TextStream {
-    /// Wraps `text` at `width` columns in `style`. Cheap when `text` is the
-    /// text of the last update with more appended; any other text is wrapped
-    /// anew.
-    pub fn update(&mut self, text: &str, width: usize, style: Style) {
-        if width != self.width || style != self.style || !text.starts_with(&*self.settled_text) {
+    /// Wraps `text` at `width` columns in `style`, each row after `margin`
+    /// blank ones. Cheap when `text` is the text of the last update with
+    /// more appended; any other text is wrapped anew.
+    pub fn update(&mut self, text: &str, width: usize, style: Style, margin: usize) {
+        if width != self.width
+            || style != self.style
+            || margin != self.margin
+            || !text.starts_with(&*self.settled_text)
+        {
             self.width = width;
+            self.margin = margin;
             self.style = style;
             self.settled_text.clear();
             self.settled.clear();
@@ -49,7 +56,9 @@ impl TextStream {
                 lines
             };
             if !self.settled_text.is_empty() || !lines.is_empty() {
-                self.settled.extend(wrap_text(lines, width, style, ""));
+                let mut rows = wrap_text(lines, width, style, "");
+                indent_rows(&mut rows, margin);
+                self.settled.extend(rows);
                 self.settled_text.push_str(&rest[..=newline]);
             }
         }
@@ -59,6 +68,7 @@ impl TextStream {
         } else {
             wrap_text(rest.trim_end(), width, style, "")
         };
+        indent_rows(&mut self.tail, margin);
     }
 
     /// The rows of the text last wrapped, top to bottom.
@@ -93,7 +103,7 @@ mod tests {
         let mut stream = TextStream::default();
         for end in (1..=text.len()).filter(|&e| text.is_char_boundary(e)) {
             let part = &text[..end];
-            stream.update(part, width, style);
+            stream.update(part, width, style, 0);
             let got: Vec<Line<'static>> = stream.lines().cloned().collect();
             assert_eq!(
                 got,
@@ -150,12 +160,12 @@ mod tests {
         let style = Style::default();
         let mut stream = TextStream::default();
         let text = "first line here\nsecond line here\nthird";
-        stream.update(text, 40, style);
-        stream.update(text, 6, style);
+        stream.update(text, 40, style, 0);
+        stream.update(text, 6, style, 0);
         let got: Vec<Line<'static>> = stream.lines().cloned().collect();
         assert_eq!(got, wrap_text(text.trim(), 6, style, ""));
         let other = "other\ntext";
-        stream.update(other, 6, style);
+        stream.update(other, 6, style, 0);
         let got: Vec<Line<'static>> = stream.lines().cloned().collect();
         assert_eq!(got, wrap_text(other, 6, style, ""));
     }

@@ -182,7 +182,7 @@ pub fn copy_selection(ctx: &mut Ctx<'_>) -> bool {
         row.checked_sub(first.row)
             .and_then(|i| texts.get(i).cloned())
     };
-    match ctx.st.selection.text(&text) {
+    match ctx.st.selection.text(&text, ctx.st.output_pad as u16) {
         Some(selected) => {
             let chars = selected.chars().count();
             super::super::config_commands::copy_text(

@@ -19,6 +19,7 @@ use pulldown_cmark::{Event, Parser};
 use ratatui::text::Line;
 
 use super::{Renderer, Resume, options};
+use crate::tui::wrap::indent_rows;
 
 /// The rows of a growing markdown text, kept between renders: the rows of its
 /// settled blocks, and those of the rest, rendered again at each
@@ -26,6 +27,8 @@ use super::{Renderer, Resume, options};
 #[derive(Default)]
 pub struct Incremental {
     width: usize,
+    /// Blank columns before every row (pi's `outputPad`).
+    margin: usize,
     /// The source of the settled rows: a prefix of the text last rendered.
     settled_text: String,
     settled: Vec<Line<'static>>,
@@ -36,11 +39,16 @@ pub struct Incremental {
 }
 
 impl Incremental {
-    /// Renders `text` at `width` columns. Cheap when `text` is the text of
-    /// the last update with more appended; any other text is rendered anew.
-    pub fn update(&mut self, text: &str, width: usize) {
-        if width != self.width || !text.starts_with(self.settled_text.as_str()) {
+    /// Renders `text` at `width` columns, each row after `margin` blank
+    /// ones. Cheap when `text` is the text of the last update with more
+    /// appended; any other text is rendered anew.
+    pub fn update(&mut self, text: &str, width: usize, margin: usize) {
+        if width != self.width
+            || margin != self.margin
+            || !text.starts_with(self.settled_text.as_str())
+        {
             self.width = width;
+            self.margin = margin;
             self.settled_text.clear();
             self.settled.clear();
             self.resume = Resume::default();
@@ -54,6 +62,7 @@ impl Incremental {
             self.settled.clear();
             self.resume = Resume::default();
             self.tail = super::render(text, width);
+            indent_rows(&mut self.tail, margin);
             return;
         }
         let mut r = Renderer::new(width, self.resume);
@@ -80,6 +89,7 @@ impl Incremental {
         }
         r.flush();
         let mut rows = r.out;
+        indent_rows(&mut rows, margin);
         if let Some((bytes, settled_rows, resume)) = cut {
             self.settled_text.push_str(&rest[..bytes]);
             self.settled.extend(rows.drain(..settled_rows));
@@ -148,13 +158,13 @@ mod tests {
                 end += 1;
             }
             let part = &text[..end];
-            inc.update(part, width);
+            // With and without pi's margin (`outputPad`), by the width.
+            let margin = width % 2;
+            inc.update(part, width, margin);
             let got: Vec<Line<'static>> = inc.lines().cloned().collect();
-            assert_eq!(
-                got,
-                super::super::render(part, width),
-                "rows differ after {end} bytes of {text:?}"
-            );
+            let mut whole = super::super::render(part, width);
+            indent_rows(&mut whole, margin);
+            assert_eq!(got, whole, "rows differ after {end} bytes of {text:?}");
             assert_eq!(inc.len(), got.len());
             settled_max = settled_max.max(inc.settled.len());
         }
@@ -280,7 +290,7 @@ mod tests {
         let text = "See [the docs][d] here.\n\nMore text.\n\nAnd more.\n\n[d]: https://example.com\n\nEnd.\n";
         check_growing(text, 40, 1);
         let mut inc = Incremental::default();
-        inc.update(text, 40);
+        inc.update(text, 40, 0);
         let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
         assert!(rows[0].contains("(https://example.com)"), "{rows:?}");
     }
@@ -300,12 +310,12 @@ mod tests {
     fn a_new_width_or_a_replaced_text_renders_anew() {
         let mut inc = Incremental::default();
         let text = "One paragraph here.\n\nTwo paragraph here.\n\nThree.\n";
-        inc.update(text, 40);
-        inc.update(text, 10);
+        inc.update(text, 40, 0);
+        inc.update(text, 10, 0);
         let got: Vec<Line<'static>> = inc.lines().cloned().collect();
         assert_eq!(got, super::super::render(text, 10));
         let other = "Different.\n\nText.\n";
-        inc.update(other, 10);
+        inc.update(other, 10, 0);
         let got: Vec<Line<'static>> = inc.lines().cloned().collect();
         assert_eq!(got, super::super::render(other, 10));
     }

@@ -8,7 +8,7 @@ use crate::tui::markdown;
 use crate::tui::theme;
 use crate::tui::transcript::{ItemKind, Level, ToolCallView, ToolState};
 use crate::tui::wrap::{
-    hard_wrap, hard_wrap_pieces, str_width, truncate, truncate_pieces, wrap_text,
+    hard_wrap, hard_wrap_pieces, indent_rows, str_width, truncate, truncate_pieces, wrap_text,
 };
 
 /// Result lines shown while tool output is collapsed.
@@ -33,11 +33,14 @@ pub struct View {
     /// Items' images drawn below them (the terminal shows them; never in
     /// the transcript left at exit).
     pub images: bool,
+    /// Blank columns on each side of an item's rows (pi's `outputPad`, 0 or
+    /// 1); a user message's background covers them.
+    pub margin: usize,
 }
 
-/// The columns an answer's text is rendered in.
+/// The columns an item's text is laid out in: the width less the margins.
 pub fn text_width(view: View) -> usize {
-    view.width.max(10)
+    view.width.saturating_sub(2 * view.margin).max(10)
 }
 
 /// How shown thinking is drawn.
@@ -45,11 +48,11 @@ pub fn thinking_style() -> Style {
     theme::thinking_text().add_modifier(Modifier::ITALIC)
 }
 
-/// The lines of one item.
+/// The lines of one item, after the view's margin.
 pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
     let w = text_width(view);
-    match kind {
-        ItemKind::User(text) => user_lines(text, w),
+    let mut lines = match kind {
+        ItemKind::User(text) => return user_lines(text, w, view.margin),
         ItemKind::Text(text) => markdown::render(text, w),
         ItemKind::Thinking(text) => {
             let style = thinking_style();
@@ -72,15 +75,29 @@ pub fn item_lines(kind: &ItemKind, view: View) -> Vec<Line<'static>> {
             };
             wrap_text(text, w, style, "")
         }
-    }
+    };
+    indent_rows(&mut lines, view.margin);
+    lines
 }
 
-fn user_lines(text: &str, w: usize) -> Vec<Line<'static>> {
+/// A user message `w` columns wide in its background, which also covers
+/// `margin` columns on each side. Its text starts a column in either way.
+fn user_lines(text: &str, w: usize, margin: usize) -> Vec<Line<'static>> {
     let style = Style::default().bg(theme::user_bg()).fg(theme::user_text());
+    let indent = if margin == 0 { " " } else { "" };
     let mut out = Vec::new();
-    for mut line in wrap_text(text.trim_end(), w.saturating_sub(1), style, " ") {
-        let pad = w.saturating_sub(line.width());
+    for mut line in wrap_text(
+        text.trim_end(),
+        w.saturating_sub(indent.len()),
+        style,
+        indent,
+    ) {
+        let pad = (w + margin).saturating_sub(line.width());
         line.spans.push(Span::styled(" ".repeat(pad), style));
+        if margin > 0 {
+            line.spans
+                .insert(0, Span::styled(" ".repeat(margin), style));
+        }
         out.push(line);
     }
     out

@@ -17,6 +17,7 @@ fn plain_view(width: usize) -> View {
         expand_tools: false,
         theme: 0,
         images: false,
+        margin: 0,
     }
 }
 
@@ -111,6 +112,7 @@ fn tool_results_collapse_and_expand() {
         expand_tools: false,
         theme: 0,
         images: false,
+        margin: 0,
     };
     let lines = text(&item_lines(&item, view));
     assert_eq!(lines[0], "● bash $ seq 10");
@@ -139,6 +141,7 @@ fn read_and_write_show_code_in_the_theme_s_syntax_colours() {
         expand_tools: false,
         theme: 0,
         images: false,
+        margin: 0,
     };
     let read = tool(
         "read",
@@ -263,4 +266,39 @@ fn a_file_tool_s_path_links_to_the_file_and_only_the_path_does() {
     crate::tui::links::set_for_this_thread(false, std::path::Path::new("/work/repo"));
     assert_eq!(link(&read, "src/a.rs"), None);
     assert_eq!(text(&item_lines(&read, view))[0], "● read src/a.rs:3");
+}
+
+/// pi's `outputPad`: every item's rows a column in from each side, laid out
+/// two columns narrower; a user message's background covers the margins.
+#[test]
+fn the_output_margin_indents_every_item_and_the_user_background_covers_it() {
+    let view = View {
+        margin: 1,
+        show_thinking: true,
+        ..plain_view(20)
+    };
+    let answer = ItemKind::Text("one two three four five six seven".into());
+    let rows = text(&item_lines(&answer, view));
+    assert_eq!(rows, [" one two three four", " five six seven"]);
+    let unpadded = text(&item_lines(&answer, plain_view(20)));
+    assert_eq!(unpadded, ["one two three four", "five six seven"]);
+    for kind in [
+        tool("bash", serde_json::json!({"command": "ls"}), "a\nb"),
+        ItemKind::Thinking("deep thoughts".into()),
+        ItemKind::Notice(Level::Warning, "careful now".into()),
+    ] {
+        for row in item_lines(&kind, view) {
+            assert!(row.to_string().starts_with(' '), "{row:?}");
+            assert!(row.width() <= 19, "{row:?}");
+        }
+    }
+    let user = item_lines(&ItemKind::User("hello there".into()), view);
+    assert_eq!(text(&user), [" hello there"]);
+    assert_eq!(user[0].width(), 20);
+    let background = Style::default().bg(theme::user_bg()).fg(theme::user_text());
+    assert!(user[0].spans.iter().all(|s| s.style == background));
+    // Without a margin the text still starts a column into the background.
+    let user = item_lines(&ItemKind::User("hello there".into()), plain_view(20));
+    assert_eq!(text(&user), [" hello there"]);
+    assert_eq!(user[0].width(), 20);
 }

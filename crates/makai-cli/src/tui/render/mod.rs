@@ -129,7 +129,7 @@ impl RenderCache {
                     }) => md,
                     _ => markdown::Incremental::default(),
                 };
-                md.update(text, items::text_width(view));
+                md.update(text, items::text_width(view), view.margin);
                 Rows::Markdown(md)
             }
             (ItemKind::Thinking(text), previous)
@@ -142,7 +142,12 @@ impl RenderCache {
                     }) => stream,
                     _ => TextStream::default(),
                 };
-                stream.update(text, items::text_width(view), items::thinking_style());
+                stream.update(
+                    text,
+                    items::text_width(view),
+                    items::thinking_style(),
+                    view.margin,
+                );
                 Rows::Thinking(stream)
             }
             (kind, _) => {
@@ -200,6 +205,7 @@ fn text_view(st: &UiState, width: u16) -> View {
         expand_tools: st.expand_tools,
         theme: theme::generation(),
         images: false,
+        margin: st.output_pad,
     }
 }
 
@@ -317,6 +323,7 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
         expand_tools: st.expand_tools,
         theme: theme::generation(),
         images: st.image_output.is_some(),
+        margin: st.output_pad,
     };
     let header = header_lines(st);
     refresh_items(st, view);
