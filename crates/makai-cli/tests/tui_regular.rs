@@ -216,20 +216,29 @@ fn ctrl_z_leaves_the_conversation_above_the_shell_and_fg_writes_it_once_again() 
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
-/// Regression: the exit output followed the mode makai started in, so an
+/// Regressions: the exit output followed the mode makai started in, so an
 /// answer given after `/settings` switched to full-screen left nothing in
-/// the terminal when makai ended.
+/// the terminal when makai ended; and what regular mode had written before
+/// the switch stayed in the scrollback, so the exit transcript showed it
+/// twice.
 #[test]
 fn the_exit_output_follows_the_mode_the_ui_ended_in() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("answered in full screen")));
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("answered in regular mode"))
+            .push(ScriptedResponse::text("answered in full screen")),
+    );
     let env = Env::new();
     let mut args = mock.args();
     args.extend(["--tui-mode".to_string(), "regular".to_string()]);
     let pane = Pane::start(&env, &args);
     pane.wait_text("Ask anything");
+    pane.type_text("first");
+    pane.keys(&["Enter"]);
+    pane.wait_text("answered in regular mode");
     pane.type_text("/settings");
     pane.keys(&["Enter"]);
     pane.wait_text("TUI mode");
@@ -244,9 +253,11 @@ fn the_exit_output_follows_the_mode_the_ui_ended_in() {
     pane.wait_text("answered in full screen");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
     let after = pane.output_after_exit();
-    assert_eq!(
-        after.matches("answered in full screen").count(),
-        1,
+    for answer in ["answered in regular mode", "answered in full screen"] {
+        assert_eq!(after.matches(answer).count(), 1, "{answer}:\n{after}");
+    }
+    assert!(
+        after.find("answered in regular mode") < after.find("answered in full screen"),
         "{after}"
     );
 }

@@ -254,7 +254,18 @@ impl Tui {
         if mode == self.mode() {
             return Ok(());
         }
+        let left = self.mode();
         self.restore();
+        if left == TuiMode::Regular {
+            // What regular mode wrote (on the screen and in the scrollback)
+            // goes: the exit transcript writes the whole conversation,
+            // which would show it twice. The same clear as regular mode's
+            // own rewrites.
+            let mut out = std::io::stdout();
+            let _ = out
+                .write_all(b"\x1b[H\x1b[2J\x1b[3J")
+                .and_then(|()| out.flush());
+        }
         setup_terminal(mode)?;
         self.surface = Surface::new(mode, self.clear_on_shrink);
         if let Surface::Regular(screen) = &mut self.surface {
