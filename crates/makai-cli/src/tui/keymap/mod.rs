@@ -16,10 +16,11 @@ use crossterm::event::KeyEvent;
 pub const FILE_NAME: &str = "keybindings.json";
 
 mod action;
+mod defaults;
 mod key;
 
 pub use action::Action;
-use action::{ACTIONS, KNOWN_ELSEWHERE};
+use defaults::{ACTIONS, KNOWN_ELSEWHERE};
 pub use key::Key;
 
 /// The keys of every action, defaults overlaid with the user's files.
