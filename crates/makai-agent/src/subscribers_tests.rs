@@ -1,6 +1,7 @@
 //! Tests of [`super`] (`subscribers.rs`).
 
 use super::*;
+use makai_ai::AssistantMessageEvent;
 
 fn delta(i: usize, d: &str) -> AgentEvent {
     AgentEvent::MessageUpdate {
