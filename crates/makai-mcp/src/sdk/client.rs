@@ -13,11 +13,9 @@ use rmcp::model::{
     ReadResourceRequestParams, RequestId, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, Peer, ServiceError, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -28,6 +26,12 @@ use crate::config::{McpServerConfig, ServerTransport};
 use crate::env::{child_env, command_value, expand_home};
 use crate::load::expand_vars;
 use makai_sandbox::{Policy, SandboxConfig};
+
+mod http;
+mod stderr;
+
+use http::{http_transport, warn_missing};
+use stderr::{settle, spawn_stderr_reader, with_tail};
 
 /// The sandbox of a stdio server: the settings' (`base`) with the server's own
 /// changes; `None` when neither asks for one. A sandbox the kernel cannot
@@ -64,9 +68,6 @@ fn sandbox_hint(confinement: Option<&makai_sandbox::Confinement>) -> String {
 
 /// Receives progress notifications of one call.
 pub(crate) type ProgressFn = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
-
-/// How many lines of a child's standard error are kept for failure reports.
-const STDERR_TAIL: usize = 12;
 
 type ProgressRoutes = Arc<Mutex<HashMap<String, ProgressFn>>>;
 
@@ -512,46 +513,6 @@ impl Drop for InFlight {
     }
 }
 
-fn warn_missing(server: &str, missing: &[String]) {
-    for var in missing {
-        tracing::warn!(
-            server,
-            "MCP server config refers to ${{{var}}}, which is not set; it was replaced by an empty string"
-        );
-    }
-}
-
-fn http_transport(
-    name: &str,
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-    from_commands: &std::collections::BTreeMap<String, String>,
-    parent_env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    use reqwest::header::{HeaderName, HeaderValue};
-    let mut map = HashMap::new();
-    for (k, v) in headers {
-        // A `!command` header is its command's output, taken as it is.
-        let value = match from_commands.get(k) {
-            Some(value) => value.clone(),
-            None => {
-                let (value, missing) = expand_vars(v, parent_env);
-                warn_missing(name, &missing);
-                value
-            }
-        };
-        let hn = HeaderName::from_bytes(k.as_bytes())
-            .map_err(|e| format!("header name {k:?} is invalid: {e}"))?;
-        let hv = HeaderValue::from_str(&value)
-            .map_err(|e| format!("the value of header {k:?} is invalid: {e}"))?;
-        map.insert(hn, hv);
-    }
-    let (url, missing) = expand_vars(url, parent_env);
-    warn_missing(name, &missing);
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
-    Ok(StreamableHttpClientTransport::from_config(config))
-}
-
 async fn with_limit<F: std::future::Future>(limit: Duration, f: F) -> Option<F::Output> {
     tokio::time::timeout(limit, f).await.ok()
 }
@@ -570,45 +531,4 @@ fn tidy_error(text: &str) -> String {
         out.push_str(" (check the server's \"headers\", for example its Authorization token)");
     }
     out
-}
-
-/// Waits up to a second for a child's standard error to reach its end.
-async fn settle(done: &CancellationToken) {
-    let _ = tokio::time::timeout(Duration::from_secs(1), done.cancelled()).await;
-}
-
-fn spawn_stderr_reader(
-    server: &str,
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<String>>>,
-    done: CancellationToken,
-) {
-    let server = server.to_string();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            tracing::debug!(server = %server, "MCP server stderr: {line}");
-            let mut t = lock(&tail);
-            if t.len() == STDERR_TAIL {
-                t.pop_front();
-            }
-            t.push_back(line);
-        }
-        done.cancel();
-    });
-}
-
-fn with_tail(reason: String, tail: &Mutex<VecDeque<String>>) -> String {
-    let t = lock(tail);
-    let lines: Vec<&str> = t
-        .iter()
-        .map(String::as_str)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    if lines.is_empty() {
-        reason
-    } else {
-        let last = &lines[lines.len().saturating_sub(3)..];
-        format!("{reason}; its last error output: {}", last.join(" | "))
-    }
 }
