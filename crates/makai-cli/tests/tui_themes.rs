@@ -11,6 +11,7 @@
 
 use crate::common;
 
+use common::pty::SpeakingTerminal;
 use common::tmux::{Pane, tmux_available};
 use common::{Env, Mock, s};
 use makai_mockllm::{Scenario, ScriptedResponse};
@@ -140,116 +141,6 @@ fn the_built_in_light_theme_and_an_unknown_name() {
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
-/// A terminal that says its colours: the test plays it on a pseudo-terminal,
-/// answering the colour queries (`OSC 10`, `OSC 11`) with dark text on a
-/// white background and every device attributes query (`CSI c`) as a VT
-/// terminal does. tmux cannot stand in: it does not answer `OSC 11`.
-struct SpeakingTerminal {
-    output: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
-    input: std::fs::File,
-    child: std::process::Child,
-}
-
-impl SpeakingTerminal {
-    fn start(env: &Env, args: &[String]) -> SpeakingTerminal {
-        SpeakingTerminal::start_with(env, args, &[])
-    }
-
-    /// [`SpeakingTerminal::start`] with `vars` set for makai.
-    fn start_with(env: &Env, args: &[String], vars: &[(&str, &str)]) -> SpeakingTerminal {
-        use std::io::{Read, Write};
-        use std::process::Stdio;
-        let size = nix::pty::Winsize {
-            ws_row: 30,
-            ws_col: 100,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        let pty = nix::pty::openpty(Some(&size), None).unwrap();
-        let stderr = std::fs::File::create(env.home.path().join("stderr.txt")).unwrap();
-        let mut cmd = env.cmd();
-        cmd.env("TERM", "xterm-256color")
-            .env_remove("COLORFGBG")
-            .env_remove("COLORTERM")
-            .env_remove("PI_TRUE_COLOR")
-            .env_remove("TERM_PROGRAM")
-            .env_remove("WT_SESSION");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let child = cmd
-            .args(args)
-            .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
-            .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .unwrap();
-        drop(pty.slave);
-        let master = std::fs::File::from(pty.master);
-        let mut reader = master.try_clone().unwrap();
-        let mut answers = master.try_clone().unwrap();
-        let output = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = output.clone();
-        std::thread::spawn(move || {
-            let queries: [(&[u8], &[u8]); 3] = [
-                (b"\x1b]10;?", b"\x1b]10;rgb:1010/1010/1010\x1b\\"),
-                (b"\x1b]11;?", b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\"),
-                (b"\x1b[c", b"\x1b[?1;2c"),
-            ];
-            let mut answered = 0;
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                let mut all = seen.lock().unwrap();
-                all.extend_from_slice(&chunk[..n]);
-                // Answer each query once, in the order asked.
-                loop {
-                    let next = queries
-                        .iter()
-                        .filter_map(|(q, a)| {
-                            all[answered..]
-                                .windows(q.len())
-                                .position(|w| w == *q)
-                                .map(|at| (answered + at + q.len(), *a))
-                        })
-                        .min_by_key(|(end, _)| *end);
-                    let Some((end, answer)) = next else { break };
-                    answers.write_all(answer).unwrap();
-                    answered = end;
-                }
-            }
-        });
-        SpeakingTerminal {
-            output,
-            input: master,
-            child,
-        }
-    }
-
-    fn output(&self) -> String {
-        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
-    }
-
-    fn wait_for(&self, text: &str) {
-        let start = std::time::Instant::now();
-        while !self.output().contains(text) {
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(20),
-                "timed out waiting for {text:?}; the output was {:?}",
-                self.output()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-
-    fn type_text(&mut self, text: &str) {
-        use std::io::Write;
-        self.input.write_all(text.as_bytes()).unwrap();
-    }
-}
-
 #[test]
 fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
@@ -271,8 +162,7 @@ fn a_terminal_that_says_it_is_light_gets_the_light_theme() {
     term.type_text("\x03");
     term.wait_for("Press Ctrl+C again to exit");
     term.type_text("\x03");
-    let status = term.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(term.wait_exit(std::time::Duration::from_secs(20)), Some(0));
 }
 
 /// How the user message's background reaches the terminal: the theme
@@ -308,7 +198,7 @@ fn user_message_background(vars: &[(&str, &str)], terminal: Option<Value>) -> &'
     term.type_text("\x03");
     term.wait_for("Press Ctrl+C again to exit");
     term.type_text("\x03");
-    assert_eq!(term.child.wait().unwrap().code(), Some(0));
+    assert_eq!(term.wait_exit(std::time::Duration::from_secs(20)), Some(0));
     which
 }
 

@@ -128,6 +128,27 @@ impl Drop for TerminalInput {
     }
 }
 
+/// The exit code of a UI whose terminal hung up (a SIGHUP's).
+pub const EXIT_HANGUP: i32 = 129;
+
+/// Ends the UI whose terminal went away ([`super::hangup`]): a run going is
+/// stopped (what it said is saved, as at any stop), and the exit code is a
+/// SIGHUP's.
+async fn hang_up(
+    app: &AppSession,
+    progress: &mut super::progress::TerminalProgress,
+    reports: &mut super::program_status::ProgramStatus,
+    st: UiState,
+) -> (i32, UiState) {
+    progress.finish();
+    reports.finish();
+    eprintln!("makai: the terminal closed; the session is saved");
+    if app.is_streaming() {
+        let _ = tokio::time::timeout(Duration::from_secs(3), app.abort()).await;
+    }
+    (EXIT_HANGUP, st)
+}
+
 /// A result of background work, for the UI loop.
 #[derive(Debug)]
 pub enum UiMsg {
@@ -382,6 +403,7 @@ pub async fn run(
     }
     let mut progress = super::progress::TerminalProgress::new(app.settings());
     let mut reports = super::program_status::ProgramStatus::new(reporting);
+    let mut hung_up = std::pin::pin!(super::hangup::hung_up());
     loop {
         let now = Instant::now();
         progress.update(ctx.st.busy() || ctx.st.compacting);
@@ -444,6 +466,10 @@ pub async fn run(
             // that cannot be written, a sub-agent's spending a session
             // switch cannot count), which this screen hides.
             () = app.warned() => ctx.st.show_warnings(app),
+            () = &mut hung_up => {
+                // No one to draw for or read from: end as a SIGHUP would.
+                return hang_up(app, &mut progress, &mut reports, st).await;
+            }
             () = sleep_until(deadline) => {}
         }
         if let Some(request) = ctx.st.terminal_request.take() {

@@ -32,6 +32,7 @@ pub mod commands;
 pub mod config_commands;
 pub mod event_loop;
 pub mod exit_output;
+pub mod hangup;
 pub mod images;
 pub mod input;
 pub mod keymap;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod node;
 pub mod pi_codes;
+pub mod pty;
 pub mod tmux;
 
 use makai_mockllm::{MockServer, RecordedRequest, Scenario};
