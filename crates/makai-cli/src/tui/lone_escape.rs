@@ -85,7 +85,17 @@ pub async fn forward<S, E>(
 ) where
     S: Stream<Item = Result<Event, E>> + Unpin,
 {
-    while let Some(event) = input.next().await {
+    // An event read after an Escape that it did not join: it is looked at
+    // as any event is (another Escape waits in its turn).
+    let mut carried = None;
+    loop {
+        let event = match carried.take() {
+            Some(event) => event,
+            None => match input.next().await {
+                Some(event) => event,
+                None => return,
+            },
+        };
         let escape = matches!(&event, Ok(e) if is_lone_escape(e));
         let Some(wait) = wait.filter(|_| escape) else {
             if !deliver(event) {
@@ -111,9 +121,10 @@ pub async fn forward<S, E>(
                     }
                 }
                 None => {
-                    if !deliver(event) || !deliver(Ok(next)) {
+                    if !deliver(event) {
                         return;
                     }
+                    carried = Some(Ok(next));
                 }
             },
             Ok(Some(Err(e))) => {
@@ -248,6 +259,12 @@ mod tests {
         assert_eq!(
             run(vec![(esc(), 20), (esc(), 0)], wait).await,
             vec![esc(), esc()]
+        );
+        // An Escape, then Alt+B split: the second Escape waits in its turn.
+        let b = key(KeyCode::Char('b'), KeyModifiers::NONE);
+        assert_eq!(
+            run(vec![(esc(), 20), (esc(), 5), (b, 0)], wait).await,
+            vec![esc(), key(KeyCode::Char('b'), KeyModifiers::ALT)]
         );
         // Escape, then Ctrl+C to exit, typed within the wait.
         let ctrl_c = key(KeyCode::Char('c'), KeyModifiers::CONTROL);
