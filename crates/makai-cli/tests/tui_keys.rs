@@ -1,7 +1,7 @@
 //! pi's keybindings in the interactive UI, driven under tmux: actions rebound
 //! and unbound by `keybindings.json` (pi's folder and makai's home), undo,
 //! yank-pop, the external editor (Ctrl+G) and suspending to the shell
-//! (Ctrl+Z, then `fg`), Alt+key split over a slow link
+//! (Ctrl+Z, then `fg`), Alt+key and an arrow key split over a slow link
 //! (`PI_TUI_ESC_TIMEOUT`). Skipped (with a message) when tmux is not installed,
 //! outside CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -341,6 +341,31 @@ fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() 
         pane.keys(&["Escape"]);
         std::thread::sleep(std::time::Duration::from_millis(150));
         pane.type_text("b");
+        pane.type_text("X");
+        editor_is(&pane, want);
+        assert_eq!(pane.quit_with_ctrl_c(), 0);
+    }
+}
+
+/// The Left arrow split after its ESC, as a slow link delivers it: ESC,
+/// then `[D` 150 ms later. Within `PI_TUI_ESC_TIMEOUT` the whole is the
+/// arrow (the cursor moves left); past it the ESC is the Escape key and
+/// `[D` is typed (what makai did with every such split before).
+#[test]
+fn an_arrow_key_split_after_its_escape_moves_the_cursor_instead_of_typing_its_rest() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    for (timeout, want) in [("3000", "hello worlXd"), ("20", "hello world[DX")] {
+        let env = Env::new();
+        let pane = Pane::start_with(&env, &mock.args(), &[("PI_TUI_ESC_TIMEOUT", timeout)]);
+        pane.wait_text("Ask anything");
+        pane.type_text("hello world");
+        editor_is(&pane, "hello world");
+        pane.keys(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        pane.type_text("[D");
         pane.type_text("X");
         editor_is(&pane, want);
         assert_eq!(pane.quit_with_ctrl_c(), 0);

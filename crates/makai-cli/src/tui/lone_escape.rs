@@ -10,11 +10,18 @@
 //! otherwise. A terminal that took the unambiguous key reports (the kitty
 //! keyboard protocol) sends Escape and Alt+key as sequences of their own,
 //! so nothing waits there.
+//!
+//! The same wait puts back together a key or mouse report split after its
+//! ESC ([`super::split_sequence`]): a lone Escape, then `[` or `O` within
+//! the wait, is the start of a sequence whose rest may take pi's 50 ms a
+//! character to come.
 
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use futures::{Stream, StreamExt};
+
+use super::split_sequence;
 
 /// The wait locally.
 const LOCAL_WAIT: Duration = Duration::from_millis(10);
@@ -114,19 +121,41 @@ pub async fn forward<S, E>(
                 deliver(event);
                 return;
             }
-            Ok(Some(Ok(next))) => match with_alt(&next) {
-                Some(joined) => {
-                    if !deliver(Ok(joined)) {
-                        return;
+            Ok(Some(Ok(next))) => {
+                if let Some(opener) = split_sequence::opener(&next) {
+                    let gathered = gather(
+                        &mut input,
+                        opener,
+                        next,
+                        wait.max(split_sequence::SEQUENCE_WAIT),
+                    )
+                    .await;
+                    for event in gathered.events() {
+                        if !deliver(Ok(event)) {
+                            return;
+                        }
+                    }
+                    match gathered.after {
+                        None => {}
+                        Some(None) => return,
+                        Some(Some(after)) => carried = Some(after),
+                    }
+                    continue;
+                }
+                match with_alt(&next) {
+                    Some(joined) => {
+                        if !deliver(Ok(joined)) {
+                            return;
+                        }
+                    }
+                    None => {
+                        if !deliver(event) {
+                            return;
+                        }
+                        carried = Some(Ok(next));
                     }
                 }
-                None => {
-                    if !deliver(event) {
-                        return;
-                    }
-                    carried = Some(Ok(next));
-                }
-            },
+            }
             Ok(Some(Err(e))) => {
                 if !deliver(event) || !deliver(Err(e)) {
                     return;
@@ -134,6 +163,78 @@ pub async fn forward<S, E>(
             }
         }
     }
+}
+
+/// What followed a lone Escape and the `[` or `O` read after it.
+struct Gathered<E> {
+    /// The characters' key events, the opener's first.
+    read: Vec<Event>,
+    /// Their characters: the sequence without its ESC, if it is one.
+    body: String,
+    /// What ended the gathering besides the sequence's end or the wait:
+    /// the input's end (`Some(None)`) or an event that is no character of
+    /// a sequence (`Some(Some(_))`, looked at next).
+    after: Option<Option<E>>,
+}
+
+impl<E> Gathered<E> {
+    /// What the user pressed: the key or mouse event of a whole sequence
+    /// (nothing for one makai does not read), else Alt and the opener and
+    /// the characters as typed.
+    fn events(&self) -> Vec<Event> {
+        if split_sequence::is_complete(&self.body) {
+            return split_sequence::decode(&self.body).into_iter().collect();
+        }
+        let mut events = self.read.clone();
+        if let Some(alt) = events.first().and_then(with_alt) {
+            events[0] = alt;
+        }
+        events
+    }
+}
+
+/// Reads the characters after a lone Escape and `first` (its `opener`
+/// character) until they make a whole sequence, each within `wait` of the
+/// last, or something else is read.
+async fn gather<S, E>(
+    input: &mut S,
+    opener: char,
+    first: Event,
+    wait: Duration,
+) -> Gathered<Result<Event, E>>
+where
+    S: Stream<Item = Result<Event, E>> + Unpin,
+{
+    let mut gathered = Gathered {
+        read: vec![first],
+        body: String::from(opener),
+        after: None,
+    };
+    while !split_sequence::is_complete(&gathered.body) && !split_sequence::too_long(&gathered.body)
+    {
+        match tokio::time::timeout(wait, input.next()).await {
+            Err(_) => break,
+            Ok(None) => {
+                gathered.after = Some(None);
+                break;
+            }
+            Ok(Some(Ok(event))) => match split_sequence::typed_char(&event) {
+                Some(c) => {
+                    gathered.body.push(c);
+                    gathered.read.push(event);
+                }
+                None => {
+                    gathered.after = Some(Some(Ok(event)));
+                    break;
+                }
+            },
+            Ok(Some(Err(e))) => {
+                gathered.after = Some(Some(Err(e)));
+                break;
+            }
+        }
+    }
+    gathered
 }
 
 #[cfg(test)]
@@ -292,6 +393,111 @@ mod tests {
             run(vec![(esc(), 5), (paste.clone(), 0)], wait).await,
             vec![esc(), paste]
         );
+    }
+
+    /// The key events crossterm reads from `text` arriving after an ESC
+    /// that ended a read.
+    fn typed(text: &str) -> Vec<Event> {
+        text.chars()
+            .map(|c| {
+                let modifiers = if c.is_ascii_uppercase() {
+                    KeyModifiers::SHIFT
+                } else {
+                    KeyModifiers::NONE
+                };
+                key(KeyCode::Char(c), modifiers)
+            })
+            .collect()
+    }
+
+    /// An Escape, then `rest` typed `gap_ms` apart (the first `first_ms`
+    /// after the Escape), then `after`.
+    fn split(first_ms: u64, rest: &str, gap_ms: u64, after: Vec<Event>) -> Vec<(Event, u64)> {
+        let mut script = vec![(esc(), first_ms)];
+        script.extend(typed(rest).into_iter().map(|e| (e, gap_ms)));
+        script.extend(after.into_iter().map(|e| (e, 0)));
+        script
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_key_or_mouse_report_split_after_its_escape_is_read_whole() {
+        let wait = Some(Duration::from_millis(10));
+        let up = key(KeyCode::Up, KeyModifiers::NONE);
+        // The Up arrow over a slow link: ESC, then `[A` 5 ms later.
+        assert_eq!(run(split(5, "[A", 0, vec![]), wait).await, vec![up.clone()]);
+        // The rest of a sequence may take pi's 50 ms a character, longer
+        // than the lone Escape's wait.
+        assert_eq!(
+            run(split(5, "[1;5C", 40, vec![]), wait).await,
+            vec![key(KeyCode::Right, KeyModifiers::CONTROL)]
+        );
+        assert_eq!(
+            run(split(5, "OP", 0, vec![]), wait).await,
+            vec![key(KeyCode::F(1), KeyModifiers::NONE)]
+        );
+        let click = Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 11,
+            row: 4,
+            modifiers: KeyModifiers::NONE,
+        });
+        let enter = key(KeyCode::Enter, KeyModifiers::NONE);
+        assert_eq!(
+            run(split(2, "[<0;12;5M", 1, vec![enter.clone()]), wait).await,
+            vec![click, enter.clone()]
+        );
+        // A sequence makai does not read is dropped, as crossterm drops it;
+        // what follows it is read as usual.
+        assert_eq!(
+            run(split(2, "[12;40R", 0, vec![enter.clone()]), wait).await,
+            vec![enter.clone()]
+        );
+        // Two in a row.
+        let mut script = split(2, "[A", 0, vec![]);
+        script.extend(split(2, "[B", 0, vec![]));
+        assert_eq!(
+            run(script, wait).await,
+            vec![up, key(KeyCode::Down, KeyModifiers::NONE)]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_never_becomes_a_sequence_is_alt_and_the_characters_typed() {
+        let wait = Some(Duration::from_millis(10));
+        let alt_bracket = key(KeyCode::Char('['), KeyModifiers::ALT);
+        // Alt+[ alone: the sequence's wait runs out.
+        assert_eq!(
+            run(split(2, "[", 0, vec![]), wait).await,
+            vec![alt_bracket.clone()]
+        );
+        // Alt+[ and `1` 200 ms later: two keys.
+        let mut want = vec![alt_bracket.clone()];
+        want.extend(typed("1"));
+        assert_eq!(run(split(2, "[1", 200, vec![]), wait).await, want);
+        // A key that is no character of a sequence ends it: Alt+[, `1`,
+        // then the Enter.
+        let enter = key(KeyCode::Enter, KeyModifiers::NONE);
+        let mut want = vec![alt_bracket.clone()];
+        want.extend(typed("1"));
+        want.push(enter.clone());
+        assert_eq!(run(split(2, "[1", 1, vec![enter]), wait).await, want);
+        // Past a report's length: what was typed.
+        let long = format!("[{}", "1".repeat(40));
+        let got = run(split(2, &long, 1, vec![]), wait).await;
+        assert_eq!(got.len(), 41);
+        assert_eq!(got[0], alt_bracket);
+        // Alt+Shift+O alone.
+        assert_eq!(
+            run(split(2, "O", 0, vec![]), wait).await,
+            vec![key(
+                KeyCode::Char('O'),
+                KeyModifiers::SHIFT | KeyModifiers::ALT
+            )]
+        );
+        // With no wait (the kitty protocol) nothing is gathered.
+        let mut want = vec![esc()];
+        want.extend(typed("[A"));
+        assert_eq!(run(split(2, "[A", 0, vec![]), None).await, want);
     }
 
     #[tokio::test(start_paused = true)]

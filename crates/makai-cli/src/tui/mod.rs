@@ -53,6 +53,7 @@ pub mod scrollbar;
 pub mod search;
 pub mod selection;
 pub mod selectors;
+pub mod split_sequence;
 pub mod summary;
 pub mod terminal;
 #[cfg(test)]
