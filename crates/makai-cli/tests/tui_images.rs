@@ -3,8 +3,9 @@
 //! the terminal behind it) an image a tool returned is sent once, wrapped
 //! for tmux to pass on, and drawn as kitty's placeholder cells; it is
 //! deleted at exit and the transcript left on the terminal has a note
-//! instead. Without a protocol, or with `terminal.showImages: false`, it is
-//! the note "[1 image(s)]".
+//! instead. With iTerm2's protocol (`PI_IMAGE_PROTOCOL=iterm2`) it is drawn
+//! over blank cells, once while it stays where it is. Without a protocol,
+//! or with `terminal.showImages: false`, it is the note "[1 image(s)]".
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -103,6 +104,56 @@ fn a_tool_s_image_is_sent_once_and_drawn_in_placeholder_cells() {
     assert!(after.contains("[1 image(s)]"), "{after}");
 }
 
+/// An image drawn with iTerm2's protocol, through tmux.
+const DRAWN: &str = "\x1bPtmux;\x1b\x1b]1337;File=inline=1;size=";
+
+#[test]
+fn with_iterm2_s_protocol_a_tool_s_image_is_drawn_over_blank_cells_once() {
+    if !tmux_available() {
+        return;
+    }
+    let (out, after) = read_an_image(&[("PI_IMAGE_PROTOCOL", "iterm2")], None);
+    assert!(!out.contains("_Ga="), "nothing of kitty's");
+    assert!(!out.contains('\u{10EEEE}'));
+    // Drawn once, at the first column of a row (the cursor moved there
+    // first): the frames after it (the answer under it) leave it be.
+    assert_eq!(out.matches(DRAWN).count(), 1, "drawn once");
+    let start = out.find(DRAWN).unwrap();
+    let before = &out[..start];
+    let moved = &before[before.rfind("\x1b[").unwrap()..];
+    assert!(
+        moved.ends_with(";1H") && moved[2..moved.len() - 3].parse::<u16>().is_ok(),
+        "{moved:?}"
+    );
+    let at = start + DRAWN.len();
+    let params = &out[at..at + out[at..].find(':').unwrap()];
+    let png = png(200, 100);
+    assert!(
+        params.starts_with(&format!("{};width=", png.len())),
+        "{params}"
+    );
+    assert!(params.ends_with(";preserveAspectRatio=1"), "{params}");
+    let number = |key: &str| -> usize {
+        let from = params.find(key).unwrap() + key.len();
+        params[from..].split(';').next().unwrap().parse().unwrap()
+    };
+    let (columns, rows) = (number("width="), number("height="));
+    assert!(
+        (1..=60).contains(&columns) && rows >= 1 && rows < columns,
+        "{params}"
+    );
+    // The PNG itself follows, whole, and the sequence ends with BEL.
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let payload_at = at + params.len() + 1;
+    assert_eq!(&out[payload_at..payload_at + data.len()], data);
+    assert_eq!(
+        &out[payload_at + data.len()..payload_at + data.len() + 1],
+        "\x07"
+    );
+    assert!(after.contains("[1 image(s)]"), "{after}");
+}
+
 #[test]
 fn images_are_notes_without_a_protocol_or_with_show_images_off() {
     if !tmux_available() {
@@ -111,6 +162,8 @@ fn images_are_notes_without_a_protocol_or_with_show_images_off() {
     // tmux stands between makai and the terminal: nothing is sent unless forced.
     let (out, _) = read_an_image(&[("TERM_PROGRAM", "ghostty")], None);
     assert!(!out.contains("_Ga="), "no image sent");
+    let (out, _) = read_an_image(&[("TERM_PROGRAM", "iTerm.app")], None);
+    assert!(!out.contains("1337;File="), "no image drawn");
     assert!(!out.contains('\u{10EEEE}'));
     assert!(out.contains("[1 image(s)]"));
     let (out, _) = read_an_image(

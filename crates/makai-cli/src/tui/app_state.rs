@@ -257,15 +257,21 @@ impl UiState {
             });
         let mut image_note = None;
         match choice {
-            super::images::ImageChoice::Kitty { width_cells, tmux } => {
+            super::images::ImageChoice::Drawn {
+                protocol,
+                width_cells,
+                tmux,
+            } => {
                 if tmux {
                     super::images::let_tmux_pass_images();
                 }
                 st.transcript.draw_images(super::images::ImageMaker::new(
+                    protocol,
                     width_cells,
                     super::images::cell_pixels(),
                 ));
                 st.image_output = Some(super::images::ImageOutput {
+                    protocol,
                     uploads: Default::default(),
                     tmux,
                 });

@@ -36,9 +36,11 @@ use ratatui::widgets::Widget;
 use super::backend::FrameBackend;
 
 mod difference;
+pub mod placed;
 pub(crate) mod rows;
 
 pub use difference::changed_cells;
+pub use placed::Placement;
 
 /// A frame being drawn: its buffer, where the cursor goes, which rows moved
 /// since the last frame and what each row was drawn from.
@@ -57,6 +59,8 @@ pub struct Frame<'a> {
     /// claimed scroll): the screen takes their cells from `shown`.
     borrowed: &'a mut [bool],
     hasher: &'a RandomState,
+    /// Images placed over the frame's cells ([`Frame::place_image`]).
+    placed: &'a mut Vec<Placement>,
 }
 
 /// Rows `rows` show what they showed at the last frame, moved up by `by`
@@ -179,6 +183,14 @@ impl Frame<'_> {
         self.cursor_drawn = true;
     }
 
+    /// Places an image over the frame's cells (iTerm2's protocol): drawn
+    /// there when the whole of it lies inside `placement.clip` on blank
+    /// cells and the terminal does not show it there already (see
+    /// [`placed`]).
+    pub fn place_image(&mut self, placement: Placement) {
+        self.placed.push(placement);
+    }
+
     /// Says that rows `rows` (of the whole screen's width) show what they
     /// showed at the last frame, moved up by `by` rows (down when negative).
     /// Only the last claim of a frame counts; one that does not fit the
@@ -262,6 +274,8 @@ pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> Offscree
     let shown_rows = vec![RowKey::Mixed; height];
     let mut borrowed = vec![false; height];
     let hasher = RandomState::new();
+    // Images are placed by the full-screen conversation only.
+    let mut placed = Vec::new();
     let mut frame = Frame {
         buffer: &mut buffer,
         cursor: None,
@@ -272,6 +286,7 @@ pub fn draw_offscreen(area: Rect, draw: impl FnOnce(&mut Frame<'_>)) -> Offscree
         shown_rows: &shown_rows,
         borrowed: &mut borrowed,
         hasher: &hasher,
+        placed: &mut placed,
     };
     draw(&mut frame);
     let (cursor, cursor_drawn) = (frame.cursor, frame.cursor_drawn);
@@ -302,6 +317,10 @@ pub struct Screen<W: Write> {
     /// Hashes lines with keys of this process, so that no text can be made
     /// to collide with another.
     hasher: RandomState,
+    /// The images the frame being drawn places (empty between frames).
+    placed: Vec<Placement>,
+    /// The images the terminal shows over cells.
+    images: placed::PlacedImages,
 }
 
 impl<W: Write> Screen<W> {
@@ -317,6 +336,8 @@ impl<W: Write> Screen<W> {
             unchanged: Vec::new(),
             borrowed: Vec::new(),
             hasher: RandomState::new(),
+            placed: Vec::new(),
+            images: placed::PlacedImages::default(),
         }
     }
 
@@ -325,6 +346,7 @@ impl<W: Write> Screen<W> {
         self.backend.clear_region(ClearType::All)?;
         self.shown.reset();
         self.shown_rows.fill(RowKey::Mixed);
+        self.images.forget();
         Backend::flush(&mut self.backend)
     }
 
@@ -341,6 +363,7 @@ impl<W: Write> Screen<W> {
         self.next.reset();
         self.backend.clear_region(ClearType::All)?;
         self.shown.reset();
+        self.images.forget();
         self.shown_rows = vec![RowKey::Mixed; usize::from(size.height)];
         self.next_rows = vec![RowKey::Blank; usize::from(size.height)];
         self.borrowed = vec![false; usize::from(size.height)];
@@ -383,6 +406,7 @@ impl<W: Write> Screen<W> {
             shown_rows: &self.shown_rows,
             borrowed: &mut self.borrowed,
             hasher: &self.hasher,
+            placed: &mut self.placed,
         };
         draw(&mut frame);
         let Frame {
@@ -402,9 +426,30 @@ impl<W: Write> Screen<W> {
                 .zip(&self.next_rows)
                 .map(|(shown, next)| shown == next && *next != RowKey::Mixed),
         );
-        self.backend.draw(
-            difference::changed_cells(&self.shown, &self.next, &self.unchanged).into_iter(),
-        )?;
+        let mut cells = difference::changed_cells(&self.shown, &self.next, &self.unchanged);
+        let width = usize::from(area.width);
+        let (shown, next, borrowed) = (&self.shown, &self.next, &self.borrowed);
+        // A borrowed row's cells are the shown row's.
+        let cell_at = |x: u16, y: u16| {
+            let row = usize::from(y);
+            let cells = if borrowed.get(row).copied().unwrap_or(false) {
+                &shown.content
+            } else {
+                &next.content
+            };
+            &cells[row * width + usize::from(x)]
+        };
+        let images = self.images.settle(area, &self.placed, &mut cells, cell_at);
+        self.backend.draw(cells.into_iter())?;
+        for i in images {
+            let placement = &self.placed[i];
+            if let Ok(y) = u16::try_from(placement.y) {
+                super::backend::move_to(&mut self.backend, placement.x, y)?;
+                self.backend
+                    .write_all(&placement.image.drawing(placement.tmux))?;
+            }
+        }
+        self.placed.clear();
         match cursor {
             None => self.backend.write_all(b"\x1b[?25l")?,
             Some(Position { x, y }) => {
@@ -418,7 +463,6 @@ impl<W: Write> Screen<W> {
         }
         self.backend.write_all(b"\x1b[?2026l")?;
         // The borrowed rows' cells are the shown ones: they stay.
-        let width = usize::from(area.width);
         for (row, borrowed) in self.borrowed.iter_mut().enumerate() {
             if std::mem::take(borrowed) {
                 let cells = row * width..(row + 1) * width;
@@ -442,6 +486,7 @@ impl<W: Write> Screen<W> {
             return Ok(());
         }
         let Scroll { rows, by } = scroll;
+        self.images.scrolled(&rows, by);
         let moved = by.unsigned_abs() as usize;
         let direction = if by > 0 { 'S' } else { 'T' };
         write!(

@@ -174,7 +174,11 @@ fn a_user_message_s_images_are_kept_when_images_are_drawn() {
     );
 
     let mut t = Transcript::default();
-    t.draw_images(crate::tui::images::ImageMaker::new(60, Some((10, 20))));
+    t.draw_images(crate::tui::images::ImageMaker::new(
+        crate::tui::images::Protocol::Kitty,
+        60,
+        Some((10, 20)),
+    ));
     t.apply(&AgentEvent::MessageStart {
         message: Arc::new(message.clone()),
     });

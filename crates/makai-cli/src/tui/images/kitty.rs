@@ -115,7 +115,7 @@ pub fn deletion(id: u32, tmux: bool) -> Vec<u8> {
 
 /// Appends `sequence`, wrapped in tmux's passthrough (`ESC P tmux; …
 /// ESC \`, every ESC inside doubled) when `tmux`.
-fn push_sequence(out: &mut Vec<u8>, sequence: &[u8], tmux: bool) {
+pub(super) fn push_sequence(out: &mut Vec<u8>, sequence: &[u8], tmux: bool) {
     if !tmux {
         out.extend_from_slice(sequence);
         return;

@@ -2,13 +2,18 @@
 //! `terminal.showImages`, `terminal.images`, `terminal.imageWidthCells` and
 //! `PI_IMAGE_PROTOCOL`): the images of user messages and tool results, in
 //! terminals that speak kitty's graphics protocol with Unicode placeholders
-//! (kitty, Ghostty; [`kitty`]). Elsewhere, and in the transcript left on the
-//! terminal at exit, an image is the note "[N image(s)]".
+//! (kitty, Ghostty; [`kitty`]) or iTerm2's inline images (iTerm2, WezTerm;
+//! [`iterm2`]). Elsewhere, and in the transcript left on the terminal at
+//! exit, an image is the note "[N image(s)]".
 //!
-//! An image is sent to the terminal once ([`Uploads`]), before the frame
-//! that first needs it, and again after the screen was cleared; the
-//! conversation's rows hold its placeholder cells ([`InlineImage::lines`]).
+//! With kitty's protocol an image is sent to the terminal once
+//! ([`Uploads`]), before the frame that first needs it, and again after the
+//! screen was cleared; the conversation's rows hold its placeholder cells
+//! ([`InlineImage::lines`]). With iTerm2's the rows are blank cells and the
+//! screen draws the image over them whenever the whole box is on screen and
+//! the terminal does not show it there already (`screen::placed`).
 
+pub mod iterm2;
 pub mod kitty;
 
 use std::collections::HashSet;
@@ -24,12 +29,23 @@ pub const DEFAULT_WIDTH_CELLS: u16 = 60;
 /// The most rows an image takes.
 const MAX_ROWS: u16 = 40;
 
+/// How a terminal is sent images.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// kitty's graphics protocol with Unicode placeholders.
+    Kitty,
+    /// iTerm2's inline images.
+    Iterm2,
+}
+
 /// Whether and how the conversation draws images.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ImageChoice {
-    /// Drawn with kitty's protocol, at most `width_cells` columns wide;
-    /// `tmux`: makai runs inside tmux, which must pass the images on.
-    Kitty {
+    /// Drawn with `protocol`, at most `width_cells` columns wide; `tmux`:
+    /// makai runs inside tmux, which must pass the images on.
+    Drawn {
+        /// The terminal's protocol.
+        protocol: Protocol,
         /// The widest an image is drawn, in cells.
         width_cells: u16,
         /// Inside tmux.
@@ -47,11 +63,14 @@ impl ImageChoice {
     /// pi's rules: `terminal.showImages: false` shows none; `terminal.images`
     /// (`"kitty"`, `"iterm2"`, `false`, `"auto"`), else `PI_IMAGE_PROTOCOL`
     /// (`kitty`, `iterm2`, `none`, `auto`), else the terminal's own word
-    /// (`var` reads the environment): kitty (`TERM=xterm-kitty`,
-    /// `KITTY_WINDOW_ID`) and Ghostty (`TERM_PROGRAM=ghostty`,
-    /// `TERM=xterm-ghostty`), not through tmux or screen, where only a
-    /// forced choice draws them. iTerm2's protocol is not drawn: its images
-    /// are notes, and the user is told.
+    /// (`var` reads the environment), not through tmux or screen, where only
+    /// a forced choice draws them: kitty's protocol in kitty
+    /// (`TERM=xterm-kitty`, `TERM_PROGRAM=kitty`, `KITTY_WINDOW_ID`) and
+    /// Ghostty (`TERM_PROGRAM=ghostty`, `TERM` naming it,
+    /// `GHOSTTY_RESOURCES_DIR`); iTerm2's in iTerm2 (`ITERM_SESSION_ID`,
+    /// `TERM_PROGRAM=iTerm.app`) and in WezTerm (`WEZTERM_PANE`,
+    /// `TERM_PROGRAM=WezTerm`), which pi sends kitty's placements but which
+    /// draws no Unicode placeholders.
     pub fn from_settings(
         terminal: Option<&serde_json::Value>,
         var: impl Fn(&str) -> Option<String>,
@@ -69,35 +88,44 @@ impl ImageChoice {
                     .min(kitty::MAX_CELLS)
             });
         let tmux = var("TMUX").is_some_and(|v| !v.is_empty());
+        let drawn = |protocol| ImageChoice::Drawn {
+            protocol,
+            width_cells,
+            tmux,
+        };
         let forced = match setting("images") {
             Some(serde_json::Value::Bool(false)) => Some("none".to_string()),
-            Some(serde_json::Value::String(s)) if s != "auto" => Some(s.clone()),
+            Some(serde_json::Value::String(s)) if s != "auto" => Some(s.to_ascii_lowercase()),
             _ => var("PI_IMAGE_PROTOCOL")
                 .map(|v| v.trim().to_ascii_lowercase())
                 .filter(|v| !v.is_empty() && v != "auto"),
         };
         match forced.as_deref() {
-            Some("kitty") => return ImageChoice::Kitty { width_cells, tmux },
-            Some("iterm2") => {
-                return ImageChoice::Text {
-                    why: Some(
-                        "makai draws images with kitty's graphics protocol only (kitty, Ghostty); \
-                         iTerm2's is not drawn, so images are shown as notes"
-                            .to_string(),
-                    ),
-                };
-            }
+            Some("kitty") => return drawn(Protocol::Kitty),
+            Some("iterm2") => return drawn(Protocol::Iterm2),
             Some(_) => return ImageChoice::Text { why: None },
             None => {}
         }
-        let term = var("TERM").unwrap_or_default();
-        let multiplexed = tmux || term.starts_with("screen") || term.starts_with("tmux");
-        let speaks_kitty = term == "xterm-kitty"
-            || term == "xterm-ghostty"
-            || var("KITTY_WINDOW_ID").is_some()
-            || var("TERM_PROGRAM").is_some_and(|p| p.eq_ignore_ascii_case("ghostty"));
-        if speaks_kitty && !multiplexed {
-            ImageChoice::Kitty { width_cells, tmux }
+        let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+        let term = var("TERM").unwrap_or_default().to_ascii_lowercase();
+        let program = var("TERM_PROGRAM").unwrap_or_default().to_ascii_lowercase();
+        if tmux || term.starts_with("screen") || term.starts_with("tmux") {
+            return ImageChoice::Text { why: None };
+        }
+        if term == "xterm-kitty"
+            || program == "kitty"
+            || set("KITTY_WINDOW_ID")
+            || program == "ghostty"
+            || term.contains("ghostty")
+            || set("GHOSTTY_RESOURCES_DIR")
+        {
+            drawn(Protocol::Kitty)
+        } else if set("ITERM_SESSION_ID")
+            || program == "iterm.app"
+            || set("WEZTERM_PANE")
+            || program == "wezterm"
+        {
+            drawn(Protocol::Iterm2)
         } else {
             ImageChoice::Text { why: None }
         }
@@ -107,12 +135,15 @@ impl ImageChoice {
 /// One image as the conversation draws it: sent as PNG, placed in
 /// `columns` x `rows` cells.
 pub struct InlineImage {
-    /// The terminal's id of it (24 bits).
+    /// The terminal's id of it (24 bits; also names it in the screen's
+    /// list of images drawn over cells).
     pub id: u32,
     /// Cells across.
     pub columns: u16,
     /// Cells down.
     pub rows: u16,
+    /// How it is sent.
+    pub protocol: Protocol,
     /// The PNG, base64.
     png: String,
 }
@@ -123,6 +154,7 @@ impl std::fmt::Debug for InlineImage {
             .field("id", &self.id)
             .field("columns", &self.columns)
             .field("rows", &self.rows)
+            .field("protocol", &self.protocol)
             .finish_non_exhaustive()
     }
 }
@@ -134,23 +166,45 @@ impl PartialEq for InlineImage {
 }
 
 impl InlineImage {
-    /// The rows holding its placeholder cells.
+    /// The rows it takes in the conversation: its placeholder cells
+    /// (kitty), or blank cells the screen draws it over (iTerm2).
     pub fn lines(&self) -> Vec<Line<'static>> {
-        let (r, g, b) = kitty::id_colour(self.id);
-        let style = Style::default().fg(Color::Rgb(r, g, b));
-        (0..self.rows)
-            .map(|row| {
-                Line::from(Span::styled(
-                    kitty::placeholder_row(row, self.columns),
-                    style,
-                ))
-            })
-            .collect()
+        match self.protocol {
+            Protocol::Kitty => {
+                let (r, g, b) = kitty::id_colour(self.id);
+                let style = Style::default().fg(Color::Rgb(r, g, b));
+                (0..self.rows)
+                    .map(|row| {
+                        Line::from(Span::styled(
+                            kitty::placeholder_row(row, self.columns),
+                            style,
+                        ))
+                    })
+                    .collect()
+            }
+            Protocol::Iterm2 => {
+                let blank = " ".repeat(usize::from(self.columns));
+                (0..self.rows).map(|_| Line::from(blank.clone())).collect()
+            }
+        }
     }
 
-    /// What sends it to the terminal.
+    /// What sends it to the terminal ahead of the frames (kitty; nothing
+    /// for iTerm2, whose image is drawn where it shows).
     pub fn transmission(&self, tmux: bool) -> Vec<u8> {
-        kitty::transmission(self.id, self.columns, self.rows, &self.png, tmux)
+        match self.protocol {
+            Protocol::Kitty => {
+                kitty::transmission(self.id, self.columns, self.rows, &self.png, tmux)
+            }
+            Protocol::Iterm2 => Vec::new(),
+        }
+    }
+
+    /// What draws it at the cursor (iTerm2's protocol).
+    pub fn drawing(&self, tmux: bool) -> Vec<u8> {
+        let padding = self.png.bytes().rev().take_while(|b| *b == b'=').count();
+        let bytes = (self.png.len() / 4 * 3).saturating_sub(padding);
+        iterm2::sequence(self.columns, self.rows, &self.png, bytes, tmux)
     }
 }
 
@@ -159,20 +213,22 @@ impl InlineImage {
 #[derive(Debug)]
 pub struct ImageMaker {
     next_id: u32,
+    protocol: Protocol,
     width_cells: u16,
     /// A cell's width and height in pixels.
     cell: (u32, u32),
 }
 
 impl ImageMaker {
-    /// Images at most `width_cells` wide, in cells of `cell` pixels (`None`:
-    /// the terminal does not say; a cell is taken as 10 x 20).
-    pub fn new(width_cells: u16, cell: Option<(u32, u32)>) -> ImageMaker {
+    /// Images for `protocol` at most `width_cells` wide, in cells of `cell`
+    /// pixels (`None`: the terminal does not say; a cell is taken as 10 x 20).
+    pub fn new(protocol: Protocol, width_cells: u16, cell: Option<(u32, u32)>) -> ImageMaker {
         // Ids start apart for each process, so that two makai in one
         // terminal window seldom name each other's images.
         let start = ((std::process::id() & 0xFFFF) << 8).max(1);
         ImageMaker {
             next_id: start,
+            protocol,
             width_cells: width_cells.clamp(1, kitty::MAX_CELLS),
             cell: cell.filter(|(w, h)| *w > 0 && *h > 0).unwrap_or((10, 20)),
         }
@@ -192,7 +248,7 @@ impl ImageMaker {
         if width == 0 || height == 0 {
             return None;
         }
-        // kitty takes PNG; other formats are converted once.
+        // Both protocols are sent PNG; other formats are converted once.
         let png = if is_png && mime_type.eq_ignore_ascii_case("image/png") {
             data.trim().to_string()
         } else {
@@ -219,6 +275,7 @@ impl ImageMaker {
             id,
             columns,
             rows: u16::try_from(rows).unwrap_or(MAX_ROWS),
+            protocol: self.protocol,
             png,
         }))
     }
@@ -226,9 +283,11 @@ impl ImageMaker {
 
 /// The images of a UI that draws them: what the terminal was sent, and
 /// whether it is reached through tmux.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ImageOutput {
-    /// What the terminal has.
+    /// How they are sent.
+    pub protocol: Protocol,
+    /// What the terminal has (kitty's protocol).
     pub uploads: Uploads,
     /// Inside tmux: images are wrapped for tmux to pass on.
     pub tmux: bool,
@@ -275,7 +334,7 @@ impl Uploads {
     ) -> Vec<u8> {
         let mut out = Vec::new();
         for image in images {
-            if self.sent.insert(image.id) {
+            if image.protocol == Protocol::Kitty && self.sent.insert(image.id) {
                 out.extend(image.transmission(tmux));
             }
         }
@@ -304,7 +363,12 @@ mod tests {
     use crate::tui::test_vars::vars as env;
 
     fn kitty(tmux: bool) -> ImageChoice {
-        ImageChoice::Kitty {
+        drawn(Protocol::Kitty, tmux)
+    }
+
+    fn drawn(protocol: Protocol, tmux: bool) -> ImageChoice {
+        ImageChoice::Drawn {
+            protocol,
             width_cells: DEFAULT_WIDTH_CELLS,
             tmux,
         }
@@ -334,13 +398,46 @@ mod tests {
         let wide = serde_json::json!({"images": "kitty", "imageWidthCells": 30});
         assert_eq!(
             ImageChoice::from_settings(Some(&wide), env(&[])),
-            ImageChoice::Kitty {
+            ImageChoice::Drawn {
+                protocol: Protocol::Kitty,
                 width_cells: 30,
                 tmux: false
             }
         );
-        let iterm = ImageChoice::from_settings(None, env(&[("PI_IMAGE_PROTOCOL", "iterm2")]));
-        assert!(matches!(iterm, ImageChoice::Text { why: Some(w) } if w.contains("iTerm2")));
+        // pi's other names for kitty and Ghostty.
+        for vars in [
+            [("TERM_PROGRAM", "kitty")],
+            [("KITTY_WINDOW_ID", "3")],
+            [("GHOSTTY_RESOURCES_DIR", "/usr/share/ghostty")],
+            [("TERM", "xterm-ghostty")],
+        ] {
+            assert_eq!(ImageChoice::from_settings(None, env(&vars)), kitty(false));
+        }
+        // iTerm2's protocol: forced, in iTerm2, in WezTerm.
+        let iterm2 = drawn(Protocol::Iterm2, false);
+        assert_eq!(
+            ImageChoice::from_settings(None, env(&[("PI_IMAGE_PROTOCOL", "iterm2")])),
+            iterm2
+        );
+        let setting = serde_json::json!({"images": "iterm2"});
+        assert_eq!(ImageChoice::from_settings(Some(&setting), env(&[])), iterm2);
+        for vars in [
+            [("TERM_PROGRAM", "iTerm.app")],
+            [("ITERM_SESSION_ID", "w0t0p0:1234")],
+            [("TERM_PROGRAM", "WezTerm")],
+            [("WEZTERM_PANE", "0")],
+        ] {
+            assert_eq!(ImageChoice::from_settings(None, env(&vars)), iterm2);
+        }
+        let in_tmux = &[("TERM_PROGRAM", "iTerm.app"), ("TMUX", "/tmp/t,1,0")];
+        assert_eq!(ImageChoice::from_settings(None, env(in_tmux)), text);
+        let forced = &[("TMUX", "/tmp/t,1,0"), ("PI_IMAGE_PROTOCOL", "iterm2")];
+        assert_eq!(
+            ImageChoice::from_settings(None, env(forced)),
+            drawn(Protocol::Iterm2, true)
+        );
+        let unknown = &[("PI_IMAGE_PROTOCOL", "sixel"), ("TERM", "xterm-kitty")];
+        assert_eq!(ImageChoice::from_settings(None, env(unknown)), text);
     }
 
     fn png(width: u32, height: u32) -> String {
@@ -354,7 +451,7 @@ mod tests {
 
     #[test]
     fn an_image_takes_the_cells_its_shape_needs_up_to_the_width() {
-        let mut maker = ImageMaker::new(60, Some((10, 20)));
+        let mut maker = ImageMaker::new(Protocol::Kitty, 60, Some((10, 20)));
         // 200 x 100 pixels: 20 cells across, 5 rows of 20 pixels.
         let small = maker.make("image/png", &png(200, 100)).unwrap();
         assert_eq!((small.columns, small.rows), (20, 5));
@@ -373,6 +470,32 @@ mod tests {
     }
 
     #[test]
+    fn an_iterm2_image_is_blank_rows_drawn_where_it_shows_and_never_uploaded() {
+        let mut maker = ImageMaker::new(Protocol::Iterm2, 60, Some((10, 20)));
+        let data = png(200, 100);
+        let image = maker.make("image/png", &data).unwrap();
+        assert_eq!((image.columns, image.rows), (20, 5));
+        let lines = image.lines();
+        assert_eq!(lines.len(), 5);
+        assert!(lines.iter().all(|l| l.to_string() == " ".repeat(20)));
+        assert!(image.transmission(false).is_empty());
+        let mut uploads = Uploads::default();
+        assert!(uploads.pending([&image], false).is_empty());
+        assert!(uploads.deletions(false).is_empty());
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&data)
+            .unwrap()
+            .len();
+        let drawing = String::from_utf8(image.drawing(false)).unwrap();
+        assert_eq!(
+            drawing,
+            format!(
+                "\x1b]1337;File=inline=1;size={bytes};width=20;height=5;preserveAspectRatio=1:{data}\x07"
+            )
+        );
+    }
+
+    #[test]
     fn a_jpeg_is_sent_as_png() {
         let img = image::RgbImage::from_pixel(30, 30, image::Rgb([1, 2, 3]));
         let mut jpeg = Cursor::new(Vec::new());
@@ -380,7 +503,7 @@ mod tests {
             .write_to(&mut jpeg, image::ImageFormat::Jpeg)
             .unwrap();
         let data = base64::engine::general_purpose::STANDARD.encode(jpeg.into_inner());
-        let mut maker = ImageMaker::new(60, None);
+        let mut maker = ImageMaker::new(Protocol::Kitty, 60, None);
         let image = maker.make("image/jpeg", &data).unwrap();
         let sent = String::from_utf8(image.transmission(false)).unwrap();
         let payload = sent.split(';').nth(1).unwrap().trim_end_matches("\x1b\\");
@@ -392,7 +515,7 @@ mod tests {
 
     #[test]
     fn uploads_send_each_image_once_until_the_screen_is_cleared() {
-        let mut maker = ImageMaker::new(60, None);
+        let mut maker = ImageMaker::new(Protocol::Kitty, 60, None);
         let a = maker.make("image/png", &png(10, 10)).unwrap();
         let b = maker.make("image/png", &png(10, 10)).unwrap();
         let mut uploads = Uploads::default();

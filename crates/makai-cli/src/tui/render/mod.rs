@@ -15,9 +15,12 @@ use ratatui::widgets::Paragraph;
 pub use items::View;
 pub use regular_frame::draw_regular;
 
+use std::sync::Arc;
+
 use super::app_state::UiState;
+use super::images::{InlineImage, Protocol};
 use super::markdown;
-use super::screen::Frame;
+use super::screen::{Frame, Placement};
 use super::search;
 use super::theme;
 use super::transcript::{Item, ItemKind};
@@ -89,6 +92,8 @@ struct Entry {
     rev: u64,
     view: View,
     rows: Rows,
+    /// The item's images and the row of its rows each starts at.
+    images: Vec<(usize, Arc<InlineImage>)>,
 }
 
 enum Rows {
@@ -120,6 +125,7 @@ impl RenderCache {
         if matches!(slot, Some(e) if e.rev == item.rev && e.view == view) {
             return;
         }
+        let mut images = Vec::new();
         let rows = match (&item.kind, slot.take()) {
             (ItemKind::Text(text), previous) => {
                 let mut md = match previous {
@@ -154,6 +160,7 @@ impl RenderCache {
                 let mut lines = items::item_lines(kind, view);
                 if view.images {
                     for image in &item.images {
+                        images.push((lines.len(), Arc::clone(image)));
                         lines.extend(image.lines());
                     }
                 }
@@ -164,6 +171,7 @@ impl RenderCache {
             rev: item.rev,
             view,
             rows,
+            images,
         });
     }
 }
@@ -336,6 +344,14 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
     let mut total = header.len();
     let mut prompt_rows = std::mem::take(&mut st.cache.prompt_rows);
     prompt_rows.clear();
+    // Images the screen draws over their blank rows (iTerm2's protocol),
+    // with the conversation row each starts at.
+    let placing = st
+        .image_output
+        .as_ref()
+        .filter(|o| o.protocol == Protocol::Iterm2)
+        .map(|o| o.tmux);
+    let mut placed: Vec<(usize, Arc<InlineImage>)> = Vec::new();
     // The blocks of rows the search may skip when they did not change.
     let mut blocks: Vec<search::Block> = Vec::new();
     if st.search.is_some() {
@@ -352,6 +368,14 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
             }
             if matches!(item.kind, ItemKind::User(_)) {
                 prompt_rows.push(total);
+            }
+            if placing.is_some() {
+                placed.extend(
+                    entry
+                        .images
+                        .iter()
+                        .map(|(row, image)| (total + row, Arc::clone(image))),
+                );
             }
             for run in entry.rows.runs() {
                 runs.push(run);
@@ -397,6 +421,22 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
     }
     st.cache.last_window = Some((area, start));
     st.cache.last_scroll = st.scroll;
+    if let Some(tmux) = placing {
+        for (row, image) in placed {
+            let y = i64::from(area.y) + row as i64 - start as i64;
+            let shows =
+                y < i64::from(area.bottom()) && y + i64::from(image.rows) > i64::from(area.y);
+            if let (true, Ok(y)) = (shows, i32::try_from(y)) {
+                f.place_image(Placement {
+                    image,
+                    x: area.x,
+                    y,
+                    clip: area,
+                    tmux,
+                });
+            }
+        }
+    }
     let mut shown: Vec<&Line<'static>> = Vec::with_capacity(end - start);
     let mut at = 0;
     for run in &runs {

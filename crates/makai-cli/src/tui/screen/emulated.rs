@@ -15,11 +15,30 @@ fn nonzero(n: u16) -> NonZeroU16 {
     NonZeroU16::new(n).unwrap()
 }
 
+/// The images drawn with iTerm2's protocol (the emulator draws none): where
+/// the cursor was and the sequence's arguments.
+#[derive(Default)]
+pub(crate) struct DrawnImages(Vec<((u16, u16), String)>);
+
+impl vt100::Callbacks for DrawnImages {
+    fn unhandled_osc(&mut self, screen: &mut vt100::Screen, params: &[&[u8]]) {
+        if params.first() != Some(&&b"1337"[..]) {
+            return;
+        }
+        let (row, col) = screen.cursor_position();
+        let arguments: Vec<String> = params[1..]
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        self.0.push(((col, row), arguments.join(";")));
+    }
+}
+
 /// A terminal emulator fed with everything a screen writes.
 pub(crate) struct Emulated {
     screen: Screen<Shared>,
     output: Shared,
-    terminal: vt100::Parser,
+    terminal: vt100::Parser<DrawnImages>,
     /// Bytes written by the last frame.
     pub(crate) last_bytes: usize,
 }
@@ -30,7 +49,12 @@ impl Emulated {
         Emulated {
             screen: Screen::new(output.clone()),
             output,
-            terminal: vt100::Parser::new(nonzero(size.height), nonzero(size.width), 0),
+            terminal: vt100::Parser::new_with_callbacks(
+                nonzero(size.height),
+                nonzero(size.width),
+                0,
+                DrawnImages::default(),
+            ),
             last_bytes: 0,
         }
     }
@@ -46,6 +70,12 @@ impl Emulated {
         let bytes = self.output.0.take();
         self.last_bytes = bytes.len();
         self.terminal.process(&bytes);
+    }
+
+    /// The images drawn (iTerm2's protocol) since the last call: the cell
+    /// each was drawn at and the sequence's arguments.
+    pub(crate) fn images_drawn(&mut self) -> Vec<((u16, u16), String)> {
+        std::mem::take(&mut self.terminal.callbacks_mut().0)
     }
 
     /// What the screen shows after the last frame.

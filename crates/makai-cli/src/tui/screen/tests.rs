@@ -206,3 +206,201 @@ fn a_claimed_scroll_writes_the_new_row_instead_of_the_whole_conversation() {
         "{with} bytes with the claim, {without} without"
     );
 }
+
+/// An image for iTerm2's protocol, 4 x 2 cells.
+fn iterm2_image() -> std::sync::Arc<crate::tui::images::InlineImage> {
+    use base64::Engine;
+    let img = image::RgbImage::from_pixel(40, 40, image::Rgb([9, 9, 9]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(png.into_inner());
+    let mut maker = crate::tui::images::ImageMaker::new(
+        crate::tui::images::Protocol::Iterm2,
+        60,
+        Some((10, 20)),
+    );
+    let image = maker.make("image/png", &data).unwrap();
+    assert_eq!((image.columns, image.rows), (4, 2));
+    image
+}
+
+/// A conversation of 10 rows in a 30 x 12 screen: `document` from row
+/// `top`, the image at its row `image_row`, the scroll from the last frame
+/// claimed when `claim` says by how much, a popup over rows 2 to 4 when
+/// `popup`.
+struct Placing {
+    term: Emulated,
+    document: Vec<Line<'static>>,
+    image: std::sync::Arc<crate::tui::images::InlineImage>,
+}
+
+impl Placing {
+    fn new(image_row: usize) -> Placing {
+        let image = iterm2_image();
+        let mut document: Vec<Line<'static>> =
+            (0..40).map(|i| Line::from(format!("row {i}"))).collect();
+        let blank = image.lines();
+        document.splice(image_row..image_row + 2, blank);
+        Placing {
+            term: Emulated::new(Size::new(30, 12)),
+            document,
+            image,
+        }
+    }
+
+    fn frame(&mut self, top: usize, image_row: usize, claim: Option<i32>, popup: bool) {
+        let size = Size::new(30, 12);
+        let area = Rect::new(0, 0, 30, 10);
+        let (document, image) = (&self.document, &self.image);
+        self.term.draw(size, |f| {
+            if let Some(by) = claim {
+                f.scrolled(0..10, by);
+            }
+            f.draw_lines(area, &document[top..]);
+            f.place_image(Placement {
+                image: std::sync::Arc::clone(image),
+                x: 0,
+                y: image_row as i32 - top as i32,
+                clip: area,
+                tmux: false,
+            });
+            if popup {
+                let over = Rect::new(1, 2, 20, 3);
+                f.render_widget(ratatui::widgets::Clear, over);
+                f.render_widget(
+                    Paragraph::new("a popup").block(ratatui::widgets::Block::bordered()),
+                    over,
+                );
+            }
+            f.draw_lines(Rect::new(0, 10, 30, 1), [&Line::from("status")]);
+        });
+        self.term
+            .assert_shows_the_frame(&format!("top {top}, claim {claim:?}, popup {popup}"));
+    }
+
+    /// Where the images of the last frames were drawn.
+    fn drawn(&mut self) -> Vec<(u16, u16)> {
+        self.term
+            .images_drawn()
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect()
+    }
+}
+
+#[test]
+fn an_image_over_cells_is_drawn_once_where_it_shows_and_moves_with_a_claimed_scroll() {
+    let mut t = Placing::new(5);
+    t.frame(0, 5, None, false);
+    let drawn = t.term.images_drawn();
+    assert_eq!(drawn.len(), 1);
+    assert_eq!(drawn[0].0, (0, 5));
+    assert!(
+        drawn[0].1.starts_with("File=inline=1;size=")
+            && drawn[0]
+                .1
+                .contains(";width=4;height=2;preserveAspectRatio=1:"),
+        "{}",
+        drawn[0].1
+    );
+    // The same frame again: the terminal shows it already.
+    t.frame(0, 5, None, false);
+    assert_eq!(t.drawn(), vec![]);
+    // Scrolled up two rows, the move claimed: the terminal moved it.
+    t.frame(2, 5, Some(2), false);
+    assert_eq!(t.drawn(), vec![]);
+    // Moved without a claim: torn down and drawn at its new place.
+    t.frame(4, 5, None, false);
+    assert_eq!(t.drawn(), vec![(0, 1)]);
+    // A resize clears the screen: drawn again.
+    t.term.draw(Size::new(31, 12), |_| {});
+    t.frame(4, 5, None, false);
+    assert_eq!(t.drawn(), vec![(0, 1)]);
+}
+
+#[test]
+fn an_image_under_a_popup_or_cut_by_the_edge_waits_until_it_shows_whole_on_blank_cells() {
+    let mut t = Placing::new(5);
+    // Under a popup: not drawn; drawn when the popup goes.
+    t.frame(2, 5, None, true);
+    assert_eq!(t.drawn(), vec![]);
+    t.frame(2, 5, None, false);
+    assert_eq!(t.drawn(), vec![(0, 3)]);
+    // A popup over it: torn down; drawn again when the popup goes.
+    t.frame(2, 5, None, true);
+    assert_eq!(t.drawn(), vec![]);
+    t.frame(2, 5, None, false);
+    assert_eq!(t.drawn(), vec![(0, 3)]);
+    // Shown whole, then scrolled half off the top with the claim: the
+    // terminal keeps its other half (nothing drawn), and scrolled back
+    // down it is drawn whole again.
+    t.frame(5, 5, Some(3), false);
+    assert_eq!(t.drawn(), vec![]);
+    t.frame(6, 5, Some(1), false);
+    assert_eq!(t.drawn(), vec![]);
+    t.frame(5, 5, Some(-1), false);
+    assert_eq!(t.drawn(), vec![(0, 0)]);
+    // Cut by the edge when first shown: drawn only once whole.
+    let mut t = Placing::new(9);
+    t.frame(0, 9, None, false);
+    assert_eq!(t.drawn(), vec![]);
+    t.frame(1, 9, Some(1), false);
+    assert_eq!(t.drawn(), vec![(0, 8)]);
+}
+
+/// The cells of an image torn down are written again, so that no part of
+/// it stays over the text that took its place.
+#[test]
+fn an_image_torn_down_has_its_cells_written_again() {
+    use super::placed::PlacedImages;
+    let image = iterm2_image();
+    let screen = Rect::new(0, 0, 30, 12);
+    let placement = |y: i32| Placement {
+        image: std::sync::Arc::clone(&image),
+        x: 0,
+        y,
+        clip: Rect::new(0, 0, 30, 10),
+        tmux: false,
+    };
+    let blank = Cell::default();
+    let mut images = PlacedImages::default();
+    let mut cells = Vec::new();
+    assert_eq!(
+        images.settle(screen, &[placement(3)], &mut cells, |_, _| &blank),
+        vec![0]
+    );
+    assert!(cells.is_empty());
+    // Placed again: kept, nothing written.
+    assert!(
+        images
+            .settle(screen, &[placement(3)], &mut cells, |_, _| &blank)
+            .is_empty()
+    );
+    assert!(cells.is_empty());
+    // Placed elsewhere: its old cells are written, it is drawn at the new place.
+    assert_eq!(
+        images.settle(screen, &[placement(6)], &mut cells, |_, _| &blank),
+        vec![0]
+    );
+    let written: Vec<(u16, u16)> = cells.iter().map(|(x, y, _)| (*x, *y)).collect();
+    let old: Vec<(u16, u16)> = (3..5).flat_map(|y| (0..4).map(move |x| (x, y))).collect();
+    assert_eq!(written, old);
+    // A cell of it written by the frame: torn down too, and drawn again.
+    let text = Cell::new("x");
+    let mut cells = vec![(2, 7, &text)];
+    assert_eq!(
+        images.settle(screen, &[placement(6)], &mut cells, |_, _| &blank),
+        vec![0]
+    );
+    assert_eq!(cells.len(), 1 + 8);
+    // No longer placed: torn down, not drawn.
+    let mut cells = Vec::new();
+    assert!(
+        images
+            .settle(screen, &[], &mut cells, |_, _| &blank)
+            .is_empty()
+    );
+    assert_eq!(cells.len(), 8);
+}
