@@ -4,7 +4,8 @@
 //! for tmux to pass on, and drawn as kitty's placeholder cells; it is
 //! deleted at exit and the transcript left on the terminal has a note
 //! instead. With iTerm2's protocol (`PI_IMAGE_PROTOCOL=iterm2`) it is drawn
-//! over blank cells, once while it stays where it is. Without a protocol,
+//! over blank cells, once while it stays where it is. In regular mode both
+//! go into the terminal's scrollback and stay. Without a protocol,
 //! or with `terminal.showImages: false`, it is the note "[1 image(s)]".
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,6 +35,15 @@ fn png(width: u32, height: u32) -> Vec<u8> {
 /// Has the model read `dot.png` and answer; returns what makai wrote to
 /// the terminal and the transcript left after exit.
 fn read_an_image(vars: &[(&str, &str)], settings: Option<serde_json::Value>) -> (String, String) {
+    read_an_image_in(&[], vars, settings)
+}
+
+/// [`read_an_image`] with more arguments for makai.
+fn read_an_image_in(
+    args: &[&str],
+    vars: &[(&str, &str)],
+    settings: Option<serde_json::Value>,
+) -> (String, String) {
     let mock = Mock::start(
         Scenario::new()
             .push(ScriptedResponse::tool_call(
@@ -50,7 +60,9 @@ fn read_an_image(vars: &[(&str, &str)], settings: Option<serde_json::Value>) -> 
     }
     std::fs::write(env.work().join("dot.png"), png(200, 100)).unwrap();
     let raw = env.home.path().join("pane-output.bin");
-    let pane = Pane::start_with(&env, &s(&["--model", "lab/eyes"]), vars);
+    let mut all = vec!["--model", "lab/eyes"];
+    all.extend(args);
+    let pane = Pane::start_with(&env, &s(&all), vars);
     pane.wait_text("Ask anything");
     pane.tmux(&["pipe-pane", "-o", &format!("cat >> {}", raw.display())]);
     pane.type_text("look at it");
@@ -152,6 +164,41 @@ fn with_iterm2_s_protocol_a_tool_s_image_is_drawn_over_blank_cells_once() {
         "\x07"
     );
     assert!(after.contains("[1 image(s)]"), "{after}");
+}
+
+/// Regular mode (`--tui-mode regular`): the conversation goes into the
+/// terminal's scrollback with its images, which stay there when makai ends
+/// (not deleted, their cells left on the terminal).
+#[test]
+fn in_regular_mode_images_go_into_the_scrollback_and_stay() {
+    if !tmux_available() {
+        return;
+    }
+    let regular = ["--tui-mode", "regular"];
+    let (out, after) = read_an_image_in(&regular, &[("PI_IMAGE_PROTOCOL", "kitty")], None);
+    assert_eq!(out.matches(SENT).count(), 1, "sent once");
+    let sent_at = out.find(SENT).unwrap();
+    let drawn_at = out.find(FIRST_CELL).expect("placeholder cells written");
+    assert!(sent_at < drawn_at, "sent before its rows");
+    assert!(!out.contains(DELETED), "kept at exit");
+    assert!(after.contains("seen it"), "{after}");
+    assert!(after.contains(FIRST_CELL), "its cells stay: {after}");
+
+    let (out, _) = read_an_image_in(&regular, &[("PI_IMAGE_PROTOCOL", "iterm2")], None);
+    assert_eq!(out.matches(DRAWN).count(), 1, "drawn once");
+    // Over its rows with the cursor saved before and put back after.
+    let at = out.find(DRAWN).unwrap();
+    assert!(
+        out[..at].ends_with("\r\x1b7"),
+        "{:?}",
+        &out[at.saturating_sub(20)..at]
+    );
+    let end = at + out[at..].find('\x07').unwrap();
+    assert!(
+        out[end..].starts_with("\x07\x1b\\\x1b8"),
+        "{:?}",
+        &out[end..end + 8]
+    );
 }
 
 #[test]

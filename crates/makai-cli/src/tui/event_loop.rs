@@ -331,8 +331,6 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
             match tui.switch(mode) {
                 Ok(()) => {
                     ctx.st.regular = regular;
-                    // Images come back with the next start in full-screen mode.
-                    ctx.st.image_output = None;
                     ctx.st.selection.clear();
                     ctx.st.search = None;
                 }
@@ -381,8 +379,6 @@ pub async fn run(
     let mut term = TerminalInput::start();
     let mut st = UiState::new(app);
     if tui.mode() == super::terminal::TuiMode::Regular {
-        // The terminal owns the scrollback: no images kept in it.
-        st.image_output = None;
         st.regular = true;
     }
     for (level, notice) in notices {
@@ -485,7 +481,10 @@ pub async fn run(
     }
     progress.finish();
     reports.finish();
-    if let Some(output) = st.image_output.as_mut() {
+    // Regular mode's scrollback keeps its images when the UI ends.
+    if let Some(output) = st.image_output.as_mut()
+        && tui.mode() == super::terminal::TuiMode::Fullscreen
+    {
         tui.delete_images(output);
     }
     if app.is_streaming() {

@@ -28,6 +28,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use ratatui::buffer::{Buffer, Cell, CellWidth};
 use ratatui::layout::{Rect, Size};
@@ -35,6 +36,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::backend::Pen;
+use super::images::InlineImage;
 
 /// What a run of a document's rows belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +76,11 @@ pub struct Document<'a> {
     /// What the rows were drawn for apart from the width (whether thinking
     /// shows, the theme…): a new view writes the whole document again.
     pub view: u64,
+    /// Images drawn over their blank rows (iTerm2's protocol): the row
+    /// each starts at.
+    pub images: Vec<(usize, Arc<InlineImage>)>,
+    /// The terminal is reached through tmux (images are wrapped for it).
+    pub tmux: bool,
 }
 
 impl Document<'_> {
@@ -116,6 +123,9 @@ pub struct ScrollbackScreen<W: Write> {
     fresh: bool,
     /// The next frame clears the terminal and writes everything.
     repaint: bool,
+    /// A frame cleared the terminal and wrote everything since
+    /// [`ScrollbackScreen::take_rewritten`] was last asked.
+    rewritten: bool,
     clear_on_shrink: bool,
     hasher: RandomState,
     /// One row, to lay a line out into cells.
@@ -138,6 +148,7 @@ impl<W: Write> ScrollbackScreen<W> {
             view: 0,
             fresh: true,
             repaint: false,
+            rewritten: false,
             clear_on_shrink,
             hasher: RandomState::new(),
             scratch: Buffer::empty(Rect::default()),
@@ -149,6 +160,24 @@ impl<W: Write> ScrollbackScreen<W> {
     /// editor, which wrote on it).
     pub fn repaint(&mut self) {
         self.repaint = true;
+    }
+
+    /// Whether a frame cleared the terminal and its scrollback and wrote
+    /// everything since the last call (images sent ahead must be sent
+    /// again).
+    pub fn take_rewritten(&mut self) -> bool {
+        std::mem::take(&mut self.rewritten)
+    }
+
+    /// Writes `bytes` as they are (images sent ahead of the rows that show
+    /// them), sent with the next frame.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
+    }
+
+    /// Sends what was written.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 
     /// Draws `doc` on a terminal of `size`.
@@ -199,7 +228,29 @@ impl<W: Write> ScrollbackScreen<W> {
             // frame's rows were), without scrolling.
             self.out.write_all(b"\r\x1b[B\x1b[J\x1b[A")?;
         }
+        self.draw_images(doc, start)?;
         self.finish(doc)
+    }
+
+    /// Draws the images whose rows were written from row `written_from`
+    /// on (their blank rows erased whatever showed there) and are all on
+    /// screen; an image whose rows went into the scrollback as they were
+    /// written stays blank there.
+    fn draw_images(&mut self, doc: &Document<'_>, written_from: i64) -> io::Result<()> {
+        for (row, image) in &doc.images {
+            let first = *row as i64;
+            let end = first + i64::from(image.rows);
+            if end <= written_from || first < self.top || end > self.len as i64 {
+                continue;
+            }
+            self.move_to(first)?;
+            // The image moves the cursor: it is put back where the rows
+            // left it.
+            self.out.write_all(b"\r\x1b7")?;
+            self.out.write_all(&image.drawing(doc.tmux))?;
+            self.out.write_all(b"\x1b8")?;
+        }
+        Ok(())
     }
 
     /// Hands the terminal over (to the shell, an editor, or for good): the
@@ -293,6 +344,7 @@ impl<W: Write> ScrollbackScreen<W> {
         self.compare(doc);
         self.out
             .write_all(b"\x1b[?2026h\x1b[?25l\x1b[H\x1b[2J\x1b[3J")?;
+        self.rewritten = true;
         self.top = 0;
         self.cursor = 0;
         for (i, line) in doc.rows_from(0).enumerate() {
@@ -301,6 +353,7 @@ impl<W: Write> ScrollbackScreen<W> {
             }
             write_line(&mut self.out, &mut self.scratch, size.width, line)?;
         }
+        self.draw_images(doc, 0)?;
         self.finish(doc)
     }
 

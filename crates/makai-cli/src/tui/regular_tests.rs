@@ -3,6 +3,8 @@ use std::num::NonZeroU16;
 use ratatui::style::{Color, Modifier, Style};
 
 use super::*;
+use crate::tui::images::{Protocol, test_image};
+use crate::tui::screen::emulated::DrawnImages;
 use crate::tui::test_rng::{Rng, Shared};
 
 fn nonzero(n: u16) -> NonZeroU16 {
@@ -14,7 +16,7 @@ fn nonzero(n: u16) -> NonZeroU16 {
 struct Term {
     screen: ScrollbackScreen<Shared>,
     output: Shared,
-    parser: vt100::Parser,
+    parser: vt100::Parser<DrawnImages>,
     size: Size,
 }
 
@@ -23,7 +25,12 @@ impl Term {
     /// many rows of a shell's output.
     fn new(size: Size, cursor_row: u16, clear_on_shrink: bool) -> Term {
         let output = Shared::default();
-        let mut parser = vt100::Parser::new(nonzero(size.height), nonzero(size.width), 10_000);
+        let mut parser = vt100::Parser::new_with_callbacks(
+            nonzero(size.height),
+            nonzero(size.width),
+            10_000,
+            DrawnImages::default(),
+        );
         for i in 0..cursor_row {
             parser.process(format!("$ shell line {i}\r\n").as_bytes());
         }
@@ -83,6 +90,7 @@ struct Doc {
     view: u64,
     cursor: Option<(usize, u16)>,
     cursor_drawn: bool,
+    images: Vec<(usize, Arc<InlineImage>)>,
 }
 
 static GAP: [Line<'static>; 1] = [Line {
@@ -104,6 +112,7 @@ impl Doc {
             view: 1,
             cursor: None,
             cursor_drawn: false,
+            images: Vec::new(),
         }
     }
 
@@ -137,6 +146,8 @@ impl Doc {
             cursor: self.cursor,
             cursor_drawn: self.cursor_drawn,
             view: self.view,
+            images: self.images.clone(),
+            tmux: false,
         }
     }
 
@@ -457,4 +468,61 @@ fn random_frames_keep_the_terminal_showing_the_document() {
             "frame {frame}"
         );
     }
+}
+
+/// iTerm2's images in regular mode: drawn over their blank rows once those
+/// are written and on screen (the cursor put back after), not again while
+/// the rows stay, again when they are written again; one whose rows went
+/// into the scrollback as they were written stays blank.
+#[test]
+fn an_image_is_drawn_over_its_rows_when_they_are_written_on_screen() {
+    let image = test_image(Protocol::Iterm2, 40, 40);
+    assert_eq!((image.columns, image.rows), (4, 2));
+    let mut term = Term::new(Size::new(30, 12), 0, false);
+    let mut doc = Doc::new();
+    let mut user = vec![Line::from("you: look")];
+    user.extend(image.lines());
+    doc.items.push((0, user));
+    doc.items.push((0, vec![Line::from("answer")]));
+    // The greeting's two rows, then the user's line: the image at row 3.
+    doc.images = vec![(3, Arc::clone(&image))];
+    let drawn = |term: &mut Term| -> Vec<(u16, u16)> {
+        term.parser
+            .callbacks_mut()
+            .take()
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect()
+    };
+    term.draw(&doc.document());
+    assert_eq!(drawn(&mut term), vec![(0, 3)]);
+    assert_eq!(
+        trimmed(term.everything()),
+        doc.texts(),
+        "the rows as written"
+    );
+    // Rows below it change: it stays.
+    doc.grow(1, "more".to_string());
+    term.draw(&doc.document());
+    assert_eq!(drawn(&mut term), vec![]);
+    assert_eq!(trimmed(term.everything()), doc.texts());
+    // Its item changes on screen: its rows are written again, and so is it.
+    doc.items[0].0 += 1;
+    doc.items[0].1[0] = Line::from("you: look again");
+    term.draw(&doc.document());
+    assert_eq!(drawn(&mut term), vec![(0, 3)]);
+    assert_eq!(trimmed(term.everything()), doc.texts());
+    // Gone into the scrollback, then everything written again: its rows
+    // pass the screen as they are written, so it is not drawn.
+    for i in 0..20 {
+        doc.grow(1, format!("row {i}"));
+    }
+    term.draw(&doc.document());
+    assert_eq!(drawn(&mut term), vec![]);
+    doc.items[0].0 += 1;
+    doc.items[0].1[0] = Line::from("you: changed in the scrollback");
+    term.draw(&doc.document());
+    assert!(term.screen.take_rewritten(), "everything written again");
+    assert_eq!(drawn(&mut term), vec![]);
+    assert_eq!(trimmed(term.everything()), doc.texts());
 }

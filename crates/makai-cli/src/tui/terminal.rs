@@ -355,7 +355,22 @@ impl Tui {
         let size = Size { width, height };
         match &mut self.surface {
             Surface::Fullscreen(screen) => screen.draw(size, |f| render::draw(f, st)),
-            Surface::Regular(screen) => render::draw_regular(st, size, screen),
+            Surface::Regular(screen) => {
+                render::draw_regular(st, size, screen)?;
+                // The frame cleared the scrollback: kitty's images are sent
+                // again (its placeholders show them once they come).
+                if screen.take_rewritten()
+                    && let Some(output) = st.image_output.as_mut()
+                {
+                    output.uploads.forget();
+                    let bytes = output.uploads.pending(st.transcript.images(), output.tmux);
+                    if !bytes.is_empty() {
+                        screen.write_raw(&bytes)?;
+                        screen.flush()?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -367,32 +382,46 @@ impl Tui {
         output: &mut ImageOutput,
         images: &[Arc<InlineImage>],
     ) -> std::io::Result<()> {
-        let Surface::Fullscreen(screen) = &mut self.surface else {
-            return Ok(());
-        };
-        let (width, height) = crossterm::terminal::size()?;
-        let resized = screen.fit(Size { width, height })?;
-        if resized || std::mem::take(&mut self.cleared) {
-            output.uploads.forget();
+        let cleared = std::mem::take(&mut self.cleared);
+        match &mut self.surface {
+            Surface::Fullscreen(screen) => {
+                let (width, height) = crossterm::terminal::size()?;
+                let resized = screen.fit(Size { width, height })?;
+                if resized || cleared {
+                    output.uploads.forget();
+                }
+                let bytes = output.uploads.pending(images, output.tmux);
+                if bytes.is_empty() {
+                    return Ok(());
+                }
+                screen.write_raw(&bytes)
+            }
+            Surface::Regular(screen) => {
+                if cleared {
+                    output.uploads.forget();
+                }
+                let bytes = output.uploads.pending(images, output.tmux);
+                if bytes.is_empty() {
+                    return Ok(());
+                }
+                screen.write_raw(&bytes)
+            }
         }
-        let bytes = output.uploads.pending(images, output.tmux);
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        screen.write_raw(&bytes)
     }
 
-    /// Deletes the images sent to the terminal (the UI is ending).
+    /// Deletes the images sent to the terminal (leaving full-screen mode,
+    /// or any mode for another: regular mode's scrollback keeps its images
+    /// when the UI ends).
     pub fn delete_images(&mut self, output: &mut ImageOutput) {
-        let Surface::Fullscreen(screen) = &mut self.surface else {
-            return;
-        };
         let bytes = output.uploads.deletions(output.tmux);
-        if !bytes.is_empty() {
-            // Best effort: a terminal that cannot be written to keeps them.
-            let _ = screen.write_raw(&bytes);
-            let _ = screen.flush();
+        if bytes.is_empty() {
+            return;
         }
+        // Best effort: a terminal that cannot be written to keeps them.
+        let _ = match &mut self.surface {
+            Surface::Fullscreen(screen) => screen.write_raw(&bytes).and_then(|()| screen.flush()),
+            Surface::Regular(screen) => screen.write_raw(&bytes).and_then(|()| screen.flush()),
+        };
     }
 
     /// Leaves UI mode (also done on drop). Regular mode erases its live rows

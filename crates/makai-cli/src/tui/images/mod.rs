@@ -356,6 +356,19 @@ impl Uploads {
     }
 }
 
+/// An image of `width` x `height` pixels for `protocol`, in cells of 10 x
+/// 20 pixels (for tests).
+#[cfg(test)]
+pub(crate) fn test_image(protocol: Protocol, width: u32, height: u32) -> Arc<InlineImage> {
+    let img = image::RgbImage::from_pixel(width, height, image::Rgb([9, 9, 9]));
+    let mut png = Cursor::new(Vec::new());
+    let written = image::DynamicImage::ImageRgb8(img).write_to(&mut png, image::ImageFormat::Png);
+    assert!(written.is_ok());
+    let data = base64::engine::general_purpose::STANDARD.encode(png.into_inner());
+    let made = ImageMaker::new(protocol, 60, Some((10, 20))).make("image/png", &data);
+    made.unwrap_or_else(|| panic!("a test image of {width} x {height}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,19 @@
 //! Regular mode's frame ([`super::super::regular`]): the greeting, the
-//! conversation's rows as the full-screen UI wraps them, and the live rows
-//! under them (an open list, the status line, the queue, the editor, the
-//! footer), drawn with the full-screen UI's widgets.
+//! conversation's rows as the full-screen UI wraps them (its images with
+//! them, when the terminal draws them), and the live rows under them (an
+//! open list, the status line, the queue, the editor, the footer), drawn
+//! with the full-screen UI's widgets.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
+use std::sync::Arc;
 
 use ratatui::layout::{Constraint, Layout, Rect, Size};
 use ratatui::text::Line;
 
-use super::{chrome, header_lines, popup, refresh_items, text_view};
+use super::{View, chrome, header_lines, popup, refresh_items, text_view};
 use crate::tui::app_state::UiState;
+use crate::tui::images::Protocol;
 use crate::tui::regular::{Document, Part, Run, ScrollbackScreen, buffer_lines};
 use crate::tui::screen::draw_offscreen;
 
@@ -21,8 +24,17 @@ pub fn draw_regular<W: Write>(
     screen: &mut ScrollbackScreen<W>,
 ) -> std::io::Result<()> {
     let width = size.width.max(1);
-    let view = text_view(st, width);
+    let view = View {
+        images: st.image_output.is_some(),
+        ..text_view(st, width)
+    };
     refresh_items(st, view);
+    // Images the screen draws over their blank rows (iTerm2's protocol).
+    let placing = st
+        .image_output
+        .as_ref()
+        .filter(|o| o.protocol == Protocol::Iterm2);
+    let mut images = Vec::new();
     let header = header_lines(st);
     let (live, cursor, cursor_drawn) = live_rows(st, width, size.height);
     let blank = [Line::default()];
@@ -39,6 +51,15 @@ pub fn draw_regular<W: Write>(
                 stamp: Some(0),
                 rows: &blank,
             });
+        }
+        if placing.is_some() {
+            let at: usize = runs.iter().map(|r| r.rows.len()).sum();
+            images.extend(
+                entry
+                    .images
+                    .iter()
+                    .map(|(row, image)| (at + row, Arc::clone(image))),
+            );
         }
         for rows in entry.rows.runs() {
             runs.push(Run {
@@ -61,6 +82,8 @@ pub fn draw_regular<W: Write>(
         cursor: cursor.map(|(row, col)| (conversation + usize::from(row), col)),
         cursor_drawn,
         view: key.finish(),
+        images,
+        tmux: placing.is_some_and(|o| o.tmux),
     };
     screen.draw(size, &doc)
 }

@@ -20,6 +20,13 @@ fn nonzero(n: u16) -> NonZeroU16 {
 #[derive(Default)]
 pub(crate) struct DrawnImages(Vec<((u16, u16), String)>);
 
+impl DrawnImages {
+    /// The images drawn since the last call.
+    pub(crate) fn take(&mut self) -> Vec<((u16, u16), String)> {
+        std::mem::take(&mut self.0)
+    }
+}
+
 impl vt100::Callbacks for DrawnImages {
     fn unhandled_osc(&mut self, screen: &mut vt100::Screen, params: &[&[u8]]) {
         if params.first() != Some(&&b"1337"[..]) {
@@ -75,7 +82,7 @@ impl Emulated {
     /// The images drawn (iTerm2's protocol) since the last call: the cell
     /// each was drawn at and the sequence's arguments.
     pub(crate) fn images_drawn(&mut self) -> Vec<((u16, u16), String)> {
-        std::mem::take(&mut self.terminal.callbacks_mut().0)
+        self.terminal.callbacks_mut().take()
     }
 
     /// What the screen shows after the last frame.

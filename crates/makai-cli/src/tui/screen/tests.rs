@@ -209,19 +209,7 @@ fn a_claimed_scroll_writes_the_new_row_instead_of_the_whole_conversation() {
 
 /// An image for iTerm2's protocol, 4 x 2 cells.
 fn iterm2_image() -> std::sync::Arc<crate::tui::images::InlineImage> {
-    use base64::Engine;
-    let img = image::RgbImage::from_pixel(40, 40, image::Rgb([9, 9, 9]));
-    let mut png = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageRgb8(img)
-        .write_to(&mut png, image::ImageFormat::Png)
-        .unwrap();
-    let data = base64::engine::general_purpose::STANDARD.encode(png.into_inner());
-    let mut maker = crate::tui::images::ImageMaker::new(
-        crate::tui::images::Protocol::Iterm2,
-        60,
-        Some((10, 20)),
-    );
-    let image = maker.make("image/png", &data).unwrap();
+    let image = crate::tui::images::test_image(crate::tui::images::Protocol::Iterm2, 40, 40);
     assert_eq!((image.columns, image.rows), (4, 2));
     image
 }
