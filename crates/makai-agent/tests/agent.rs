@@ -57,6 +57,15 @@ async fn prompt_runs_to_the_end_and_updates_state_and_status() {
     assert_eq!(state.messages[3].text(), "done");
     assert_eq!(state.status, AgentStatus::Idle);
     assert!(state.pending_tool_calls.is_empty() && state.partial_message.is_none());
+    // The parts read one at a time, the transcript in place, agree with
+    // the snapshot.
+    assert_eq!(agent.message_count(), 4);
+    assert_eq!(agent.with_messages(|m| m[3].text()), "done");
+    assert_eq!(agent.with_messages(|m| m.to_vec()), state.messages);
+    assert_eq!(agent.thinking_level(), state.thinking_level);
+    assert_eq!(agent.model(), state.model);
+    assert_eq!(agent.tools().names(), state.tools.names());
+    assert_eq!(agent.tools().names(), vec!["echo"]);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.first(), Some(&AgentStatus::Idle));
     assert_eq!(seen.last(), Some(&AgentStatus::Idle));

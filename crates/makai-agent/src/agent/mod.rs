@@ -158,14 +158,38 @@ impl Agent {
 
     // ---- state ----
 
-    /// A snapshot of the state.
+    /// A snapshot of the state: a copy of everything, the transcript
+    /// included. To read one part, use its own accessor ([`Agent::model`],
+    /// [`Agent::thinking_level`], [`Agent::tools`], [`Agent::message_count`],
+    /// [`Agent::with_messages`]): a long session's transcript is megabytes.
     pub fn state(&self) -> AgentState {
         self.inner.lock().snapshot()
     }
 
-    /// The transcript.
+    /// The transcript (a copy; [`Agent::with_messages`] reads it without one).
     pub fn messages(&self) -> Vec<AgentMessage> {
         self.inner.lock().state.messages.clone()
+    }
+
+    /// Runs `read` on the transcript without copying it. The agent's state
+    /// is locked meanwhile: `read` must not call the agent.
+    pub fn with_messages<R>(&self, read: impl FnOnce(&[AgentMessage]) -> R) -> R {
+        read(&self.inner.lock().state.messages)
+    }
+
+    /// The number of messages in the transcript.
+    pub fn message_count(&self) -> usize {
+        self.inner.lock().state.messages.len()
+    }
+
+    /// The thinking level of future runs.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.inner.lock().state.thinking_level
+    }
+
+    /// The tools of future runs.
+    pub fn tools(&self) -> ToolSet {
+        self.inner.lock().state.tools.clone()
     }
 
     /// What the transcript's system messages leave declared

@@ -29,7 +29,7 @@ impl AppSession {
         ) {
             return Err(CliError::failed("Already compacted"));
         }
-        if self.messages().len() < 2 {
+        if self.agent().message_count() < 2 {
             return Err(CliError::failed("Nothing to compact (session too small)"));
         }
         // Subscribed before the compaction starts, so its end cannot be missed.
@@ -65,7 +65,7 @@ impl AppSession {
             CliError::failed("the compaction could not be recorded in the session file")
         })?;
         info.first_kept_entry_id = Some(first_kept_entry_id);
-        info.estimated_tokens_after = estimate_tokens(&self.messages());
+        info.estimated_tokens_after = self.with_messages(estimate_tokens);
         Ok(info)
     }
 }

@@ -118,10 +118,8 @@ impl Shared {
         {
             return;
         }
-        let titler = makai_coding::session::title::ModelTitler::new(
-            self.agent.client(),
-            self.agent.state().model,
-        );
+        let titler =
+            makai_coding::session::title::ModelTitler::new(self.agent.client(), self.agent.model());
         let session = self.session.clone();
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {

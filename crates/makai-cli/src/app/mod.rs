@@ -209,8 +209,8 @@ impl AppSession {
             warnings: parts.startup_warnings,
             ..Default::default()
         };
-        let start = parts.agent.state();
-        let base_tools = start.tools;
+        let base_tools = parts.agent.tools();
+        let start_model = parts.agent.model();
         let shared = Arc::new(Shared {
             agent: parts.agent,
             session: parts.session,
@@ -229,7 +229,7 @@ impl AppSession {
             base_tools,
             codemode: parts.codemode,
             settled: tokio::sync::watch::Sender::new(true),
-            start_model: start.model,
+            start_model,
             first_turn_policy: parts.first_turn_policy,
             sandbox: parts.sandbox,
             approvals: parts.approvals,
@@ -402,10 +402,9 @@ impl AppSession {
 
     /// pi's `get_state` data.
     pub fn state(&self) -> makai_rpc::RpcState {
-        let agent = self.inner.agent.state();
         makai_rpc::RpcState {
             model: Some(self.model()),
-            thinking_level: agent.thinking_level,
+            thinking_level: self.thinking_level(),
             is_streaming: self.is_streaming(),
             is_compacting: self.is_compacting(),
             steering_mode: self.inner.agent.steering_mode(),
@@ -414,7 +413,7 @@ impl AppSession {
             session_id: self.session_id(),
             session_name: self.session_name(),
             auto_compaction_enabled: self.auto_compaction(),
-            message_count: agent.messages.len(),
+            message_count: self.inner.agent.message_count(),
             pending_message_count: self.pending_message_count(),
             limits: self.limits(),
             budget: self.budget(),
@@ -424,6 +423,12 @@ impl AppSession {
     /// The transcript.
     pub fn messages(&self) -> Vec<makai_agent::AgentMessage> {
         self.inner.agent.messages()
+    }
+
+    /// Runs `read` on the transcript without copying it (the agent's state
+    /// is locked meanwhile: `read` must not call the session).
+    pub fn with_messages<R>(&self, read: impl FnOnce(&[makai_agent::AgentMessage]) -> R) -> R {
+        self.inner.agent.with_messages(read)
     }
 
     /// Where cache warming stands, in pi's words for `/session` (`Decision
@@ -437,14 +442,16 @@ impl AppSession {
 
     /// Text of the last assistant message (skipping empty aborted ones).
     pub fn last_assistant_text(&self) -> Option<String> {
-        let messages = self.messages();
-        let last = messages.iter().rev().find_map(|m| {
-            let a = m.as_assistant()?;
-            (!(a.stop_reason == makai_ai::StopReason::Aborted && a.content.is_empty())).then_some(a)
-        })?;
-        let text = last.text();
-        let t = text.trim();
-        (!t.is_empty()).then(|| t.to_string())
+        self.with_messages(|messages| {
+            let last = messages.iter().rev().find_map(|m| {
+                let a = m.as_assistant()?;
+                (!(a.stop_reason == makai_ai::StopReason::Aborted && a.content.is_empty()))
+                    .then_some(a)
+            })?;
+            let text = last.text();
+            let t = text.trim();
+            (!t.is_empty()).then(|| t.to_string())
+        })
     }
 
     /// Runs `f` on the session, making sure the first model and thinking entries
@@ -490,10 +497,10 @@ impl Shared {
             let mut session = self.session.lock();
             let mut started = Ok(());
             if needs_start {
-                let st = self.agent.state();
+                let model = self.agent.model();
                 started = session
-                    .append_model_change(st.model.provider.clone(), st.model.id.clone())
-                    .and_then(|_| session.append_thinking_level(st.thinking_level))
+                    .append_model_change(model.provider.clone(), model.id.clone())
+                    .and_then(|_| session.append_thinking_level(self.agent.thinking_level()))
                     .map(|_| ());
             }
             started.and_then(|_| f(&mut session).map(|_| ()))

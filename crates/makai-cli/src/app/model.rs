@@ -9,12 +9,12 @@ use crate::error::CliError;
 impl AppSession {
     /// The model for the next run.
     pub fn model(&self) -> Model {
-        self.inner.agent.state().model
+        self.inner.agent.model()
     }
 
     /// The thinking level for the next run.
     pub fn thinking_level(&self) -> ThinkingLevel {
-        self.inner.agent.state().thinking_level
+        self.inner.agent.thinking_level()
     }
 
     /// The catalog (held while the guard lives: never across an await).

@@ -53,37 +53,41 @@ pub fn usage_line(label: &str, u: &Usage) -> String {
 impl AppSession {
     /// pi's `get_session_stats` data.
     pub fn session_stats(&self) -> SessionStats {
-        let messages = self.messages();
+        // Read from the transcript in place (a long session's is megabytes).
+        let (counts, mut u) = self.with_messages(|messages| {
+            let mut counts = [0usize; 4];
+            for m in messages {
+                match m.role() {
+                    "user" => counts[0] += 1,
+                    "toolResult" => counts[1] += 1,
+                    "assistant" => counts[2] += 1,
+                    _ => {}
+                }
+                if let Some(a) = m.as_assistant() {
+                    counts[3] += a
+                        .content
+                        .iter()
+                        .filter(|c| matches!(c, AssistantContent::ToolCall(_)))
+                        .count();
+                }
+            }
+            (counts, total_usage(messages))
+        });
+        let [user_messages, tool_results, assistant_messages, tool_calls] = counts;
         let mut s = SessionStats {
             session_file: self.session_location(),
             session_id: self.session_id(),
-            user_messages: 0,
-            assistant_messages: 0,
-            tool_calls: 0,
-            tool_results: 0,
-            total_messages: messages.len(),
+            user_messages,
+            assistant_messages,
+            tool_calls,
+            tool_results,
+            total_messages: self.agent().message_count(),
             tokens: TokenTotals::default(),
             cost: 0.0,
             context_usage: self.context_usage(),
             subagents: subagent_count(self.session().lock().entries()),
             budget: self.budget(),
         };
-        for m in &messages {
-            match m.role() {
-                "user" => s.user_messages += 1,
-                "toolResult" => s.tool_results += 1,
-                "assistant" => s.assistant_messages += 1,
-                _ => {}
-            }
-            if let Some(a) = m.as_assistant() {
-                s.tool_calls += a
-                    .content
-                    .iter()
-                    .filter(|c| matches!(c, AssistantContent::ToolCall(_)))
-                    .count();
-            }
-        }
-        let mut u = total_usage(&messages);
         u.add(&self.session().lock().side_usage());
         s.tokens = TokenTotals {
             input: u.input,
@@ -126,8 +130,7 @@ impl AppSession {
                 percent: None,
             });
         }
-        let messages = self.messages();
-        let tokens = estimate_tokens(&messages);
+        let tokens = self.with_messages(estimate_tokens);
         Some(ContextUsage {
             tokens: Some(tokens),
             context_window: window,

@@ -82,13 +82,14 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
         }
     }
     if let Format::Text { verbose } = format {
-        let messages = app.messages();
-        if code == EXIT_OK {
-            write_final_text(&messages);
-        }
-        if verbose {
-            eprintln!("{}", usage_line("session", &total_usage(&messages)));
-        }
+        app.with_messages(|messages| {
+            if code == EXIT_OK {
+                write_final_text(messages);
+            }
+            if verbose {
+                eprintln!("{}", usage_line("session", &total_usage(messages)));
+            }
+        });
     }
     if app.store_failed() {
         // Said on stderr when it happened; the answer above was not saved.

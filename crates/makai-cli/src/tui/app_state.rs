@@ -380,16 +380,18 @@ impl UiState {
     /// Rebuilds the conversation and the footer from the session (after a
     /// session switch, fork or tree move) and fills the history with its prompts.
     pub fn reload(&mut self, app: &AppSession) {
-        let messages = app.messages();
-        self.transcript.rebuild(&messages);
+        let (transcript, editor) = (&mut self.transcript, &mut self.editor);
+        app.with_messages(|messages| {
+            transcript.rebuild(messages);
+            for m in messages {
+                if let Some(u) = m.as_user() {
+                    let text = makai_agent::parts_text(&u.content);
+                    editor.push_history(&text);
+                }
+            }
+        });
         // A selection of the conversation before would cover other text.
         self.selection.clear();
-        for m in &messages {
-            if let Some(u) = m.as_user() {
-                let text = makai_agent::parts_text(&u.content);
-                self.editor.push_history(&text);
-            }
-        }
         self.scroll = 0;
         self.steering.clear();
         self.follow_up.clear();
@@ -410,7 +412,7 @@ impl UiState {
             model: model.id.clone(),
             reasoning: model.reasoning,
             thinking: app.thinking_level(),
-            usage: total_usage(&app.messages()),
+            usage: app.with_messages(total_usage),
             context: app.context_usage(),
             cwd,
             session_name: app.session_name(),

@@ -330,15 +330,16 @@ fn session_info(ctx: &mut Ctx<'_>) {
 }
 
 fn cost(ctx: &mut Ctx<'_>) {
-    let messages = ctx.app.messages();
     let mut lines = Vec::new();
-    let mut turn = 0;
-    for m in &messages {
-        if let Some(a) = m.as_assistant() {
-            turn += 1;
-            lines.push(usage_line(&format!("turn {turn}"), &a.usage));
+    ctx.app.with_messages(|messages| {
+        let mut turn = 0;
+        for m in messages {
+            if let Some(a) = m.as_assistant() {
+                turn += 1;
+                lines.push(usage_line(&format!("turn {turn}"), &a.usage));
+            }
         }
-    }
+    });
     let keep = lines.len().saturating_sub(10);
     let mut shown: Vec<String> = lines.split_off(keep);
     if keep > 0 {
@@ -346,7 +347,7 @@ fn cost(ctx: &mut Ctx<'_>) {
     }
     shown.push(usage_line(
         "session",
-        &crate::app::stats::total_usage(&messages),
+        &ctx.app.with_messages(crate::app::stats::total_usage),
     ));
     ctx.st.notice(Level::Info, shown.join("\n"));
 }

@@ -7,6 +7,7 @@
 //! screen is left as it was before makai started. Either way a line follows
 //! that says how to resume the session, when it was saved.
 
+use std::borrow::Borrow;
 use std::io::{self, Write};
 
 use ratatui::backend::IntoCrossterm;
@@ -47,8 +48,13 @@ pub fn resume_hint(id: &str) -> String {
 
 /// Writes `lines` with their colours and attributes, one a line (the
 /// terminal wraps what is wider than it), then `hint` dimmed.
-pub fn write(out: &mut impl Write, lines: &[Line<'_>], hint: Option<&str>) -> io::Result<()> {
+pub fn write<L: Borrow<Line<'static>>>(
+    out: &mut impl Write,
+    lines: impl IntoIterator<Item = L>,
+    hint: Option<&str>,
+) -> io::Result<()> {
     for line in lines {
+        let line = line.borrow();
         for span in &line.spans {
             let style = line.style.patch(span.style);
             let text: String = span.content.chars().filter(|c| !c.is_control()).collect();

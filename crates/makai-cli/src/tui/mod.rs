@@ -179,16 +179,26 @@ fn leave_output(app: &AppSession, st: &mut app_state::UiState, mode: terminal::T
         .any(|i| matches!(i.kind, transcript::ItemKind::User(_)));
     let hint = (said_something && app.session_location().is_some())
         .then(|| exit_output::resume_hint(&app.session_id()));
-    let lines = match exit_output::ExitOutput::of(app.settings()) {
+    let transcript = match exit_output::ExitOutput::of(app.settings()) {
         // Regular mode's conversation is in the scrollback already.
-        _ if mode == terminal::TuiMode::Regular => Vec::new(),
-        exit_output::ExitOutput::Transcript => {
-            let width = crossterm::terminal::size().map_or(80, |(w, _)| w.max(20));
-            render::conversation_lines(st, width)
-        }
-        exit_output::ExitOutput::ResumeHint => Vec::new(),
+        _ if mode == terminal::TuiMode::Regular => false,
+        exit_output::ExitOutput::Transcript => true,
+        exit_output::ExitOutput::ResumeHint => false,
     };
+    let width = crossterm::terminal::size().map_or(80, |(w, _)| w.max(20));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // Best effort, as above.
-    let _ = exit_output::write(&mut out, &lines, hint.as_deref());
+    let _ = if transcript {
+        exit_output::write(
+            &mut out,
+            render::conversation_lines(st, width),
+            hint.as_deref(),
+        )
+    } else {
+        exit_output::write(
+            &mut out,
+            std::iter::empty::<ratatui::text::Line<'static>>(),
+            hint.as_deref(),
+        )
+    };
 }

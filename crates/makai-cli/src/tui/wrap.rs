@@ -253,7 +253,19 @@ pub fn indent_rows(rows: &mut [Line<'static>], margin: usize) {
         return;
     }
     for row in rows {
-        row.spans.insert(0, Span::raw(" ".repeat(margin)));
+        // One span more, not twice the room: a long conversation keeps
+        // every row.
+        row.spans.reserve_exact(1);
+        row.spans.insert(0, Span::raw(blanks(margin)));
+    }
+}
+
+/// `n` spaces, borrowed when few (a margin: no allocation per row).
+pub fn blanks(n: usize) -> Cow<'static, str> {
+    const SPACES: &str = "                ";
+    match SPACES.get(..n) {
+        Some(few) => Cow::Borrowed(few),
+        None => Cow::Owned(" ".repeat(n)),
     }
 }
 

@@ -96,7 +96,7 @@ fn user_lines(text: &str, w: usize, margin: usize) -> Vec<Line<'static>> {
         line.spans.push(Span::styled(" ".repeat(pad), style));
         if margin > 0 {
             line.spans
-                .insert(0, Span::styled(" ".repeat(margin), style));
+                .insert(0, Span::styled(crate::tui::wrap::blanks(margin), style));
         }
         out.push(line);
     }

@@ -15,6 +15,7 @@ use ratatui::widgets::Paragraph;
 pub use items::View;
 pub use regular_frame::draw_regular;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::app_state::UiState;
@@ -219,22 +220,31 @@ fn text_view(st: &UiState, width: u16) -> View {
 
 /// The whole conversation as the UI draws it `width` columns wide: the
 /// greeting, then each item's rows after a blank one (what the terminal
-/// keeps when the UI ends, see [`super::exit_output`]).
-pub fn conversation_lines(st: &mut UiState, width: u16) -> Vec<Line<'static>> {
+/// keeps when the UI ends, see [`super::exit_output`]). The items' rows are
+/// lent, not copied: a long session's transcript costs no second copy.
+pub fn conversation_lines(
+    st: &mut UiState,
+    width: u16,
+) -> impl Iterator<Item = Cow<'_, Line<'static>>> {
     let view = text_view(st, width);
     refresh_items(st, view);
-    let mut out = header_lines(st);
-    for (i, entry) in st.cache.entries.iter().enumerate() {
-        if let Some(entry) = entry {
-            if i > 0 {
-                out.push(Line::default());
-            }
-            for run in entry.rows.runs() {
-                out.extend(run.iter().cloned());
-            }
-        }
-    }
-    out
+    let header = header_lines(st);
+    let items = st
+        .cache
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, entry)| entry.as_ref().map(|entry| (i, entry)))
+        .flat_map(|(i, entry)| {
+            let gap = (i > 0).then(|| Cow::Owned(Line::default()));
+            let rows = entry
+                .rows
+                .runs()
+                .into_iter()
+                .flat_map(|run| run.iter().map(Cow::Borrowed));
+            gap.into_iter().chain(rows)
+        });
+    header.into_iter().map(Cow::Owned).chain(items)
 }
 
 /// The text of the conversation's rows `rows` as the last frame drew them
