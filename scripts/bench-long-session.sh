@@ -31,8 +31,7 @@ command -v tmux > /dev/null || { echo "bench-long-session.sh needs tmux" >&2; ex
 command -v python3 > /dev/null || { echo "bench-long-session.sh needs python3" >&2; exit 2; }
 source scripts/bench-lib.sh
 bench_build
-bins=("$(pwd)/$target/$PROFILE/makai")
-for other in ${OTHER:-}; do bins+=("$(realpath "$other")"); done
+bench_bins
 
 out=$(mktemp -d)
 sock="makai-bench-long-$$"
@@ -40,7 +39,6 @@ servers=()
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done; rm -rf "$out"' EXIT
 
 start_server answer "$TOKENS"
-url=$url
 mkdir -p "$out/home" "$out/work"
 
 # The session: pi's format (version 3), one branch of TURNS turns.
@@ -78,17 +76,6 @@ for t in range(turns):
 open(path, "w").write("\n".join(lines) + "\n")
 EOF
 
-# wait_for TEXT: polls the screen until it shows TEXT (120 s at most).
-wait_for() {
-  for _ in $(seq 2400); do
-    tmux -L "$sock" capture-pane -p -t bench 2> /dev/null | grep -qF -- "$1" && return 0
-    sleep 0.05
-  done
-  echo "bench-long-session.sh: the screen never showed '$1':" >&2
-  tmux -L "$sock" capture-pane -p -t bench >&2 || true
-  exit 1
-}
-
 # run_once FILE BIN MODE SESSION: one run; appends "cpu_s peak_kib" to FILE.
 run_once() {
   local file=$1 bin=$2 mode=$3 session=$4
@@ -106,10 +93,10 @@ run_once() {
   else
     tmux -L "$sock" new-session -d -s bench -x "$COLS" -y "$ROWS" -c "$out/work" \
       "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --tui-mode '$mode' ${args[*]} 2> '$out/stderr'"
-    wait_for "enter send"
+    wait_for "enter send" 120
     tmux -L "$sock" send-keys -t bench -l hi
     tmux -L "$sock" send-keys -t bench Enter
-    wait_for "[final]"
+    wait_for "[final]" 120
     tmux -L "$sock" send-keys -t bench C-d
     for _ in $(seq 400); do [ -s "$out/t" ] && break; sleep 0.05; done
     [ -s "$out/t" ] || { echo "bench-long-session.sh: makai did not exit" >&2; cat "$out/stderr" >&2; exit 1; }

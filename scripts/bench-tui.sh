@@ -37,8 +37,7 @@ target="${CARGO_TARGET_DIR:-target}"
 command -v tmux > /dev/null || { echo "bench-tui.sh needs tmux" >&2; exit 2; }
 source scripts/bench-lib.sh
 bench_build
-bins=("$(pwd)/$target/$PROFILE/makai")
-for other in ${OTHER:-}; do bins+=("$(realpath "$other")"); done
+bench_bins
 
 out=$(mktemp -d)
 sock="makai-bench-tui-$$"
@@ -51,17 +50,6 @@ start_server short 2 --bench-paragraph "$PARAGRAPH"
 short_url=$url
 
 mkdir -p "$out/home"
-
-# wait_for TEXT: polls the screen until it shows TEXT (60 s at most).
-wait_for() {
-  for _ in $(seq 1200); do
-    tmux -L "$sock" capture-pane -p -t bench 2> /dev/null | grep -qF -- "$1" && return 0
-    sleep 0.05
-  done
-  echo "bench-tui.sh: the screen never showed '$1':" >&2
-  tmux -L "$sock" capture-pane -p -t bench >&2 || true
-  exit 1
-}
 
 # server_ticks: the CPU clock ticks (user + system) of the tmux server.
 server_ticks() {

@@ -323,16 +323,15 @@ fn tui_select_bindings_move_and_choose_in_lists() {
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
-/// Alt+B split between two reads, as a slow SSH link delivers it: ESC, then
-/// `b` 150 ms later. Within `PI_TUI_ESC_TIMEOUT` the two are Alt+B (a word
-/// back); past it the ESC is the Escape key and `b` is typed.
-#[test]
-fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() {
+/// Types "hello world", then ESC and, 150 ms later (a slow link's split),
+/// `rest` and `X`, with `PI_TUI_ESC_TIMEOUT` at each case's timeout; the
+/// editor must then hold the case's text.
+fn split_after_escape(rest: &str, cases: [(&str, &str); 2]) {
     if !tmux_available() {
         return;
     }
     let mock = Mock::start(Scenario::new());
-    for (timeout, want) in [("3000", "hello Xworld"), ("20", "hello worldbX")] {
+    for (timeout, want) in cases {
         let env = Env::new();
         let pane = Pane::start_with(&env, &mock.args(), &[("PI_TUI_ESC_TIMEOUT", timeout)]);
         pane.wait_text("Ask anything");
@@ -340,11 +339,19 @@ fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() 
         editor_is(&pane, "hello world");
         pane.keys(&["Escape"]);
         std::thread::sleep(std::time::Duration::from_millis(150));
-        pane.type_text("b");
+        pane.type_text(rest);
         pane.type_text("X");
         editor_is(&pane, want);
         assert_eq!(pane.quit_with_ctrl_c(), 0);
     }
+}
+
+/// Alt+B split between two reads, as a slow SSH link delivers it: ESC, then
+/// `b` 150 ms later. Within `PI_TUI_ESC_TIMEOUT` the two are Alt+B (a word
+/// back); past it the ESC is the Escape key and `b` is typed.
+#[test]
+fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() {
+    split_after_escape("b", [("3000", "hello Xworld"), ("20", "hello worldbX")]);
 }
 
 /// The Left arrow split after its ESC, as a slow link delivers it: ESC,
@@ -353,23 +360,7 @@ fn an_escape_split_from_its_key_is_alt_and_the_key_within_pi_s_escape_timeout() 
 /// `[D` is typed (what makai did with every such split before).
 #[test]
 fn an_arrow_key_split_after_its_escape_moves_the_cursor_instead_of_typing_its_rest() {
-    if !tmux_available() {
-        return;
-    }
-    let mock = Mock::start(Scenario::new());
-    for (timeout, want) in [("3000", "hello worlXd"), ("20", "hello world[DX")] {
-        let env = Env::new();
-        let pane = Pane::start_with(&env, &mock.args(), &[("PI_TUI_ESC_TIMEOUT", timeout)]);
-        pane.wait_text("Ask anything");
-        pane.type_text("hello world");
-        editor_is(&pane, "hello world");
-        pane.keys(&["Escape"]);
-        std::thread::sleep(std::time::Duration::from_millis(150));
-        pane.type_text("[D");
-        pane.type_text("X");
-        editor_is(&pane, want);
-        assert_eq!(pane.quit_with_ctrl_c(), 0);
-    }
+    split_after_escape("[D", [("3000", "hello worlXd"), ("20", "hello world[DX")]);
 }
 
 /// The row of the screen `y` with its styles, as `capture-pane -e` gives it.
