@@ -10,7 +10,8 @@
 #
 # Each run copies the generated session file, resumes it with `--session`,
 # sends `hi` (answered by makai-mockllm's bench script: TOKENS tokens, no
-# tool round) and exits (the UI with Ctrl+D once the answer's last token
+# tool round; compaction off, the session being past any context window)
+# and exits (the UI with Ctrl+D once the answer's last token
 # shows). Printed per binary and mode: the median CPU (user + system) and
 # peak resident memory of the whole run, start-up and exit included, and
 # the same for a run without a session (`--no-session`): the difference is
@@ -40,6 +41,9 @@ trap 'tmux -L "$sock" kill-server 2>/dev/null || true; for s in "${servers[@]}";
 
 start_server answer "$TOKENS"
 mkdir -p "$out/home" "$out/work"
+# The session is far past the mock model's context window: no compaction,
+# the turn is sent whole.
+echo '{"compaction": {"enabled": false}}' > "$out/home/settings.json"
 
 # The session: pi's format (version 3), one branch of TURNS turns.
 python3 - "$TURNS" "$out/long.jsonl" "$out/work" <<'EOF'
@@ -93,10 +97,13 @@ run_once() {
   else
     tmux -L "$sock" new-session -d -s bench -x "$COLS" -y "$ROWS" -c "$out/work" \
       "env MAKAI_HOME='$out/home' MAKAI_AUTO_TITLE=0 MAKAI_AUTO_LOCAL=0 '$cpu_time' '$out/t' '$bin' --tui-mode '$mode' ${args[*]} 2> '$out/stderr'"
-    wait_for "enter send" 120
+    wait_for "mock-model" 120
     tmux -L "$sock" send-keys -t bench -l hi
     tmux -L "$sock" send-keys -t bench Enter
-    wait_for "[final]" 120
+    # The answer's last word, then its end mark: `[final]`, or, after the
+    # session's own tool calls, `[bad-tool-result]` (the bench script checks
+    # the tool results it asked for).
+    wait_for "w$((TOKENS - 2)) [" 120
     tmux -L "$sock" send-keys -t bench C-d
     for _ in $(seq 400); do [ -s "$out/t" ] && break; sleep 0.05; done
     [ -s "$out/t" ] || { echo "bench-long-session.sh: makai did not exit" >&2; cat "$out/stderr" >&2; exit 1; }
