@@ -49,7 +49,7 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
         MouseEventKind::Down(MouseButton::Left) => match point(ctx, &m, false) {
             Some(at) => {
                 let from = at.row.saturating_sub(AROUND);
-                let texts = row_texts(ctx.st, from..at.row + AROUND);
+                let texts = row_texts(&mut *ctx.st, from..at.row + AROUND);
                 let text = |row: usize| row.checked_sub(from).and_then(|i| texts.get(i).cloned());
                 ctx.st.selection.press(at, Instant::now(), &text);
             }
@@ -177,7 +177,7 @@ pub fn copy_selection(ctx: &mut Ctx<'_>) -> bool {
     let Some((first, last)) = ctx.st.selection.range() else {
         return false;
     };
-    let texts = row_texts(ctx.st, first.row..last.row + 1);
+    let texts = row_texts(&mut *ctx.st, first.row..last.row + 1);
     let text = |row: usize| {
         row.checked_sub(first.row)
             .and_then(|i| texts.get(i).cloned())

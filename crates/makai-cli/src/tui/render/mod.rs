@@ -3,6 +3,7 @@
 
 mod chrome;
 mod code;
+mod fold;
 mod items;
 mod popup;
 mod regular_frame;
@@ -48,6 +49,9 @@ pub struct RenderCache {
     /// Where the "more lines" note was drawn at the last frame (a click on
     /// it goes to the end, as pi's "Jump to latest message").
     pub more_note: Option<Rect>,
+    /// The rows kept rendered far from the view ([`fold::KEEP_ROWS`] when
+    /// unset).
+    keep_rows: Option<usize>,
 }
 
 impl RenderCache {
@@ -103,21 +107,35 @@ enum Rows {
     Markdown(markdown::Incremental),
     /// Thinking, shown.
     Thinking(TextStream),
+    /// So many rows, not kept: the item is far from the view in a long
+    /// conversation ([`fold`]); drawn again when needed.
+    Folded(usize),
 }
 
 impl Rows {
-    /// The rows, top to bottom, in at most two runs.
+    /// The rows, top to bottom, in at most two runs (none when folded:
+    /// unfold first, [`fold`]).
     fn runs(&self) -> [&[Line<'static>]; 2] {
         match self {
             Rows::Plain(lines) => [lines, &[]],
             Rows::Markdown(md) => md.runs(),
             Rows::Thinking(text) => text.runs(),
+            Rows::Folded(_) => [&[], &[]],
+        }
+    }
+
+    /// How many rows there are, folded or not.
+    fn len(&self) -> usize {
+        match self {
+            Rows::Folded(n) => *n,
+            rows => rows.runs().iter().map(|run| run.len()).sum(),
         }
     }
 }
 
 impl RenderCache {
-    /// Brings item `i`'s rows up to date.
+    /// Brings item `i`'s rows up to date (rows folded stay folded while
+    /// the item and the view do not change).
     fn refresh(&mut self, i: usize, item: &Item, view: View) {
         if self.entries.len() <= i {
             self.entries.resize_with(i + 1, || None);
@@ -126,54 +144,58 @@ impl RenderCache {
         if matches!(slot, Some(e) if e.rev == item.rev && e.view == view) {
             return;
         }
-        let mut images = Vec::new();
-        let rows = match (&item.kind, slot.take()) {
-            (ItemKind::Text(text), previous) => {
-                let mut md = match previous {
-                    Some(Entry {
-                        rows: Rows::Markdown(md),
-                        ..
-                    }) => md,
-                    _ => markdown::Incremental::default(),
-                };
-                md.update(text, items::text_width(view), view.margin);
-                Rows::Markdown(md)
-            }
-            (ItemKind::Thinking(text), previous)
-                if view.show_thinking && !text.trim().is_empty() =>
-            {
-                let mut stream = match previous {
-                    Some(Entry {
-                        rows: Rows::Thinking(stream),
-                        ..
-                    }) => stream,
-                    _ => TextStream::default(),
-                };
-                stream.update(
-                    text,
-                    items::text_width(view),
-                    items::thinking_style(),
-                    view.margin,
-                );
-                Rows::Thinking(stream)
-            }
-            (kind, _) => {
-                let mut lines = items::item_lines(kind, view);
-                if view.images {
-                    for image in &item.images {
-                        images.push((lines.len(), Arc::clone(image)));
-                        lines.extend(image.lines());
-                    }
+        *slot = Some(render_entry(item, view, slot.take()));
+    }
+}
+
+/// Item `item`'s rows for `view`, continuing `previous`'s when it streams
+/// (an answer's text, shown thinking).
+fn render_entry(item: &Item, view: View, previous: Option<Entry>) -> Entry {
+    let mut images = Vec::new();
+    let rows = match (&item.kind, previous) {
+        (ItemKind::Text(text), previous) => {
+            let mut md = match previous {
+                Some(Entry {
+                    rows: Rows::Markdown(md),
+                    ..
+                }) => md,
+                _ => markdown::Incremental::default(),
+            };
+            md.update(text, items::text_width(view), view.margin);
+            Rows::Markdown(md)
+        }
+        (ItemKind::Thinking(text), previous) if view.show_thinking && !text.trim().is_empty() => {
+            let mut stream = match previous {
+                Some(Entry {
+                    rows: Rows::Thinking(stream),
+                    ..
+                }) => stream,
+                _ => TextStream::default(),
+            };
+            stream.update(
+                text,
+                items::text_width(view),
+                items::thinking_style(),
+                view.margin,
+            );
+            Rows::Thinking(stream)
+        }
+        (kind, _) => {
+            let mut lines = items::item_lines(kind, view);
+            if view.images {
+                for image in &item.images {
+                    images.push((lines.len(), Arc::clone(image)));
+                    lines.extend(image.lines());
                 }
-                Rows::Plain(lines)
             }
-        };
-        *slot = Some(Entry {
-            rev: item.rev,
-            view,
-            rows,
-            images,
-        });
+            Rows::Plain(lines)
+        }
+    };
+    Entry {
+        rev: item.rev,
+        view,
+        rows,
+        images,
     }
 }
 
@@ -229,27 +251,40 @@ pub fn conversation_lines(
     let view = text_view(st, width);
     refresh_items(st, view);
     let header = header_lines(st);
-    let items = st
+    let items = st.transcript.items();
+    let lines = st
         .cache
         .entries
         .iter()
         .enumerate()
         .filter_map(|(i, entry)| entry.as_ref().map(|entry| (i, entry)))
-        .flat_map(|(i, entry)| {
+        .flat_map(move |(i, entry)| {
             let gap = (i > 0).then(|| Cow::Owned(Line::default()));
+            // A folded item is rendered for the moment it is written.
+            let unfolded: Vec<Line<'static>> = match (&entry.rows, items.get(i)) {
+                (Rows::Folded(_), Some(item)) => {
+                    let rendered = render_entry(item, entry.view, None);
+                    rendered.rows.runs().concat()
+                }
+                _ => Vec::new(),
+            };
             let rows = entry
                 .rows
                 .runs()
                 .into_iter()
                 .flat_map(|run| run.iter().map(Cow::Borrowed));
-            gap.into_iter().chain(rows)
+            gap.into_iter()
+                .chain(rows)
+                .chain(unfolded.into_iter().map(Cow::Owned))
         });
-    header.into_iter().map(Cow::Owned).chain(items)
+    header.into_iter().map(Cow::Owned).chain(lines)
 }
 
 /// The text of the conversation's rows `rows` as the last frame drew them
-/// (rows past the end are left out).
-pub fn row_texts(st: &UiState, rows: std::ops::Range<usize>) -> Vec<String> {
+/// (rows past the end are left out; items folded far from the view are
+/// rendered again for it).
+pub fn row_texts(st: &mut UiState, rows: std::ops::Range<usize>) -> Vec<String> {
+    fold::unfold_rows(st, rows.clone());
     let mut out = Vec::new();
     for_rows(st, rows, |_, line| out.push(line.to_string()));
     out
@@ -312,6 +347,14 @@ fn for_rows(
         if i > 0 {
             take(None, &blank, &mut at);
         }
+        if let Rows::Folded(len) = entry.rows {
+            // Not rendered: blank rows of the item (read the text after
+            // `fold::unfold_rows`).
+            for _ in 0..len {
+                take(Some(i), &blank, &mut at);
+            }
+            continue;
+        }
         for run in entry.rows.runs() {
             if at + run.len() <= rows.start {
                 at += run.len();
@@ -344,13 +387,17 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
         margin: st.output_pad,
     };
     let header = header_lines(st);
-    refresh_items(st, view);
+    let keep = st.cache.keep_rows.unwrap_or(fold::KEEP_ROWS);
+    fold::refresh_folding(st, view, keep);
+    if st.search.is_some() {
+        // The search reads every row.
+        fold::unfold_all(st);
+    }
     let items = st.transcript.items();
-    // The conversation as runs of rows (the header, then each item's rows
-    // after a blank one): a frame takes the rows it shows from them, so its
-    // cost does not grow with the conversation.
-    let blank = [Line::default()];
-    let mut runs: Vec<&[Line<'static>]> = vec![&header];
+    // The conversation's layout (the header, then each item's rows after a
+    // blank one), from the rows' counts: items far from the view may be
+    // folded (`fold`).
+    let mut layout: Vec<(usize, usize, usize)> = Vec::new();
     let mut total = header.len();
     let mut prompt_rows = std::mem::take(&mut st.cache.prompt_rows);
     prompt_rows.clear();
@@ -373,7 +420,6 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
                 blocks.push((block_key(&item.rev, view), total));
             }
             if i > 0 {
-                runs.push(&blank);
                 total += 1;
             }
             if matches!(item.kind, ItemKind::User(_)) {
@@ -387,21 +433,45 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
                         .map(|(row, image)| (total + row, Arc::clone(image))),
                 );
             }
-            for run in entry.rows.runs() {
-                runs.push(run);
-                total += run.len();
-            }
+            let len = entry.rows.len();
+            layout.push((i, total, len));
+            total += len;
         }
     }
     let height = area.height as usize;
     // Keep a scrolled-up view still while content is added below.
     if st.scroll > 0 && total > st.cache.last_total {
-        st.scroll += total - st.cache.last_total;
+        st.scroll = st.scroll.saturating_add(total - st.cache.last_total);
     }
     let max_scroll = total.saturating_sub(height);
+    // The items the view shows are rendered (the search has all of them).
+    let end = total - st.scroll.min(max_scroll);
+    let start = end.saturating_sub(height);
+    for &(i, first, len) in &layout {
+        if first < end && first + len > start {
+            fold::unfold(&mut st.cache.entries, i, &items[i]);
+        }
+    }
+    // The conversation as runs of rows, each with its number of rows: a
+    // frame takes the rows it shows from them, so its cost does not grow
+    // with the conversation.
+    let blank = [Line::default()];
+    let mut runs: Vec<(usize, &[Line<'static>])> = vec![(header.len(), &header)];
+    for &(i, _, len) in &layout {
+        let Some(Some(entry)) = st.cache.entries.get(i) else {
+            continue;
+        };
+        if i > 0 {
+            runs.push((1, &blank));
+        }
+        match entry.rows {
+            Rows::Folded(_) => runs.push((len, &[])),
+            ref rows => runs.extend(rows.runs().into_iter().map(|run| (run.len(), run))),
+        }
+    }
     if let Some(search) = &mut st.search {
         let stamp = content_stamp(items, view, total);
-        let rows = runs.iter().flat_map(|run| run.iter());
+        let rows = runs.iter().flat_map(|(_, run)| run.iter());
         // A selected match off screen comes to a third of the way down.
         if let Some((first, last)) = search.refresh(rows, stamp, &blocks) {
             let end = total - st.scroll.min(max_scroll);
@@ -449,8 +519,8 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
     }
     let mut shown: Vec<&Line<'static>> = Vec::with_capacity(end - start);
     let mut at = 0;
-    for run in &runs {
-        let (from, to) = (at, at + run.len());
+    for &(len, run) in &runs {
+        let (from, to) = (at, at + len);
         at = to;
         if to <= start {
             continue;
@@ -458,7 +528,13 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
         if from >= end {
             break;
         }
-        shown.extend(&run[start.saturating_sub(from)..end.min(to) - from]);
+        let wanted = start.saturating_sub(from)..end.min(to) - from;
+        // A folded run is never shown (the view's items were rendered
+        // above): blank rows keep the others in place if it were.
+        match run.get(wanted.clone()) {
+            Some(rows) => shown.extend(rows),
+            None => shown.extend(std::iter::repeat_n(&blank[0], wanted.len())),
+        }
     }
     match &st.search {
         Some(search) => {
@@ -512,6 +588,11 @@ fn draw_conversation(f: &mut Frame<'_>, st: &mut UiState, bar_area: Rect) {
         st.cache.more_note = Some(r);
     }
     st.scrollbar.draw(f, bar_area, total, start);
+    if st.search.is_none() {
+        // Items two pages or more from the view give their rows back.
+        let near = start.saturating_sub(2 * height)..end + 2 * height;
+        fold::fold_far(&mut st.cache.entries, &layout, near, keep);
+    }
 }
 
 /// A stamp of the conversation's rows: it changes when an item changes, is

@@ -29,6 +29,8 @@ pub fn draw_regular<W: Write>(
         ..text_view(st, width)
     };
     refresh_items(st, view);
+    // Regular mode compares every row: none stays folded.
+    super::fold::unfold_all(st);
     // Images the screen draws over their blank rows (iTerm2's protocol).
     let placing = st
         .image_output

@@ -392,3 +392,111 @@ fn the_window_at_a_scroll_not_drawn_yet_follows_the_scroll() {
         "never above the first row"
     );
 }
+
+/// A conversation of `items` items, notices, answers (markdown with code)
+/// and shown thinking in turn, of 12 lines each, every line naming its item.
+fn long_state(items: usize) -> UiState {
+    let mut st = UiState {
+        show_thinking: true,
+        ..Default::default()
+    };
+    for i in 0..items {
+        let text: Vec<String> = (0..12).map(|k| format!("item {i} line {k}")).collect();
+        match i % 3 {
+            0 => st.transcript.notice(Level::Info, text.join("\n")),
+            1 => {
+                let answer = format!(
+                    "## item {i}\n\n{}\n\n```rust\nfn item_{i}() {{}}\n```",
+                    text.join("\n\n")
+                );
+                st.transcript.push(ItemKind::Text(answer));
+            }
+            _ => {
+                st.transcript.push(ItemKind::Thinking(text.join("\n")));
+            }
+        }
+    }
+    st
+}
+
+/// How many rows are rendered, and how many items are folded.
+fn kept_and_folded(st: &UiState) -> (usize, usize) {
+    let mut kept = 0;
+    let mut folded = 0;
+    for entry in st.cache.entries.iter().flatten() {
+        match entry.rows {
+            Rows::Folded(_) => folded += 1,
+            ref rows => kept += rows.len(),
+        }
+    }
+    (kept, folded)
+}
+
+/// Items far from the view give their rows back once more than
+/// `KEEP_ROWS` are rendered, and whatever reads them then (a frame
+/// scrolled to them, a selection's text, the search, the exit transcript,
+/// regular mode) finds the rows a conversation that never folded has.
+#[test]
+fn a_long_conversation_folds_far_items_and_shows_them_again_as_they_were() {
+    let items = 3_000;
+    let (width, height) = (60, 20);
+    let mut st = long_state(items);
+    let mut term = Term::new(width, height);
+    term.draw(&mut st);
+    let (kept, folded) = kept_and_folded(&st);
+    assert!(kept <= fold::KEEP_ROWS, "{kept} rows kept");
+    assert!(folded > 2_000, "{folded} items folded");
+    // The last items, on screen, are rendered.
+    assert!(screen(&term).contains(&format!("item {} line 11", items - 1)));
+
+    // Scrolled to the top, then to the middle: what a conversation that
+    // never folds shows at the same place.
+    let mut whole = long_state(items);
+    whole.cache.keep_rows = Some(usize::MAX);
+    let mut whole_term = Term::new(width, height);
+    whole_term.draw(&mut whole);
+    assert_eq!(kept_and_folded(&whole).1, 0);
+    for scroll in [usize::MAX, 20_000, 3] {
+        st.scroll = scroll;
+        term.draw(&mut st);
+        whole.scroll = scroll;
+        whole_term.draw(&mut whole);
+        assert_eq!(screen(&term), screen(&whole_term), "scrolled {scroll}");
+        assert_eq!(st.cache.last_total, whole.cache.last_total);
+        // A selection's text far from the view: the rows themselves.
+        let rows = 500..530;
+        assert_eq!(
+            row_texts(&mut st, rows.clone()),
+            row_texts(&mut whole, rows)
+        );
+    }
+    // Folding again leaves the rows' count as it was.
+    st.scroll = 0;
+    term.draw(&mut st);
+    assert!(kept_and_folded(&st).1 > 2_000);
+
+    // The exit transcript: every row, folded items rendered for it.
+    let lines = |st: &mut UiState| -> Vec<String> {
+        conversation_lines(st, width)
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let mut fresh = long_state(items);
+    assert_eq!(lines(&mut st), lines(&mut fresh));
+
+    // The search reads every row: a word of the first item is found.
+    let mut search = search::Search::open(0);
+    search.set_query("item 0 line 3".into(), 0);
+    st.search = Some(search);
+    term.draw(&mut st);
+    assert_eq!(kept_and_folded(&st).1, 0, "nothing folded while searching");
+    assert!(screen(&term).contains("item 0 line 3"), "{}", screen(&term));
+    st.search = None;
+    term.draw(&mut st);
+    assert!(kept_and_folded(&st).1 > 2_000);
+
+    // Regular mode compares every row: switching to it renders them all.
+    let mut scrollback = crate::tui::regular::ScrollbackScreen::new(Vec::new(), 0, false);
+    draw_regular(&mut st, Size::new(width, height), &mut scrollback).unwrap();
+    assert_eq!(kept_and_folded(&st).1, 0);
+}
