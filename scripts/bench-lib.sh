@@ -3,9 +3,10 @@
 # Uses $PROFILE, $target, $out, $sock (the tmux socket) and the array
 # $servers, which the caller sets (and kills at exit).
 
-# bench_build: builds makai, makai-mockllm and cpu_time; sets $cpu_time.
+# bench_build: builds makai (unless NO_BUILD=1: the one built is measured),
+# makai-mockllm and cpu_time; sets $cpu_time.
 bench_build() {
-  cargo build --quiet --profile "$PROFILE" -p makai-cli --bin makai
+  [ "${NO_BUILD:-}" = 1 ] || cargo build --quiet --profile "$PROFILE" -p makai-cli --bin makai
   cargo build --quiet --profile "$PROFILE" -p makai-mockllm --bin makai-mockllm
   cargo build --quiet --profile "$PROFILE" -p makai-mockllm --example cpu_time
   cpu_time="$(pwd)/$target/$PROFILE/examples/cpu_time"

@@ -31,7 +31,8 @@ use super::wrap_stream::TextStream;
 /// Rendered lines per conversation item, reused while the item and the view
 /// do not change (only the streaming item is rendered again, and of an
 /// answer's text or shown thinking only what more text can still change: see
-/// [`markdown::Incremental`] and [`TextStream`]).
+/// [`markdown::Incremental`] and [`TextStream`]); in a long conversation the
+/// items far from the view keep only their row count ([`fold`]).
 #[derive(Default)]
 pub struct RenderCache {
     entries: Vec<Option<Entry>>,
