@@ -414,6 +414,7 @@ mod tests {
                 content: vec![UserContent::text("ok")],
                 details: json!({"x": 1}),
                 usage: None,
+                nested_calls: None,
             }),
             is_error: false,
             duration_ms: Some(12),

@@ -393,7 +393,7 @@ impl CompactionStrategy for KeepTwo {
         Ok(CompactionOutput {
             messages: out,
             summary: Some(reply.text()),
-            usage: Some(reply.usage),
+            usage: Some(*reply.usage),
             details: json!({"strategy": "keep-two"}),
         })
     }

@@ -120,3 +120,38 @@ async fn a_failed_or_cancelled_branch_summary_is_an_error_and_the_agent_stays_us
     server.push(Mock::text("fine"));
     agent.prompt("hello").await.unwrap();
 }
+
+#[test]
+fn files_a_tool_s_nested_calls_read_or_changed_are_listed_too() {
+    use makai_agent::makai_ai::{
+        NestedCallStatus, NestedToolCall, NestedToolCalls, ToolResultMessage,
+    };
+    let nested = |name: &str, path: Option<&str>| NestedToolCall {
+        id: format!("c9/{name}"),
+        name: name.into(),
+        arguments: path.map(|p| {
+            let mut a = serde_json::Map::new();
+            a.insert("path".into(), serde_json::json!(p));
+            a
+        }),
+        arguments_bytes: path.is_none().then_some(40_000),
+        status: NestedCallStatus::Ok,
+        duration_ms: Some(1),
+        error: None,
+    };
+    let mut result = ToolResultMessage::text("c9", "codemode", "done", false);
+    result.nested_calls = Some(Box::new(NestedToolCalls {
+        calls: vec![
+            nested("read", Some("src/ast.rs")),
+            nested("write", Some("src/parse.rs")),
+            // Arguments too long to keep: no path to list.
+            nested("edit", None),
+        ],
+        complete: false,
+    }));
+    let mut messages = branch();
+    messages.push(AgentMessage::Llm(result.into()));
+    let (read, modified) = makai_agent::branch_files(&messages, &[]);
+    assert_eq!(read, ["src/ast.rs"], "src/parse.rs was changed later");
+    assert_eq!(modified, ["src/lex.rs", "src/parse.rs"]);
+}

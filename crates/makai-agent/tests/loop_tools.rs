@@ -171,8 +171,8 @@ async fn a_tool_error_and_a_timeout_are_error_results() {
     );
 }
 
-struct Approvals {
-    after_calls: Mutex<u32>,
+pub(crate) struct Approvals {
+    pub(crate) after_calls: Mutex<u32>,
 }
 
 #[async_trait]
@@ -612,90 +612,6 @@ async fn without_a_transform_the_model_sees_the_whole_transcript() {
         .collect();
     assert_eq!(sent, ["first question", "second question"]);
     assert_eq!(outcome.messages.len(), 2);
-}
-
-/// A tool that calls `echo` three times through its context: once blocked by
-/// the hook, once with arguments that do not match the schema, once allowed.
-fn caller_tool() -> Arc<dyn makai_agent::Tool> {
-    TypedTool::new(
-        "caller",
-        "Calls echo.",
-        |_a: EchoArgs, ctx: ToolContext| async move {
-            let tools = ctx.snapshot().expect("a run's snapshot").tools.clone();
-            let mut lines = Vec::new();
-            for args in [
-                json!({"text": "rm -rf"}),
-                json!({"text": 5}),
-                json!({"text": "hello"}),
-            ] {
-                let call = ctx.call_tool(&tools, "echo", args).await;
-                lines.push(format!(
-                    "{} {} {}",
-                    call.id,
-                    call.is_error,
-                    call.output.text_content()
-                ));
-            }
-            Ok(ToolOutput::text(lines.join("\n")))
-        },
-    )
-    .into_arc()
-}
-
-/// The tool results of a run in which the model calls `caller` once, under `hooks`.
-async fn caller_run(hooks: Arc<dyn AgentHooks>) -> Vec<(String, String, bool)> {
-    let client = ScriptedClient::new([
-        ScriptedResponse::tool_call("c1", "caller", json!({"text": ""})),
-        ScriptedResponse::text("ok"),
-    ]);
-    let mut cfg = config(client);
-    cfg.hooks = hooks;
-    let (events, _) = agent_loop(
-        vec!["go".into()],
-        context(vec![echo_tool(), caller_tool()]),
-        cfg,
-        CancellationToken::new(),
-    )
-    .collect()
-    .await
-    .unwrap();
-    assert_contract(&events);
-    tool_result_texts(&events)
-}
-
-#[tokio::test]
-async fn nested_tool_calls_go_through_the_hooks_and_the_schema() {
-    let hooks = Arc::new(Approvals {
-        after_calls: Mutex::new(0),
-    });
-    let results = caller_run(hooks.clone()).await;
-    // after_tool_call saw the one nested call that ran and the caller's own:
-    // the blocked and the invalid calls never ran.
-    assert_eq!(results.len(), 1);
-    assert_eq!(*hooks.after_calls.lock().unwrap(), 2);
-    // That hook rewrites every result, so the nested calls' own texts are
-    // read in a second run with a hook that only blocks.
-    let results = caller_run(Arc::new(BlockOnly)).await;
-    let lines: Vec<&str> = results[0].1.lines().collect();
-    assert_eq!(lines[0], "c1/1 true The user denied this call.");
-    assert!(
-        lines[1].starts_with("c1/2 true Invalid arguments for tool 'echo'"),
-        "{lines:?}"
-    );
-    assert_eq!(lines.last().copied(), Some("c1/3 false hello"));
-}
-
-struct BlockOnly;
-
-#[async_trait]
-impl AgentHooks for BlockOnly {
-    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> ToolCallDecision {
-        if call.args["text"] == "rm -rf" {
-            ToolCallDecision::Block("The user denied this call.".into())
-        } else {
-            ToolCallDecision::Allow
-        }
-    }
 }
 
 /// A tool that declares `echo` (which the run was not given) for the next

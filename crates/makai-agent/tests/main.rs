@@ -17,5 +17,6 @@ mod inline_subscriber;
 mod limits;
 mod loop_control;
 mod loop_events;
+mod loop_nested_calls;
 mod loop_tools;
 mod queued;

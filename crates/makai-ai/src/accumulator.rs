@@ -24,6 +24,7 @@ impl MessageAccumulator {
                 api: api.to_string(),
                 provider: provider.to_string(),
                 model: model.to_string(),
+                stop_reason: crate::StopReason::Pending,
                 timestamp: crate::message::now_ms(),
                 ..Default::default()
             },

@@ -52,6 +52,7 @@ impl MessageBuilder {
                 api: model.api.as_str().to_string(),
                 provider: model.provider.clone(),
                 model: model.id.clone(),
+                stop_reason: StopReason::Pending,
                 timestamp: now_ms(),
                 ..Default::default()
             },

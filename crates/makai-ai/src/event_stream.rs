@@ -376,10 +376,10 @@ mod tests {
         .on_terminal(move |m| log.lock().unwrap().push(m.usage.output));
         let message = AssistantMessage {
             stop_reason: StopReason::Stop,
-            usage: crate::Usage {
+            usage: Box::new(crate::Usage {
                 output: 7,
                 ..Default::default()
-            },
+            }),
             ..Default::default()
         };
         let done = AssistantMessageEvent::Done {

@@ -57,9 +57,10 @@ pub use error::ProviderError;
 pub use event::{AssistantMessageEvent, Delta};
 pub use event_stream::AssistantMessageEventStream;
 pub use message::{
-    AssistantContent, AssistantMessage, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent, UserMessage,
-    assistant_parts, now_ms, user_parts,
+    AssistantContent, AssistantMessage, AssistantMessageDiagnostic, DeferredHandle, DiagnosticCode,
+    DiagnosticError, ImageContent, Message, NestedCallStatus, NestedToolCall, NestedToolCalls,
+    StopReason, TextContent, ThinkingContent, Timestamp, ToolCall, ToolResultMessage, UserContent,
+    UserMessage, assistant_parts, now_ms, user_parts,
 };
 pub use model::{
     Api, CompatFlags, CostTier, Modality, Model, ModelCost, PromptCacheKeyMode,

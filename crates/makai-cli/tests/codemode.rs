@@ -124,6 +124,55 @@ return { first: a.includes("alpha"), second: b.includes("beta"), code: run.exit_
         "{}",
         request_text(&reqs[1])
     );
+    // The session keeps the script's calls on its result (pi's `nestedCalls`).
+    let result_entry = env
+        .session_files()
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .map(|l| serde_json::from_str::<Value>(&l).unwrap())
+        .find(|v| v["message"]["role"] == "toolResult")
+        .unwrap();
+    let nested = &result_entry["message"]["nestedCalls"];
+    assert_eq!(nested["complete"], true, "{nested}");
+    let calls: Vec<(String, String, String)> = nested["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let target = c["arguments"]["path"]
+                .as_str()
+                .or(c["arguments"]["command"].as_str())
+                .unwrap_or_default();
+            (
+                c["name"].as_str().unwrap().to_string(),
+                target.to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = |n: &str, t: &str, st: &str| (n.to_string(), t.to_string(), st.to_string());
+    assert_eq!(
+        calls,
+        [
+            expected("read", "a.txt", "ok"),
+            expected("read", "b.txt", "ok"),
+            expected("bash", "printf 'out\n'; exit 3", "error"),
+            expected("read", "nope.txt", "error"),
+        ],
+        "{nested}"
+    );
+    assert!(
+        nested["calls"][3]["error"]
+            .as_str()
+            .unwrap()
+            .contains("nope.txt")
+    );
 }
 
 #[test]

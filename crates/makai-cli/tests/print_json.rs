@@ -126,6 +126,18 @@ fn json_mode_writes_header_then_pi_events_ending_with_agent_end() {
         update["usage"]["input"], 0,
         "usage is reported at message_end: {update}"
     );
+    // pi 1.5.2: a streaming assistant message's reason is `pending` until
+    // its `message_end`.
+    let started = lines
+        .iter()
+        .find(|l| l["type"] == "message_start" && l["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(started["message"]["stopReason"], "pending", "{started}");
+    let ended = lines
+        .iter()
+        .find(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(ended["message"]["stopReason"], "stop", "{ended}");
     let end = &lines[lines.len() - 2];
     assert_eq!(end["willRetry"], false);
     let assistant = &end["messages"][1];

@@ -43,14 +43,14 @@ fn assistant(i: usize) -> AgentMessage {
         api: "anthropic-messages".into(),
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
-        usage: Usage {
+        usage: Box::new(Usage {
             input: 1200,
             output: 240,
             cache_read: 30_000,
             cache_write: 800,
             total_tokens: 32_240,
             ..Default::default()
-        },
+        }),
         stop_reason: StopReason::ToolUse,
         timestamp: makai_ai::now_ms(),
         ..Default::default()

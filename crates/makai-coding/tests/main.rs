@@ -12,6 +12,7 @@ mod resources;
 mod session_damage;
 mod session_durability;
 mod session_format;
+mod session_pi152_messages;
 mod session_pi1x;
 mod session_repair;
 mod session_store;

@@ -69,6 +69,7 @@ pub fn outcome_from_json(server: &str, tool: &str, result: &Value) -> CallOutcom
             content,
             details: Value::Object(details),
             usage: None,
+            nested_calls: None,
         },
         is_error,
     }
@@ -216,6 +217,7 @@ mod tests {
             ],
             details: Value::Null,
             usage: None,
+            nested_calls: None,
         };
         let j = output_to_json(&out, true);
         assert_eq!(j["isError"], true);

@@ -93,6 +93,7 @@ mod tests {
             content: vec![UserContent::text("short"), UserContent::text(long.clone())],
             details: json!({"server": "s", "tool": "t"}),
             usage: None,
+            nested_calls: None,
         };
         cut_long_texts(&mut out, "s", "t/x");
         let shown = out.text_content();

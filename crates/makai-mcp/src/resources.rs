@@ -481,6 +481,7 @@ fn read_output(server: &str, uri: &str, answer: &Value) -> ToolOutput {
         content: parts,
         details: json!({"server": server, "uri": uri, "contents": kept}),
         usage: None,
+        nested_calls: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn empty_message(run: &Run) -> AssistantMessage {
         api: model.api.as_str().to_string(),
         provider: model.provider.clone(),
         model: model.id.clone(),
+        stop_reason: StopReason::Pending,
         timestamp: makai_ai::now_ms(),
         ..Default::default()
     }

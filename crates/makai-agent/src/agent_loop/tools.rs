@@ -139,7 +139,8 @@ impl Batch<'_> {
                 tool_name: call.name.clone(),
                 content: output.content.clone(),
                 details: (!output.details.is_null()).then(|| output.details.clone()),
-                usage: output.usage.as_deref().copied(),
+                usage: output.usage.clone(),
+                nested_calls: output.nested_calls.clone(),
                 is_error: *is_error,
                 timestamp: now_ms(),
             };
@@ -508,6 +509,7 @@ pub(super) fn fail_truncated_calls(run: &mut Run, assistant: &AssistantMessage) 
             content: output.content.clone(),
             details: None,
             usage: None,
+            nested_calls: None,
             is_error: true,
             timestamp: now_ms(),
         };

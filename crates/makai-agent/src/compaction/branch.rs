@@ -32,7 +32,8 @@ pub struct BranchSummary {
 
 /// The files `messages`' tool calls read and changed, each once, in the
 /// order first met: `read` reads, `write` and `edit` change (a file read
-/// and changed counts as changed). Earlier branch summaries' lists
+/// and changed counts as changed). The nested calls a tool result records
+/// (a codemode script's, say) count as the model's own. Earlier branch summaries' lists
 /// (`details` of pi's `BranchSummaryDetails`, given in `carried`) come
 /// first.
 pub fn branch_files(
@@ -50,22 +51,30 @@ pub fn branch_files(
         r.iter().for_each(|p| add(&mut read, p));
         m.iter().for_each(|p| add(&mut modified, p));
     }
+    let mut note = |name: &str, arguments: Option<&serde_json::Map<String, serde_json::Value>>| {
+        let path = arguments
+            .and_then(|a| a.get("path").or_else(|| a.get("file_path")))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        match name {
+            "read" => add(&mut read, path),
+            "write" | "edit" => add(&mut modified, path),
+            _ => {}
+        }
+    };
     for m in messages {
-        let AgentMessage::Llm(makai_ai::Message::Assistant(a)) = m else {
-            continue;
-        };
-        for call in a.tool_calls() {
-            let path = call
-                .arguments
-                .get("path")
-                .or_else(|| call.arguments.get("file_path"))
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
-            match call.name.as_str() {
-                "read" => add(&mut read, path),
-                "write" | "edit" => add(&mut modified, path),
-                _ => {}
+        match m {
+            AgentMessage::Llm(makai_ai::Message::Assistant(a)) => {
+                for call in a.tool_calls() {
+                    note(&call.name, Some(&call.arguments));
+                }
             }
+            AgentMessage::Llm(makai_ai::Message::ToolResult(r)) => {
+                for call in r.nested_calls.iter().flat_map(|n| &n.calls) {
+                    note(&call.name, call.arguments.as_ref());
+                }
+            }
+            _ => {}
         }
     }
     read.retain(|p| !modified.contains(p));

@@ -258,7 +258,7 @@ pub(crate) async fn summary_call(
                     "the summary call returned no text".into(),
                 ))
             } else {
-                Ok((text.trim().to_string(), result.usage))
+                Ok((text.trim().to_string(), *result.usage))
             }
         }
     }

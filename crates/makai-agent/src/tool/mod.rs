@@ -6,6 +6,7 @@
 //! the tool runs ([`ToolSet`]); [`TypedTool`] derives the schema from a Rust type.
 
 mod nested;
+mod nested_log;
 mod set;
 mod typed;
 
@@ -43,6 +44,11 @@ pub struct ToolOutput {
     /// (and `ToolError`) small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<makai_ai::Usage>>,
+    /// The calls this tool made to other tools (pi's `nestedCalls` of a tool
+    /// result: codemode's script calls, say); kept on the result message,
+    /// never sent to the model. Boxed for the same reason as `usage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<Box<makai_ai::NestedToolCalls>>,
 }
 
 impl ToolOutput {
@@ -52,6 +58,7 @@ impl ToolOutput {
             content: vec![UserContent::text(text)],
             details: Value::Null,
             usage: None,
+            nested_calls: None,
         }
     }
 
@@ -236,12 +243,13 @@ pub(crate) async fn run_call(
     dry_run: bool,
 ) -> Result<ToolOutput, ToolError> {
     let timeout = tool.timeout();
+    let nested = ctx.nested.clone();
     let exec = if dry_run {
         tool.dry_run(&call_id, args, ctx)
     } else {
         tool.execute(&call_id, args, ctx)
     };
-    match timeout {
+    let result = match timeout {
         None => exec.await,
         Some(limit) => tokio::time::timeout(limit, exec).await.unwrap_or_else(|_| {
             Err(ToolError::Failed(format!(
@@ -250,6 +258,30 @@ pub(crate) async fn run_call(
                 limit.as_secs_f64()
             )))
         }),
+    };
+    with_nested_calls(result, &nested)
+}
+
+/// Puts the record of the nested calls the tool made on its result, unless
+/// the tool gave one itself. A failure given as text becomes the same text
+/// as an output, so the record is kept.
+fn with_nested_calls(
+    result: Result<ToolOutput, ToolError>,
+    nested: &nested_log::NestedLog,
+) -> Result<ToolOutput, ToolError> {
+    let Some(record) = nested.take() else {
+        return result;
+    };
+    let attach = |mut output: ToolOutput| {
+        if output.nested_calls.is_none() {
+            output.nested_calls = Some(Box::new(record));
+        }
+        output
+    };
+    match result {
+        Ok(output) => Ok(attach(output)),
+        Err(ToolError::Cancelled) => Err(ToolError::Cancelled),
+        Err(e) => Err(ToolError::Output(attach(e.into_output()))),
     }
 }
 
@@ -285,8 +317,9 @@ pub struct ToolContext {
     updater: Option<Arc<Updater>>,
     /// The run's hooks, which nested calls ([`ToolContext::call_tool`]) go through.
     hooks: Option<Arc<crate::hooks::RunHooks>>,
-    /// Nested calls made so far (their ids count up).
-    nested: Arc<std::sync::atomic::AtomicUsize>,
+    /// The nested calls made so far ([`ToolContext::call_tool`]), which the
+    /// loop puts on this call's result.
+    nested: Arc<nested_log::NestedLog>,
     /// Tools declared for the run's next model call
     /// ([`ToolContext::declare_tools`]); `None` outside a run.
     declared: Option<Declared>,

@@ -6,7 +6,6 @@
 //! do, a nested one cannot either.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
@@ -48,9 +47,24 @@ impl ToolContext {
     /// Calls the tool `name` of `tools` as the loop would, on behalf of this
     /// call (see the module's documentation). Dropping the future cancels
     /// the call. Cancelling this call's run cancels it too.
+    /// The call is recorded on this call's result (pi's `nestedCalls`): its
+    /// name, arguments, status and duration, never its result.
     pub async fn call_tool(&self, tools: &ToolSet, name: &str, args: Value) -> NestedCall {
-        let n = self.nested.fetch_add(1, Ordering::Relaxed) + 1;
-        let id = format!("{}/{n}", self.call_id);
+        let (id, slot) = self.nested.start(&self.call_id, name, &args);
+        let started = std::time::Instant::now();
+        let call = self.call_tool_as(id, tools, name, args).await;
+        let error = call.is_error.then(|| call.output.text_content());
+        self.nested.end(slot, started.elapsed(), error);
+        call
+    }
+
+    async fn call_tool_as(
+        &self,
+        id: String,
+        tools: &ToolSet,
+        name: &str,
+        args: Value,
+    ) -> NestedCall {
         let Some(tool) = tools.get(name).cloned() else {
             return failed(
                 id,

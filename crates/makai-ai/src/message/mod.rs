@@ -11,8 +11,14 @@ use serde_json::{Map, Value};
 use crate::usage::Usage;
 
 mod de;
+mod deferred;
+mod diagnostic;
+mod nested_calls;
 
 pub use de::{assistant_parts, user_parts};
+pub use deferred::DeferredHandle;
+pub use diagnostic::{AssistantMessageDiagnostic, DiagnosticCode, DiagnosticError};
+pub use nested_calls::{NestedCallStatus, NestedToolCall, NestedToolCalls};
 
 /// Milliseconds since the Unix epoch, as pi stores timestamps.
 pub type Timestamp = i64;
@@ -76,6 +82,9 @@ pub struct ToolCall {
     /// Gemini's opaque thought signature, replayed with the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// The OpenAI Responses namespace of a tool loaded or namespaced there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// Set when the streamed arguments were truncated or not a JSON object:
     /// says what was wrong. The agent layer never runs such a call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +172,9 @@ pub enum AssistantContent {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
+    /// The message is still streaming: a partial message's reason, never a
+    /// finished one's.
+    Pending,
     /// The model finished its answer.
     #[default]
     Stop,
@@ -174,17 +186,23 @@ pub enum StopReason {
     Error,
     /// The request was cancelled.
     Aborted,
+    /// The provider finishes the response later; the message's `deferred`
+    /// handle fetches it.
+    Deferred,
 }
 
 impl StopReason {
-    /// The stable wire name (`stop`, `length`, `toolUse`, `error`, `aborted`).
+    /// The stable wire name (`pending`, `stop`, `length`, `toolUse`,
+    /// `error`, `aborted`, `deferred`).
     pub fn as_str(self) -> &'static str {
         match self {
+            StopReason::Pending => "pending",
             StopReason::Stop => "stop",
             StopReason::Length => "length",
             StopReason::ToolUse => "toolUse",
             StopReason::Error => "error",
             StopReason::Aborted => "aborted",
+            StopReason::Deferred => "deferred",
         }
     }
 }
@@ -231,15 +249,26 @@ pub struct AssistantMessage {
     /// The provider's id for this response, when it gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The provider's own effort value this response was asked for
+    /// (`xhigh`, `max`…; pi's `providerThinkingLevel`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_thinking_level: Option<Box<str>>,
     /// The thinking level requested for this response, as the model takes
     /// it (pi's `thinkingLevel`; absent in messages of older sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<crate::ThinkingLevel>,
+    /// What the provider boundary or the runtime recorded about how the
+    /// response went (pi's `diagnostics`); never sent to a model.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub diagnostics: Box<[AssistantMessageDiagnostic]>,
     /// Token counts and cost.
     #[serde(default)]
-    pub usage: Usage,
+    pub usage: Box<Usage>,
     /// Why the message ended.
     pub stop_reason: StopReason,
+    /// How to fetch the response when `stop_reason` is `deferred`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Box<DeferredHandle>>,
     /// What went wrong, when `stop_reason` is `error` or `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -247,6 +276,10 @@ pub struct AssistantMessage {
     /// `tool_calls`, `STOP`…), when it gave one (pi's `rawStopReason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_stop_reason: Option<String>,
+    /// The provider's own end-of-turn signal, when it sends one (OpenAI
+    /// Codex's `end_turn`; pi's `endTurn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_turn: Option<bool>,
     /// When the message was created.
     #[serde(default)]
     pub timestamp: Timestamp,
@@ -301,7 +334,11 @@ pub struct ToolResultMessage {
     /// Model usage of work the tool did itself (a sub-agent's calls, say):
     /// counted in the session's totals, never part of a model call's usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    pub usage: Option<Box<Usage>>,
+    /// The calls this tool made to other tools, bounded (pi's `nestedCalls`);
+    /// never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<Box<NestedToolCalls>>,
     /// True when the tool failed; the content says why.
     #[serde(default)]
     pub is_error: bool,
@@ -324,6 +361,7 @@ impl ToolResultMessage {
             content: vec![UserContent::text(text)],
             details: None,
             usage: None,
+            nested_calls: None,
             is_error,
             timestamp: now_ms(),
         }

@@ -77,7 +77,7 @@ impl WarmingHost for Shared {
                 CACHE_WARM_KIND,
                 message.provider.clone(),
                 message.model.clone(),
-                message.usage,
+                *message.usage,
             )?;
             entry = s.get(&id).cloned();
             Ok(())

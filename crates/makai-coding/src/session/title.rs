@@ -152,7 +152,7 @@ impl TitleModel for ModelTitler {
                 Some(TitleUsage {
                     provider: self.model.provider.clone(),
                     model: self.model.id.clone(),
-                    usage: reply.usage,
+                    usage: *reply.usage,
                 }),
             )),
         }

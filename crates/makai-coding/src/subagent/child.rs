@@ -164,14 +164,17 @@ async fn drive(
             AgentEvent::MessageEnd { message } => {
                 if let Some(a) = message.as_assistant() {
                     let text = a.text();
-                    let usage = a.usage;
+                    let usage = *a.usage;
                     progress.update(index, |r| {
                         r.usage.add(&usage);
                         if !text.trim().is_empty() {
                             r.answer = Some(text);
                         }
                     });
-                } else if let Some(u) = message.as_tool_result().and_then(|t| t.usage) {
+                } else if let Some(u) = message
+                    .as_tool_result()
+                    .and_then(|t| t.usage.as_deref().copied())
+                {
                     progress.update(index, |r| r.usage.add(&u));
                 }
             }
@@ -197,7 +200,7 @@ fn end_of(
 ) -> ChildEnd {
     let mut usage = outcome.usage;
     for m in &outcome.messages {
-        if let Some(u) = m.as_tool_result().and_then(|r| r.usage) {
+        if let Some(u) = m.as_tool_result().and_then(|r| r.usage.as_deref().copied()) {
             usage.add(&u);
         }
     }

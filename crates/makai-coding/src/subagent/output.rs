@@ -129,6 +129,7 @@ fn render(reports: &[SubagentReport], usage: Option<Usage>) -> ToolOutput {
         content: vec![UserContent::text(text)],
         details: serde_json::to_value(&details).unwrap_or_default(),
         usage: usage.map(Box::new),
+        nested_calls: None,
     }
 }
 

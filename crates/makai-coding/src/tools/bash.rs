@@ -270,6 +270,7 @@ pub(crate) async fn run_command(
         content: vec![makai_ai::UserContent::text(text)],
         details,
         usage: None,
+        nested_calls: None,
     };
     if is_error {
         Err(ToolError::Output(output))

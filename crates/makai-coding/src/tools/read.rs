@@ -47,6 +47,7 @@ fn image_output(bytes: Vec<u8>, mime: &str, shown: &str, fit: bool) -> ToolOutpu
                 ))],
                 details,
                 usage: None,
+                nested_calls: None,
             };
         }
     };
@@ -60,6 +61,7 @@ fn image_output(bytes: Vec<u8>, mime: &str, shown: &str, fit: bool) -> ToolOutpu
         content: vec![UserContent::text(text), UserContent::image(data, sent_mime)],
         details,
         usage: None,
+        nested_calls: None,
     }
 }
 

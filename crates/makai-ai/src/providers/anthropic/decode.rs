@@ -112,6 +112,15 @@ struct RawUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    /// The writes by lifetime; the one-hour part is priced apart.
+    #[serde(default)]
+    cache_creation: Option<RawCacheCreation>,
+}
+
+#[derive(Deserialize)]
+struct RawCacheCreation {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: Option<u64>,
 }
 
 /// Decoder state of one response.
@@ -246,6 +255,13 @@ impl Decoder {
         }
         if let Some(n) = usage.cache_creation_input_tokens {
             u.cache_write = n;
+        }
+        if let Some(n) = usage
+            .cache_creation
+            .as_ref()
+            .and_then(|c| c.ephemeral_1h_input_tokens)
+        {
+            u.cache_write_1h = Some(n);
         }
     }
 

@@ -139,6 +139,32 @@ fn usage_fields_in_message_delta_replace_earlier_values_and_cache_is_split_out()
 }
 
 #[test]
+fn one_hour_cache_writes_are_counted_apart_and_priced_at_twice_the_input_rate() {
+    let start = json!({"type": "message_start", "message": {"id": "m", "usage": {
+        "input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 3000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000}}}});
+    let body = sse(&[
+        start,
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "ok"),
+        block_stop(0),
+        message_delta("end_turn", json!({"output_tokens": 2})),
+        message_stop(),
+    ]);
+    let mut priced = model();
+    priced.cost.input = 3.0;
+    priced.cost.cache_write = 3.75;
+    let (_, msg) = crate::decode_body(&priced, [body.as_bytes()]);
+    assert_eq!(msg.usage.cache_write, 3000);
+    assert_eq!(msg.usage.cache_write_1h, Some(2000));
+    let expected = (1000.0 * 3.75 + 2000.0 * 6.0) / 1e6;
+    assert!((msg.usage.cost.cache_write - expected).abs() < 1e-12);
+    // Without the split every write is a five-minute one.
+    let (_, plain) = decode(&sse(&[message_start(10, 1), message_stop()]));
+    assert_eq!(plain.usage.cache_write_1h, None);
+}
+
+#[test]
 fn decodes_thinking_with_signature_then_text() {
     let body = sse(&[
         message_start(69, 2),

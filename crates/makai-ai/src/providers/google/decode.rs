@@ -402,6 +402,7 @@ impl Decoder {
         usage.cache_read = cached;
         usage.input = input;
         usage.output = output;
+        usage.reasoning = c.thoughts;
     }
 }
 

@@ -303,6 +303,11 @@ fn usage_subtracts_cached_tokens() {
         ),
         (200, 800, 15, 1015)
     );
+    assert_eq!(
+        msg.usage.reasoning,
+        Some(5),
+        "the thoughts, a part of output"
+    );
 }
 
 #[test]

@@ -511,6 +511,7 @@ fn apply_usage(u: &Value, out: &mut MessageBuilder) {
     usage.output = completion;
     usage.cache_read = cache_read;
     usage.cache_write = cache_write;
+    usage.reasoning = count(u.pointer("/completion_tokens_details/reasoning_tokens"));
 }
 
 /// A fault for an `{"error": ...}` value inside the stream.

@@ -76,7 +76,7 @@ fn text_stream_with_usage_chunk_after_finish() {
         finish("stop"),
         usage_chunk(
             json!({"prompt_tokens": 14, "completion_tokens": 30, "total_tokens": 44,
-                           "completion_tokens_details": {"reasoning_tokens": 0}}),
+                           "completion_tokens_details": {"reasoning_tokens": 12}}),
         ),
     ]);
     let (events, msg) = decode(&body);
@@ -100,6 +100,11 @@ fn text_stream_with_usage_chunk_after_finish() {
     assert_eq!(msg.stop_reason, StopReason::Stop);
     assert_eq!(msg.response_id.as_deref(), Some("chatcmpl-1"));
     assert_eq!((msg.usage.input, msg.usage.output), (14, 30));
+    assert_eq!(
+        msg.usage.reasoning,
+        Some(12),
+        "a part of output, kept apart"
+    );
     assert_eq!(msg.usage.total_tokens, 44);
 }
 

@@ -211,6 +211,11 @@ fn function_call_without_argument_deltas() {
         (msg.usage.input, msg.usage.cache_read, msg.usage.output),
         (180, 2, 61)
     );
+    assert_eq!(
+        msg.usage.reasoning,
+        Some(48),
+        "a part of output, kept apart"
+    );
 }
 
 #[test]

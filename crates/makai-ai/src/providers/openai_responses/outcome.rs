@@ -132,6 +132,9 @@ fn read_usage(response: &Value, out: &mut MessageBuilder) {
     u.cache_read = cached;
     u.input = input.saturating_sub(cached);
     u.output = output;
+    u.reasoning = usage
+        .pointer("/output_tokens_details/reasoning_tokens")
+        .and_then(Value::as_u64);
 }
 
 /// The fault for an `error` event or a failed response's `error` object.

@@ -100,6 +100,7 @@ fn publish(ctx: &ToolContext, records: &Mutex<Vec<NestedRecord>>) {
         content: vec![makai_ai::UserContent::text(lines.join("\n"))],
         details: json!({ "calls": calls, "logs": [] }),
         usage: None,
+        nested_calls: None,
     });
 }
 

@@ -405,6 +405,7 @@ impl Tool for CodemodeTool {
             content,
             details,
             usage: None,
+            nested_calls: None,
         };
         if outcome.completed() {
             Ok(output)
