@@ -112,6 +112,12 @@ impl MessageBuilder {
         }
     }
 
+    /// Records the provider's own effort value the request carried (pi's
+    /// `providerThinkingLevel`).
+    pub fn set_provider_thinking_level(&mut self, level: Option<&str>) {
+        self.message.provider_thinking_level = level.map(Into::into);
+    }
+
     /// Records the provider's response id.
     pub fn set_response_id(&mut self, id: impl Into<String>) {
         let id = id.into();
@@ -445,8 +451,10 @@ impl MessageBuilder {
         model: &Model,
     ) {
         let thinking_level = self.message.thinking_level;
+        let provider_thinking_level = self.message.provider_thinking_level.take();
         *self = MessageBuilder::new(model).merge_deltas(self.merge_deltas);
         self.message.thinking_level = thinking_level;
+        self.message.provider_thinking_level = provider_thinking_level;
         self.events.push(AssistantMessageEvent::Retry {
             attempt,
             delay_ms,

@@ -90,6 +90,19 @@ pub(crate) trait WireApi: Send + Sync {
     /// A fresh decoder for one response.
     fn decoder(&self) -> Box<dyn WireDecoder>;
 
+    /// The provider's own effort value the request carries (pi's
+    /// `providerThinkingLevel`: a `reasoning_effort`, an adaptive `effort`,
+    /// a Gemini `thinkingLevel`); `None` when it carries none (no reasoning,
+    /// or a token budget). Read from the same functions the body is built with.
+    fn provider_effort(
+        &self,
+        _model: &Model,
+        _context: &Context,
+        _options: &StreamOptions,
+    ) -> Option<String> {
+        None
+    }
+
     /// How the response body is cut into events.
     fn framing(&self) -> Framing {
         Framing::Sse

@@ -306,6 +306,90 @@ async fn a_conversation_from_each_provider_replays_to_every_other() {
     }
 }
 
+/// pi's `providerThinkingLevel` on an assistant message: the provider's own
+/// effort value its request carried, on every API, and none when the request
+/// carried a token budget or no reasoning.
+#[tokio::test]
+async fn the_answer_records_the_provider_effort_its_request_carried() {
+    let sent_effort = |api: Api, body: &Value| -> Value {
+        match api {
+            Api::OpenAiCompletions => body["reasoning_effort"].clone(),
+            Api::OpenAiResponses | Api::AzureOpenAiResponses | Api::OpenAiCodexResponses => {
+                body["reasoning"]["effort"].clone()
+            }
+            Api::AnthropicMessages | Api::AnthropicVertex => {
+                body["output_config"]["effort"].clone()
+            }
+            Api::BedrockConverseStream => {
+                body["additionalModelRequestFields"]["output_config"]["effort"].clone()
+            }
+            Api::GoogleGenerativeAi | Api::GoogleVertex => {
+                body["generationConfig"]["thinkingConfig"]["thinkingLevel"].clone()
+            }
+            other => panic!("{other}: a wire API this test does not know"),
+        }
+    };
+    let id_for = |api: Api| match api {
+        Api::AnthropicMessages | Api::AnthropicVertex => "claude-opus-4-7",
+        Api::BedrockConverseStream => "anthropic.claude-opus-4-7-v1:0",
+        Api::GoogleGenerativeAi | Api::GoogleVertex => "gemini-3-pro-preview",
+        _ => "gpt-5.2",
+    };
+    let run = |api: Api, id: &'static str, thinking: ThinkingLevel| async move {
+        let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("ok")))
+            .await
+            .unwrap();
+        let mut m = model(api, &server, "mock");
+        m.id = id.into();
+        let options = StreamOptions {
+            thinking,
+            ..Default::default()
+        };
+        let ctx = Context {
+            system_prompt: Some(SYSTEM.into()),
+            messages: vec![UserMessage::text("hi").into()],
+            tools: Vec::new(),
+        };
+        let message = contract::finish(stream(&m, &ctx, options)).await;
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{api}: {:?}",
+            message.error_message
+        );
+        (message, server.requests().remove(0).body)
+    };
+    for api in Api::ALL {
+        let (message, body) = run(api, id_for(api), ThinkingLevel::Xhigh).await;
+        let sent = sent_effort(api, &body);
+        assert!(
+            sent.is_string(),
+            "{api}: the request carries an effort: {body}"
+        );
+        assert_eq!(
+            message.provider_thinking_level.as_deref(),
+            sent.as_str(),
+            "{api}"
+        );
+        assert_eq!(
+            serde_json::to_value(&message).unwrap()["providerThinkingLevel"],
+            sent,
+            "{api}"
+        );
+        let (off, _) = run(api, id_for(api), ThinkingLevel::Off).await;
+        assert_eq!(off.provider_thinking_level, None, "{api}: thinking off");
+    }
+    // A token budget is no effort.
+    let (budget, body) = run(
+        Api::AnthropicMessages,
+        "claude-sonnet-4-5",
+        ThinkingLevel::High,
+    )
+    .await;
+    assert!(body["thinking"]["budget_tokens"].is_number(), "{body}");
+    assert_eq!(budget.provider_thinking_level, None);
+}
+
 /// pi's `thinkingLevel` on an assistant message: the level its request was
 /// sent with, as the model takes it, kept through a retry.
 #[tokio::test]
@@ -345,6 +429,7 @@ async fn the_answer_records_the_thinking_level_its_request_was_sent_with() {
     };
     let high = answer(true, ThinkingLevel::High, None).await;
     assert_eq!(high.thinking_level, Some(ThinkingLevel::High));
+    assert_eq!(high.provider_thinking_level.as_deref(), Some("high"));
     assert_eq!(
         serde_json::to_value(&high).unwrap()["thinkingLevel"],
         "high"
@@ -352,9 +437,11 @@ async fn the_answer_records_the_thinking_level_its_request_was_sent_with() {
     // A model without thinking takes none.
     let plain = answer(false, ThinkingLevel::High, None).await;
     assert_eq!(plain.thinking_level, Some(ThinkingLevel::Off));
+    assert_eq!(plain.provider_thinking_level, None, "no effort was sent");
     // The answer after a retry says it too.
     let retried = answer(true, ThinkingLevel::Low, Some(503)).await;
     assert_eq!(retried.thinking_level, Some(ThinkingLevel::Low));
+    assert_eq!(retried.provider_thinking_level.as_deref(), Some("low"));
     // Messages of older sessions have none, and read back so.
     let old: AssistantMessage = serde_json::from_value(json!({
         "role": "assistant", "content": [], "api": "openai-completions",

@@ -82,4 +82,13 @@ impl WireApi for CodexResponses {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         openai_responses::OpenAiResponses.decoder()
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        openai_responses::OpenAiResponses.provider_effort(model, context, options)
+    }
 }

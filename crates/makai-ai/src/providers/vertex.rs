@@ -69,6 +69,15 @@ impl WireApi for GoogleVertex {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         google::GoogleGenerativeAi.decoder()
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        google::GoogleGenerativeAi.provider_effort(model, context, options)
+    }
 }
 
 impl WireApi for AnthropicVertex {
@@ -101,5 +110,14 @@ impl WireApi for AnthropicVertex {
 
     fn decoder(&self) -> Box<dyn WireDecoder> {
         anthropic::AnthropicMessages.decoder()
+    }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        anthropic::AnthropicMessages.provider_effort(model, context, options)
     }
 }

@@ -29,9 +29,7 @@ use crate::provider::{WireDecoder, wire_api};
 use gate::{Gated, cancel_watch};
 pub use memory::decode_body;
 pub use preconnect::preconnect;
-use prepared::{
-    CopilotFlags, Prepared, is_auth_rejection, known_credential, missing_credential, redact_all,
-};
+use prepared::{Prepared, is_auth_rejection, known_credential, missing_credential, redact_all};
 
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -87,18 +85,7 @@ pub(crate) fn stream_with_keys(
     // borrowed context; the URL and headers are rebuilt once the credential is
     // known (see `Head`).
     let known = known_credential(&model, &options, keys.is_some());
-    let prepared = crate::provider::prepare(&model, context, &options, known.as_ref()).map(
-        |(wire, target)| Prepared {
-            wire,
-            target,
-            credential: known,
-            copilot: if model.provider == "github-copilot" {
-                CopilotFlags::of(context)
-            } else {
-                CopilotFlags::default()
-            },
-        },
-    );
+    let prepared = Prepared::new(&model, context, &options, known);
     let handoff = Arc::new(Handoff::default());
     let sink = Sink {
         handoff: handoff.clone(),
@@ -162,6 +149,7 @@ async fn drive(
             )
         }
     };
+    builder.set_provider_thinking_level(prepared.effort.as_deref());
     if prepared.credential.is_none() {
         let resolved = tokio::select! {
             biased;

@@ -77,9 +77,38 @@ pub(super) struct Prepared {
     pub(super) target: Target,
     pub(super) credential: Option<Credential>,
     pub(super) copilot: CopilotFlags,
+    /// The provider's own effort value the body carries (pi's
+    /// `providerThinkingLevel`), stamped on the answer.
+    pub(super) effort: Option<String>,
 }
 
 impl Prepared {
+    /// Builds the request for `context` with the credential known so far.
+    pub(super) fn new(
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        credential: Option<Credential>,
+    ) -> Result<Prepared, ProviderError> {
+        let (wire, target) =
+            crate::provider::prepare(model, context, options, credential.as_ref())?;
+        Ok(Prepared {
+            effort: crate::provider::wire_api(target.model.api).provider_effort(
+                &target.model,
+                context,
+                options,
+            ),
+            wire,
+            target,
+            credential,
+            copilot: if model.provider == "github-copilot" {
+                CopilotFlags::of(context)
+            } else {
+                CopilotFlags::default()
+            },
+        })
+    }
+
     /// Rebuilds the URL and headers for `credential`, keeping the body (the
     /// body never depends on the credential; the URL and headers never depend
     /// on the conversation beyond the Copilot flags).

@@ -11,7 +11,7 @@ mod messages;
 pub(crate) mod request;
 mod thinking;
 
-pub(crate) use thinking::plan as thinking_plan;
+pub(crate) use thinking::{forces_tool, plan as thinking_plan, planned_effort};
 
 #[cfg(test)]
 mod decode_tests;
@@ -46,5 +46,14 @@ impl WireApi for AnthropicMessages {
 
     fn decoder(&self) -> Box<dyn WireDecoder> {
         Box::new(decode::Decoder::default())
+    }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        planned_effort(model, options, forces_tool(context, options))
     }
 }

@@ -15,8 +15,9 @@
 
 use serde_json::{Value, json};
 
+use crate::context::Context;
 use crate::model::Model;
-use crate::options::{StreamOptions, ThinkingLevel};
+use crate::options::{StreamOptions, ThinkingLevel, ToolChoice};
 
 /// The smallest `budget_tokens` the API accepts.
 const MIN_BUDGET: u64 = 1024;
@@ -119,6 +120,27 @@ impl ThinkingPlan {
     pub fn is_on(&self) -> bool {
         self.thinking.is_some()
     }
+}
+
+/// The adaptive `effort` [`plan`] sends (pi's `providerThinkingLevel`),
+/// when it sends one (a token budget is no effort).
+pub(crate) fn planned_effort(
+    model: &Model,
+    options: &StreamOptions,
+    forces_tool: bool,
+) -> Option<String> {
+    let plan = plan(model, options, forces_tool);
+    let effort = plan.output_config.as_ref()?.get("effort")?.as_str()?;
+    Some(effort.to_string())
+}
+
+/// True when the request forces a tool call (then thinking is left off).
+pub(crate) fn forces_tool(context: &Context, options: &StreamOptions) -> bool {
+    !context.tools.is_empty()
+        && matches!(
+            options.tool_choice,
+            Some(ToolChoice::Required | ToolChoice::Tool(_))
+        )
 }
 
 /// Decides the thinking fields and `max_tokens`.

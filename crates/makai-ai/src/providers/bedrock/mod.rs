@@ -46,4 +46,13 @@ impl WireApi for BedrockConverseStream {
     fn framing(&self) -> Framing {
         Framing::AwsEventStream
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        request::provider_effort(model, context, options)
+    }
 }

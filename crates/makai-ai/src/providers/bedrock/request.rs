@@ -32,7 +32,7 @@ use crate::message::{AssistantContent, Message, UserContent};
 use crate::model::Model;
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::{WireRequest, encode};
-use crate::providers::anthropic::thinking_plan;
+use crate::providers::anthropic::{forces_tool, planned_effort, thinking_plan};
 use crate::providers::decimal_f32;
 use crate::transform::{ToolCallIdRules, prepare_messages};
 
@@ -104,6 +104,17 @@ struct ImageSource {
 }
 
 /// True for Claude models (which take reasoning signatures and Anthropic's thinking fields).
+/// The adaptive effort a Claude request carries (pi's `providerThinkingLevel`).
+pub(super) fn provider_effort(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Option<String> {
+    is_claude(model)
+        .then(|| planned_effort(model, options, forces_tool(context, options)))
+        .flatten()
+}
+
 fn is_claude(model: &Model) -> bool {
     let id = model.id.to_ascii_lowercase();
     id.contains("anthropic.claude") || id.contains("anthropic/claude") || id.contains("claude")
@@ -191,8 +202,7 @@ pub(super) fn build(
         }
         config
     });
-    let forces_tool =
-        matches!(choice, Some(ToolChoice::Required | ToolChoice::Tool(_))) && tool_config.is_some();
+    let forces_tool = forces_tool(context, options);
     let mut max_tokens = options.max_tokens.unwrap_or(model.max_tokens).max(1);
     let mut additional = Map::new();
     let mut thinking_on = false;

@@ -48,4 +48,13 @@ impl WireApi for GoogleGenerativeAi {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         Box::new(decode::Decoder::new())
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        _context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        request::thinking_level(model, options).map(str::to_string)
+    }
 }

@@ -212,16 +212,24 @@ fn is_gemini_3(model: &Model) -> bool {
     model.id.contains("gemini-3")
 }
 
+/// The `thinkingLevel` the request carries (Gemini 3; older models take a
+/// token budget instead), when it carries one.
+pub(crate) fn thinking_level(model: &Model, options: &StreamOptions) -> Option<&'static str> {
+    if !model.reasoning || options.thinking == ThinkingLevel::Off || !is_gemini_3(model) {
+        return None;
+    }
+    let pro = model.id.contains("pro");
+    Some(match options.thinking {
+        ThinkingLevel::Minimal | ThinkingLevel::Low if pro => "low",
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium if !pro => "medium",
+        _ => "high",
+    })
+}
+
 fn thinking_config(model: &Model, options: &StreamOptions) -> Value {
-    if is_gemini_3(model) {
-        let pro = model.id.contains("pro");
-        let level = match options.thinking {
-            ThinkingLevel::Minimal | ThinkingLevel::Low if pro => "low",
-            ThinkingLevel::Minimal => "minimal",
-            ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium if !pro => "medium",
-            _ => "high",
-        };
+    if let Some(level) = thinking_level(model, options) {
         json!({"includeThoughts": true, "thinkingLevel": level})
     } else {
         let budget = options

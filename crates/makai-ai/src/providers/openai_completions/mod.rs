@@ -42,4 +42,13 @@ impl WireApi for OpenAiCompletions {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         Box::new(decode::Decoder::default())
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        _context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        request::effort(model, options, &compat::resolve(model)).map(str::to_string)
+    }
 }

@@ -237,13 +237,7 @@ fn body<'a>(
                 Some(_) => json!("required"),
                 None => tool_choice(c),
             }),
-        reasoning_effort: (model.reasoning && compat.reasoning_effort)
-            .then(|| {
-                model
-                    .thinking_value(options.thinking)
-                    .or_else(|| reasoning_effort(options.thinking))
-            })
-            .flatten(),
+        reasoning_effort: effort(model, options, compat),
         store: compat.store.then_some(false),
         prompt_cache_key: ((compat.prompt_cache_key || key_for_long)
             && options.cache_retention != CacheRetention::None)
@@ -261,6 +255,21 @@ fn has_tool_history(messages: &[Cow<'_, Message>]) -> bool {
         Message::ToolResult(_) => true,
         _ => false,
     })
+}
+
+/// The `reasoning_effort` the request carries, when it carries one.
+pub(super) fn effort<'m>(
+    model: &'m Model,
+    options: &StreamOptions,
+    compat: &Compat,
+) -> Option<&'m str> {
+    (model.reasoning && compat.reasoning_effort)
+        .then(|| {
+            model
+                .thinking_value(options.thinking)
+                .or_else(|| reasoning_effort(options.thinking))
+        })
+        .flatten()
 }
 
 fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {

@@ -52,6 +52,15 @@ impl WireApi for OpenAiResponses {
     fn decoder(&self) -> Box<dyn WireDecoder> {
         Box::new(decode::Decoder::default())
     }
+
+    fn provider_effort(
+        &self,
+        model: &Model,
+        _context: &Context,
+        options: &StreamOptions,
+    ) -> Option<String> {
+        request::effort(model, options).map(str::to_string)
+    }
 }
 
 /// The string at `key` of a JSON object, if it is one.

@@ -217,14 +217,7 @@ pub(crate) fn body(
             .as_ref()
             .filter(|_| tools)
             .map(tool_choice),
-        reasoning: model
-            .reasoning
-            .then(|| {
-                model
-                    .thinking_value(options.thinking)
-                    .or_else(|| reasoning_effort(&model.id, options.thinking))
-            })
-            .flatten()
+        reasoning: effort(model, options)
             .map(|effort| json!({"effort": effort, "summary": "auto"})),
         include: model.reasoning.then_some(["reasoning.encrypted_content"]),
         prompt_cache_key: options
@@ -286,6 +279,18 @@ fn tool_choice(choice: &ToolChoice) -> Value {
         ToolChoice::Required => json!("required"),
         ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
     }
+}
+
+/// The `reasoning.effort` the request carries, when it carries one.
+pub(crate) fn effort<'m>(model: &'m Model, options: &StreamOptions) -> Option<&'m str> {
+    model
+        .reasoning
+        .then(|| {
+            model
+                .thinking_value(options.thinking)
+                .or_else(|| reasoning_effort(&model.id, options.thinking))
+        })
+        .flatten()
 }
 
 /// The `reasoning.effort` for `level`, or `None` when thinking is off.
