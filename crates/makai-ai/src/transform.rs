@@ -146,7 +146,7 @@ pub fn prepare_messages<'a>(
             }
             Message::Assistant(a) => {
                 flush_pending(&mut out, &mut pending);
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                if !a.stop_reason.is_answer() {
                     for c in a.tool_calls() {
                         dropped_calls.insert(&c.id);
                     }
@@ -361,6 +361,25 @@ mod tests {
         };
         assert!(r.is_error);
         assert_eq!(r.text_content(), NO_RESULT_TEXT);
+    }
+
+    #[test]
+    fn a_deferred_or_pending_answer_is_not_sent_to_the_model() {
+        let target = Model::custom(Api::OpenAiCompletions, "openai", "gpt", "http://x");
+        for reason in [StopReason::Deferred, StopReason::Pending] {
+            let unfinished = AssistantMessage {
+                stop_reason: reason,
+                ..Default::default()
+            };
+            let messages = vec![
+                Message::User(UserMessage::text("hi")),
+                Message::Assistant(unfinished),
+                Message::User(UserMessage::text("still there?")),
+            ];
+            let out = prepare_messages(&target, &messages, ToolCallIdRules::OPENAI);
+            let roles: Vec<_> = out.iter().map(|m| m.role()).collect();
+            assert_eq!(roles, ["user", "user"], "{reason:?}");
+        }
     }
 
     #[test]

@@ -192,6 +192,16 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// True for a finished answer the model can be shown again (`stop`,
+    /// `length`, `toolUse`); false for a failed, aborted, still streaming or
+    /// deferred one, which requests leave out.
+    pub fn is_answer(self) -> bool {
+        matches!(
+            self,
+            StopReason::Stop | StopReason::Length | StopReason::ToolUse
+        )
+    }
+
     /// The stable wire name (`pending`, `stop`, `length`, `toolUse`,
     /// `error`, `aborted`, `deferred`).
     pub fn as_str(self) -> &'static str {
