@@ -15,9 +15,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use crate::message::{
-    AssistantContent, Message, StopReason, TextContent, ToolResultMessage, UserContent,
-};
+use crate::message::{AssistantContent, Message, TextContent, ToolResultMessage, UserContent};
 use crate::model::Model;
 
 /// The text of a synthetic result for a tool call that never got one.
@@ -280,6 +278,7 @@ fn strip_images(content: Vec<UserContent>) -> Vec<UserContent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::StopReason;
     use crate::message::{AssistantMessage, ThinkingContent, ToolCall, UserMessage};
     use crate::model::Api;
 
