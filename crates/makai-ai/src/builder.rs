@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, Delta};
 use crate::message::{
-    AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, now_ms,
+    AssistantContent, AssistantMessage, AssistantMessageDiagnostic, StopReason, TextContent,
+    ThinkingContent, ToolCall, now_ms,
 };
 use crate::model::Model;
 use crate::usage::Usage;
@@ -116,6 +117,14 @@ impl MessageBuilder {
     /// `providerThinkingLevel`).
     pub fn set_provider_thinking_level(&mut self, level: Option<&str>) {
         self.message.provider_thinking_level = level.map(Into::into);
+    }
+
+    /// Records what went wrong with an attempt (pi's `diagnostics`); the
+    /// records are kept through a retry.
+    pub fn add_diagnostic(&mut self, diagnostic: AssistantMessageDiagnostic) {
+        let mut all = std::mem::take(&mut self.message.diagnostics).into_vec();
+        all.push(diagnostic);
+        self.message.diagnostics = all.into_boxed_slice();
     }
 
     /// Records the provider's response id.
@@ -452,9 +461,11 @@ impl MessageBuilder {
     ) {
         let thinking_level = self.message.thinking_level;
         let provider_thinking_level = self.message.provider_thinking_level.take();
+        let diagnostics = std::mem::take(&mut self.message.diagnostics);
         *self = MessageBuilder::new(model).merge_deltas(self.merge_deltas);
         self.message.thinking_level = thinking_level;
         self.message.provider_thinking_level = provider_thinking_level;
+        self.message.diagnostics = diagnostics;
         self.events.push(AssistantMessageEvent::Retry {
             attempt,
             delay_ms,

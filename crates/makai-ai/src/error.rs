@@ -73,6 +73,11 @@ pub(crate) struct Fault {
     pub message: String,
     pub retryable: bool,
     pub retry_after: Option<Duration>,
+    /// The HTTP status of a refused request.
+    pub status: Option<u16>,
+    /// The provider's id of a refused request (`request-id`,
+    /// `x-request-id`, `x-amzn-requestid`), for the provider's support.
+    pub request_id: Option<String>,
 }
 
 impl Fault {
@@ -81,6 +86,8 @@ impl Fault {
             message: message.into(),
             retryable: false,
             retry_after: None,
+            status: None,
+            request_id: None,
         }
     }
 
@@ -89,6 +96,8 @@ impl Fault {
             message: message.into(),
             retryable: true,
             retry_after: None,
+            status: None,
+            request_id: None,
         }
     }
 }

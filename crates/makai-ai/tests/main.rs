@@ -12,6 +12,7 @@ mod bedrock;
 mod catalog;
 mod client;
 mod eventstream_frames;
+mod failure_diagnostics;
 mod http_behaviour;
 mod llama_cpp_router;
 mod models_json_compat;

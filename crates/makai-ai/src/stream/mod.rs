@@ -9,6 +9,7 @@ use crate::builder::MessageBuilder;
 use crate::context::Context;
 use crate::credentials::{Credential, KeyProvider, resolve};
 
+mod diagnostics;
 mod gate;
 mod memory;
 mod preconnect;
@@ -201,6 +202,14 @@ async fn drive(
             Err(None) => fail!(StopReason::Aborted, "the request was aborted"),
             Err(Some(fault)) => {
                 let message = redact_all(&fault.message, prepared.credential.as_ref());
+                // The record of this failure, when it ends the request.
+                let ended = diagnostics::of_fault(
+                    diagnostics::PROVIDER_ERROR,
+                    &fault,
+                    &message,
+                    attempt + 1,
+                    None,
+                );
                 if auth_rejected && may_refresh {
                     // Refreshed once: a second rejection is reported as it is.
                     may_refresh = false;
@@ -212,29 +221,44 @@ async fn drive(
                     match fresh {
                         Ok(Some(c)) if Some(&c) != prepared.credential.as_ref() => {
                             if let Err(e) = prepared.reauthorize(&model, &options, Some(c)) {
+                                builder.add_diagnostic(ended);
                                 fail!(
                                     StopReason::Error,
                                     redact_all(&e.to_string(), prepared.credential.as_ref())
                                 );
                             }
                             tracing::debug!(error = %message, "credentials rejected; retrying once with refreshed credentials");
+                            builder.add_diagnostic(diagnostics::of_fault(
+                                diagnostics::RETRY,
+                                &fault,
+                                &message,
+                                attempt + 1,
+                                Some(Duration::ZERO),
+                            ));
                             builder.reset_for_retry(attempt + 1, 0, message, &model);
                             sink.flush(&mut builder).await;
                             continue;
                         }
-                        Ok(_) => fail!(
-                            StopReason::Error,
-                            format!(
-                                "{message} (the credentials were rejected and asking their source again gave the same ones; renew them and retry)"
+                        Ok(_) => {
+                            builder.add_diagnostic(ended);
+                            fail!(
+                                StopReason::Error,
+                                format!(
+                                    "{message} (the credentials were rejected and asking their source again gave the same ones; renew them and retry)"
+                                )
                             )
-                        ),
-                        Err(e) => fail!(
-                            StopReason::Error,
-                            format!("{message} (refreshing the credentials failed: {e})")
-                        ),
+                        }
+                        Err(e) => {
+                            builder.add_diagnostic(ended);
+                            fail!(
+                                StopReason::Error,
+                                format!("{message} (refreshing the credentials failed: {e})")
+                            )
+                        }
                     }
                 }
                 if auth_rejected && options.api_key.is_none() {
+                    builder.add_diagnostic(ended);
                     fail!(
                         StopReason::Error,
                         format!(
@@ -243,6 +267,7 @@ async fn drive(
                     );
                 }
                 if !fault.retryable || attempt >= options.retry.max_retries {
+                    builder.add_diagnostic(ended);
                     fail!(StopReason::Error, message);
                 }
                 attempt += 1;
@@ -253,12 +278,20 @@ async fn drive(
                             requested,
                             max: options.retry.max_delay,
                         };
+                        builder.add_diagnostic(ended);
                         fail!(StopReason::Error, e.to_string());
                     }
                     Some(requested) => requested,
                     None => options.retry.backoff(attempt),
                 };
                 tracing::debug!(attempt, delay_ms = delay.as_millis() as u64, error = %message, "retrying model request");
+                builder.add_diagnostic(diagnostics::of_fault(
+                    diagnostics::RETRY,
+                    &fault,
+                    &message,
+                    attempt,
+                    Some(delay),
+                ));
                 builder.reset_for_retry(attempt, delay.as_millis() as u64, message, &model);
                 sink.flush(&mut builder).await;
                 tokio::select! {
@@ -358,6 +391,12 @@ async fn run_attempt(
             .get("x-amzn-errortype")
             .and_then(|v| v.to_str().ok())
             .map(|t| t.split(':').next().unwrap_or(t).to_string());
+        let request_id = ["request-id", "x-request-id", "x-amzn-requestid"]
+            .iter()
+            .find_map(|name| response.headers().get(*name))
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty() && v.len() <= 200)
+            .map(str::to_string);
         let text = read_limited(response, MAX_ERROR_BODY).await;
         let mut message = error_message_from_body(&text);
         if let Some(t) = aws_type.filter(|t| !t.is_empty() && !message.contains(t.as_str())) {
@@ -375,6 +414,8 @@ async fn run_attempt(
             message: err.to_string(),
             retryable: is_retryable_status(status),
             retry_after,
+            status: Some(status),
+            request_id,
         });
     }
 

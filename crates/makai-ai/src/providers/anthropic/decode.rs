@@ -230,6 +230,8 @@ fn error_fault(error: Option<&Value>) -> Fault {
         },
         message: text,
         retryable,
+        status: None,
+        request_id: None,
     }
 }
 

@@ -550,9 +550,11 @@ fn error_fault(err: &Value) -> Fault {
     .iter()
     .any(|s| signals.contains(s));
     Fault {
+        retry_after: retry_hint_in_text(&message),
         message: format!("the server reported an error mid-stream: {message}"),
         retryable,
-        retry_after: retry_hint_in_text(&message),
+        status: None,
+        request_id: None,
     }
 }
 
