@@ -46,7 +46,11 @@ fn busy(status: u16) -> ScriptedResponse {
 }
 
 fn code(m: &AssistantMessage, i: usize) -> Option<u64> {
-    match m.diagnostics[i].error.as_ref().and_then(|e| e.code.as_ref()) {
+    match m.diagnostics[i]
+        .error
+        .as_ref()
+        .and_then(|e| e.code.as_ref())
+    {
         Some(DiagnosticCode::Number(n)) => n.as_u64(),
         _ => None,
     }
@@ -68,7 +72,10 @@ async fn an_answer_after_retries_records_each_failed_attempt() {
     assert!(m.diagnostics[0].timestamp > 0);
     let json = serde_json::to_string(&m).unwrap();
     assert!(!json.contains(KEY), "a credential in a diagnostic: {json}");
-    assert!(json.contains("\"diagnostics\":[{\"type\":\"retry\""), "{json}");
+    assert!(
+        json.contains("\"diagnostics\":[{\"type\":\"retry\""),
+        "{json}"
+    );
 }
 
 #[tokio::test]
@@ -95,5 +102,9 @@ async fn the_failure_that_ends_a_request_is_recorded_after_its_retries() {
     // An answer with no failure has none, and writes none.
     let plain = answer(vec![ScriptedResponse::text("ok")]).await;
     assert!(plain.diagnostics.is_empty());
-    assert!(!serde_json::to_string(&plain).unwrap().contains("diagnostics"));
+    assert!(
+        !serde_json::to_string(&plain)
+            .unwrap()
+            .contains("diagnostics")
+    );
 }
