@@ -43,6 +43,7 @@ pub struct MessageBuilder {
     finished: bool,
     usage_seen: bool,
     merge_deltas: bool,
+    one_hour_cache: bool,
 }
 
 impl MessageBuilder {
@@ -63,6 +64,7 @@ impl MessageBuilder {
             finished: false,
             usage_seen: false,
             merge_deltas: false,
+            one_hour_cache: false,
         }
     }
 
@@ -125,6 +127,13 @@ impl MessageBuilder {
         let mut all = std::mem::take(&mut self.message.diagnostics).into_vec();
         all.push(diagnostic);
         self.message.diagnostics = all.into_boxed_slice();
+    }
+
+    /// Says that every cache write of the request lasts an hour: writes the
+    /// response reports without a split by lifetime count as one-hour
+    /// writes (pi's `cacheWrite1h`) when the cost is computed.
+    pub fn cache_writes_last_an_hour(&mut self, yes: bool) {
+        self.one_hour_cache = yes;
     }
 
     /// Records the provider's response id.
@@ -446,6 +455,9 @@ impl MessageBuilder {
 
     fn finalize_usage(&mut self, model: &Model) {
         let usage = &mut self.message.usage;
+        if self.one_hour_cache && usage.cache_write_1h.is_none() && usage.cache_write > 0 {
+            usage.cache_write_1h = Some(usage.cache_write);
+        }
         usage.recompute_total();
         usage.apply_cost(&model.cost);
     }
@@ -462,7 +474,9 @@ impl MessageBuilder {
         let thinking_level = self.message.thinking_level;
         let provider_thinking_level = self.message.provider_thinking_level.take();
         let diagnostics = std::mem::take(&mut self.message.diagnostics);
+        let one_hour_cache = self.one_hour_cache;
         *self = MessageBuilder::new(model).merge_deltas(self.merge_deltas);
+        self.one_hour_cache = one_hour_cache;
         self.message.thinking_level = thinking_level;
         self.message.provider_thinking_level = provider_thinking_level;
         self.message.diagnostics = diagnostics;

@@ -103,6 +103,13 @@ pub(crate) trait WireApi: Send + Sync {
         None
     }
 
+    /// True when every cache breakpoint the request sets lasts an hour: the
+    /// cache writes a response reports without a split by lifetime are then
+    /// one-hour writes (priced at twice the input rate).
+    fn caches_for_an_hour(&self, _model: &Model, _options: &StreamOptions) -> bool {
+        false
+    }
+
     /// How the response body is cut into events.
     fn framing(&self) -> Framing {
         Framing::Sse

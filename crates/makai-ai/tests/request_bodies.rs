@@ -456,3 +456,60 @@ async fn the_answer_records_the_thinking_level_its_request_was_sent_with() {
             .is_none()
     );
 }
+
+/// A request whose cache breakpoints all last an hour (long retention on
+/// Anthropic's API and Bedrock) writes one-hour entries: cache writes the
+/// response reports without a split by lifetime are priced as such (pi's
+/// `cacheWrite1h`, twice the input rate), and as five-minute ones otherwise.
+#[tokio::test]
+async fn cache_writes_of_a_one_hour_request_are_priced_as_one_hour_writes() {
+    let priced = |api: Api, retention: CacheRetention| async move {
+        let server = MockServer::start(
+            Scenario::new().push(
+                ScriptedResponse::text("ok")
+                    .usage(makai_mockllm::Usage::new(10, 2).with_cache(100, 3000)),
+            ),
+        )
+        .await
+        .unwrap();
+        let mut m = model(api, &server, "mock");
+        m.cost.input = 3.0;
+        m.cost.cache_read = 0.3;
+        m.cost.cache_write = 3.75;
+        let options = StreamOptions {
+            cache_retention: retention,
+            ..Default::default()
+        };
+        let ctx = Context {
+            system_prompt: Some(SYSTEM.into()),
+            messages: vec![UserMessage::text("hi").into()],
+            tools: Vec::new(),
+        };
+        let message = contract::finish(stream(&m, &ctx, options)).await;
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{api}: {:?}",
+            message.error_message
+        );
+        let body = server.requests().remove(0).raw_body;
+        (message.usage, body)
+    };
+    for api in [Api::AnthropicMessages, Api::BedrockConverseStream] {
+        let (long, body) = priced(api, CacheRetention::Long).await;
+        assert!(body.contains("\"ttl\":\"1h\""), "{api}: {body}");
+        assert_eq!(long.cache_write, 3000, "{api}");
+        assert_eq!(long.cache_write_1h, Some(3000), "{api}");
+        assert!(
+            (long.cost.cache_write - 3000.0 * 6.0 / 1e6).abs() < 1e-12,
+            "{api}: {long:?}"
+        );
+        let (short, body) = priced(api, CacheRetention::Short).await;
+        assert!(!body.contains("\"ttl\":\"1h\""), "{api}: {body}");
+        assert_eq!(short.cache_write_1h, None, "{api}");
+        assert!(
+            (short.cost.cache_write - 3000.0 * 3.75 / 1e6).abs() < 1e-12,
+            "{api}: {short:?}"
+        );
+    }
+}

@@ -120,4 +120,8 @@ impl WireApi for AnthropicVertex {
     ) -> Option<String> {
         anthropic::AnthropicMessages.provider_effort(model, context, options)
     }
+
+    fn caches_for_an_hour(&self, model: &Model, options: &StreamOptions) -> bool {
+        anthropic::AnthropicMessages.caches_for_an_hour(model, options)
+    }
 }

@@ -151,6 +151,7 @@ async fn drive(
         }
     };
     builder.set_provider_thinking_level(prepared.effort.as_deref());
+    builder.cache_writes_last_an_hour(prepared.one_hour_cache);
     if prepared.credential.is_none() {
         let resolved = tokio::select! {
             biased;

@@ -80,6 +80,8 @@ pub(super) struct Prepared {
     /// The provider's own effort value the body carries (pi's
     /// `providerThinkingLevel`), stamped on the answer.
     pub(super) effort: Option<String>,
+    /// Every cache breakpoint lasts an hour (`WireApi::caches_for_an_hour`).
+    pub(super) one_hour_cache: bool,
 }
 
 impl Prepared {
@@ -92,12 +94,10 @@ impl Prepared {
     ) -> Result<Prepared, ProviderError> {
         let (wire, target) =
             crate::provider::prepare(model, context, options, credential.as_ref())?;
+        let api = crate::provider::wire_api(target.model.api);
         Ok(Prepared {
-            effort: crate::provider::wire_api(target.model.api).provider_effort(
-                &target.model,
-                context,
-                options,
-            ),
+            effort: api.provider_effort(&target.model, context, options),
+            one_hour_cache: api.caches_for_an_hour(&target.model, options),
             wire,
             target,
             credential,

@@ -56,4 +56,8 @@ impl WireApi for AnthropicMessages {
     ) -> Option<String> {
         planned_effort(model, options, forces_tool(context, options))
     }
+
+    fn caches_for_an_hour(&self, model: &Model, options: &StreamOptions) -> bool {
+        model.cache_retention(options.cache_retention) == crate::CacheRetention::Long
+    }
 }

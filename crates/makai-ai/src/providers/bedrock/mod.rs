@@ -55,4 +55,8 @@ impl WireApi for BedrockConverseStream {
     ) -> Option<String> {
         request::provider_effort(model, context, options)
     }
+
+    fn caches_for_an_hour(&self, model: &Model, options: &StreamOptions) -> bool {
+        request::caches_for_an_hour(model, options)
+    }
 }

@@ -120,6 +120,12 @@ fn is_claude(model: &Model) -> bool {
     id.contains("anthropic.claude") || id.contains("anthropic/claude") || id.contains("claude")
 }
 
+/// True when the request's cache points last an hour: Bedrock reports its
+/// cache writes without a split by lifetime, so they are all one-hour ones.
+pub(super) fn caches_for_an_hour(model: &Model, options: &StreamOptions) -> bool {
+    caches(model) && model.cache_retention(options.cache_retention) == CacheRetention::Long
+}
+
 /// True when the model caches prompts.
 fn caches(model: &Model) -> bool {
     model.cost.cache_read > 0.0 || model.cost.cache_write > 0.0 || is_claude(model)
