@@ -79,6 +79,35 @@ async fn send(api: Api, context: &Context, options: StreamOptions) -> RecordedRe
     send_to(api, context, options, |_| {}).await
 }
 
+/// A system prompt and "hi" sent to a model of `api` that `adjust` changes
+/// first, answered with `answer`: the finished answer (checked to have
+/// stopped normally) and the request the server recorded.
+async fn greet(
+    api: Api,
+    answer: ScriptedResponse,
+    options: StreamOptions,
+    adjust: impl FnOnce(&mut Model),
+) -> (AssistantMessage, RecordedRequest) {
+    let server = MockServer::start(Scenario::new().push(answer))
+        .await
+        .unwrap();
+    let mut m = model(api, &server, "mock");
+    adjust(&mut m);
+    let ctx = Context {
+        system_prompt: Some(SYSTEM.into()),
+        messages: vec![UserMessage::text("hi").into()],
+        tools: Vec::new(),
+    };
+    let message = contract::finish(stream(&m, &ctx, options)).await;
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{api}: {:?}",
+        message.error_message
+    );
+    (message, server.requests().remove(0))
+}
+
 /// [`send`] to a model that `adjust` changes first.
 async fn send_to(
     api: Api,
@@ -336,28 +365,15 @@ async fn the_answer_records_the_provider_effort_its_request_carried() {
         _ => "gpt-5.2",
     };
     let run = |api: Api, id: &'static str, thinking: ThinkingLevel| async move {
-        let server = MockServer::start(Scenario::new().push(ScriptedResponse::text("ok")))
-            .await
-            .unwrap();
-        let mut m = model(api, &server, "mock");
-        m.id = id.into();
         let options = StreamOptions {
             thinking,
             ..Default::default()
         };
-        let ctx = Context {
-            system_prompt: Some(SYSTEM.into()),
-            messages: vec![UserMessage::text("hi").into()],
-            tools: Vec::new(),
-        };
-        let message = contract::finish(stream(&m, &ctx, options)).await;
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{api}: {:?}",
-            message.error_message
-        );
-        (message, server.requests().remove(0).body)
+        let (message, request) = greet(api, ScriptedResponse::text("ok"), options, |m| {
+            m.id = id.into()
+        })
+        .await;
+        (message, request.body)
     };
     for api in Api::ALL {
         let (message, body) = run(api, id_for(api), ThinkingLevel::Xhigh).await;
@@ -464,36 +480,19 @@ async fn the_answer_records_the_thinking_level_its_request_was_sent_with() {
 #[tokio::test]
 async fn cache_writes_of_a_one_hour_request_are_priced_as_one_hour_writes() {
     let priced = |api: Api, retention: CacheRetention| async move {
-        let server = MockServer::start(
-            Scenario::new().push(
-                ScriptedResponse::text("ok")
-                    .usage(makai_mockllm::Usage::new(10, 2).with_cache(100, 3000)),
-            ),
-        )
-        .await
-        .unwrap();
-        let mut m = model(api, &server, "mock");
-        m.cost.input = 3.0;
-        m.cost.cache_read = 0.3;
-        m.cost.cache_write = 3.75;
+        let answer = ScriptedResponse::text("ok")
+            .usage(makai_mockllm::Usage::new(10, 2).with_cache(100, 3000));
         let options = StreamOptions {
             cache_retention: retention,
             ..Default::default()
         };
-        let ctx = Context {
-            system_prompt: Some(SYSTEM.into()),
-            messages: vec![UserMessage::text("hi").into()],
-            tools: Vec::new(),
-        };
-        let message = contract::finish(stream(&m, &ctx, options)).await;
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{api}: {:?}",
-            message.error_message
-        );
-        let body = server.requests().remove(0).raw_body;
-        (message.usage, body)
+        let (message, request) = greet(api, answer, options, |m| {
+            m.cost.input = 3.0;
+            m.cost.cache_read = 0.3;
+            m.cost.cache_write = 3.75;
+        })
+        .await;
+        (*message.usage, request.raw_body)
     };
     for api in [Api::AnthropicMessages, Api::BedrockConverseStream] {
         let (long, body) = priced(api, CacheRetention::Long).await;
