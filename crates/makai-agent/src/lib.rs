@@ -77,7 +77,9 @@ pub mod testing;
 mod tool;
 mod types;
 
-pub use agent::{Agent, AgentState, AgentStatus, PromptInput, RunHandle, TranscriptMark};
+pub use agent::{
+    Agent, AgentState, AgentStatus, PromptInput, RunHandle, SummaryPrompt, TranscriptMark,
+};
 pub use agent_loop::{
     AgentRun, INTERRUPTED_TOOL_TEXT, RunOutcome, SKIPPED_TOOL_TEXT, agent_loop, agent_loop_continue,
 };

@@ -20,7 +20,9 @@
 pub mod app;
 pub mod attachments;
 pub mod auth;
+pub mod bug_report;
 pub mod cli;
+pub mod crash_log;
 pub mod error;
 pub mod export_html;
 pub mod local;
@@ -252,6 +254,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         app::trust::ask_at_start(&mut args, &cwd, home.as_deref())?;
     }
     let (app, local) = local::build_app(&mut args).await?;
+    crash_log::watch_session(app.session());
     if let Some(local) = &local {
         local::stop_on_signals(local);
     }
@@ -282,7 +285,14 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
         }
         None => {
             let reopen = session_cwd::reopener(args.clone(), true);
-            let warnings = tui::theme::choose_at_start(&app, &args);
+            let mut warnings = tui::theme::choose_at_start(&app, &args);
+            // A crash since the last report is said once.
+            if let Some(said) = home
+                .as_deref()
+                .and_then(|h| crash_log::announcement(&crash_log::take_unannounced(h)))
+            {
+                warnings.push(said);
+            }
             tui::markdown::set_code_block_indent(app.settings());
             tui::run(app, prompts, warnings, reopen, pick_session, args.tui_mode).await
         }

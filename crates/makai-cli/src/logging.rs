@@ -137,18 +137,23 @@ impl Redactor {
     /// A redactor for the values of this process's variables that the
     /// sandbox's default deny patterns name.
     pub fn from_environment() -> Self {
+        Redactor::new(Redactor::environment_secrets())
+    }
+
+    /// The values of this process's variables that the sandbox's default
+    /// deny patterns name (provider keys, tokens).
+    pub fn environment_secrets() -> Vec<String> {
         let patterns: Vec<String> = makai_sandbox::DEFAULT_DENY_ENV
             .iter()
             .map(|s| s.to_string())
             .collect();
         let Ok(filter) = makai_sandbox::EnvFilter::new(&patterns) else {
-            return Redactor::default();
+            return Vec::new();
         };
-        Redactor::new(
-            std::env::vars_os()
-                .filter(|(k, _)| k.to_str().is_some_and(|k| filter.denies(k)))
-                .filter_map(|(_, v)| v.into_string().ok()),
-        )
+        std::env::vars_os()
+            .filter(|(k, _)| k.to_str().is_some_and(|k| filter.denies(k)))
+            .filter_map(|(_, v)| v.into_string().ok())
+            .collect()
     }
 
     /// `text` with every secret replaced by [`REDACTED`].

@@ -18,6 +18,17 @@ fn main() {
         makai_cli::proxy::apply_from_user_settings();
         makai_cli::process_markers::set();
     }
-    let code = makai_cli::main_with_args(std::env::args_os());
+    makai_cli::crash_log::install_hook();
+    let run = std::panic::AssertUnwindSafe(|| makai_cli::main_with_args(std::env::args_os()));
+    let code = match std::panic::catch_unwind(run) {
+        Ok(code) => code,
+        // The hook printed the panic; it is kept for the next `/bug`.
+        Err(_) => {
+            if let Some(home) = makai_coding::makai_home() {
+                makai_cli::crash_log::record_last_panic(&home);
+            }
+            101
+        }
+    };
     std::process::exit(code);
 }

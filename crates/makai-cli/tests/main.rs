@@ -49,6 +49,7 @@ mod subagents;
 mod thinking_levels;
 mod tui_approvals;
 mod tui_branch_summary;
+mod tui_bug_report;
 mod tui_hangup;
 mod tui_images;
 mod tui_keys;

@@ -223,34 +223,101 @@ impl Agent {
         if messages.is_empty() {
             return Err(CompactionError::Failed("the branch left has no messages".into()).into());
         }
-        let (model, mut options, context, client) = {
-            let core = self.idle_core()?;
-            let mut options = core.config.options.clone();
-            options.thinking = core.state.thinking_level;
-            (
-                core.state.model.clone(),
-                options,
-                core.config.context.clone().unwrap_or_default(),
-                core.config.client.clone(),
-            )
-        };
-        options.cancel = cancel.child_token();
+        let call = self.summary_call_parts(&cancel)?;
         let work = crate::compaction::branch::summarize_branch(
             messages,
             carried,
             custom_instructions,
-            &model,
-            &client,
-            options,
-            context.summary_max_tokens,
+            &call.model,
+            &call.client,
+            call.options,
+            call.max_tokens,
         );
-        let result = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err(CompactionError::Aborted),
-            r = AssertUnwindSafe(work).catch_unwind() => r.unwrap_or_else(|p| Err(CompactionError::Failed(
-                format!("the branch summary panicked: {}", panic_text(&*p)),
-            ))),
-        };
-        Ok(result?)
+        Ok(guarded_summary(work, &cancel, "the branch summary").await?)
+    }
+
+    /// Has the agent's model write what `prompt` asks of `messages` (oldest
+    /// first, rendered as the plain transcript compaction reads: text,
+    /// calls and results, no thinking; at most about half the model's
+    /// window), with the agent's model, thinking level and client, without
+    /// touching the transcript: the text and the call's usage.
+    /// `custom_instructions` are added to the request; `cancel` stops the
+    /// call ([`CompactionError::Aborted`]).
+    ///
+    /// Only while idle ([`AgentError::AlreadyRunning`] otherwise).
+    pub async fn summarize(
+        &self,
+        messages: &[AgentMessage],
+        prompt: SummaryPrompt<'_>,
+        custom_instructions: Option<&str>,
+        cancel: CancellationToken,
+    ) -> Result<(String, makai_ai::Usage), AgentError> {
+        let call = self.summary_call_parts(&cancel)?;
+        let work = crate::compaction::default::summary_call(
+            crate::compaction::default::SummaryRequest {
+                system: prompt.system,
+                request: prompt.request,
+                custom_instructions,
+                model: &call.model,
+                client: &call.client,
+                options: call.options,
+                max_tokens: call.max_tokens,
+            },
+            messages,
+        );
+        Ok(guarded_summary(work, &cancel, "the summary").await?)
+    }
+
+    /// What a summary call of an idle agent uses: its model, its options
+    /// with its thinking level and a child of `cancel`, its client.
+    fn summary_call_parts(&self, cancel: &CancellationToken) -> Result<SummaryCall, AgentError> {
+        let core = self.idle_core()?;
+        let mut options = core.config.options.clone();
+        options.thinking = core.state.thinking_level;
+        options.cancel = cancel.child_token();
+        Ok(SummaryCall {
+            model: core.state.model.clone(),
+            options,
+            max_tokens: core
+                .config
+                .context
+                .clone()
+                .unwrap_or_default()
+                .summary_max_tokens,
+            client: core.config.client.clone(),
+        })
+    }
+}
+
+/// What a summary call asks: its system prompt and its request (the
+/// transcript follows the request).
+#[derive(Clone, Copy, Debug)]
+pub struct SummaryPrompt<'a> {
+    /// The system prompt.
+    pub system: &'a str,
+    /// What to write; the transcript follows it.
+    pub request: &'a str,
+}
+
+struct SummaryCall {
+    model: Model,
+    options: StreamOptions,
+    max_tokens: u64,
+    client: Arc<dyn ProtocolClient>,
+}
+
+/// Runs a summary call until it ends or `cancel` fires; a panic in it is a
+/// failure named after `what`.
+async fn guarded_summary<T>(
+    work: impl std::future::Future<Output = Result<T, CompactionError>>,
+    cancel: &CancellationToken,
+    what: &str,
+) -> Result<T, CompactionError> {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(CompactionError::Aborted),
+        r = AssertUnwindSafe(work).catch_unwind() => r.unwrap_or_else(|p| Err(CompactionError::Failed(
+            format!("{what} panicked: {}", panic_text(&*p)),
+        ))),
     }
 }

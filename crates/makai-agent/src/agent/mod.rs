@@ -27,6 +27,7 @@ use crate::subscribers::{COALESCE_AFTER, EventStream, InlineSubscription, Regist
 use crate::tool::ToolSet;
 use crate::types::QueueMode;
 
+pub use compact::SummaryPrompt;
 pub use run::{PromptInput, RunHandle};
 use state::Core;
 pub use state::{AgentState, AgentStatus};

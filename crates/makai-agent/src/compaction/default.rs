@@ -143,6 +143,15 @@ fn transcript(messages: &[AgentMessage], max_chars: usize) -> String {
                         clip(&args, 1000)
                     ));
                 }
+                // A turn that failed says why (what a summary of a problem
+                // needs; a summary of work reads that the turn went nowhere).
+                if let Some(error) = a
+                    .error_message
+                    .as_deref()
+                    .filter(|_| !a.stop_reason.is_answer())
+                {
+                    out.push_str(&format!("[assistant failed] {}\n\n", clip(error, 1000)));
+                }
             }
             AgentMessage::Llm(Message::ToolResult(r)) => out.push_str(&format!(
                 "[result of {}{}]\n{}\n\n",

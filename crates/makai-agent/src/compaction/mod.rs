@@ -14,7 +14,7 @@
 //! the messages forgets it).
 
 pub(crate) mod branch;
-mod default;
+pub(crate) mod default;
 
 use std::sync::Arc;
 

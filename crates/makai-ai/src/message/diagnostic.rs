@@ -23,6 +23,31 @@ pub struct AssistantMessageDiagnostic {
     pub details: Option<Map<String, Value>>,
 }
 
+impl AssistantMessageDiagnostic {
+    /// The kind of a retried attempt's record.
+    pub const RETRY: &'static str = "retry";
+    /// The kind of the record of the failure that ended a request.
+    pub const PROVIDER_ERROR: &'static str = "provider_error";
+
+    /// The HTTP status its error carries as its code, if any.
+    pub fn http_status(&self) -> Option<u16> {
+        match self.error.as_ref()?.code.as_ref()? {
+            DiagnosticCode::Number(n) => n.as_u64().and_then(|n| u16::try_from(n).ok()),
+            DiagnosticCode::Text(_) => None,
+        }
+    }
+
+    /// Whether the failure it records could succeed when tried again
+    /// (`details.retryable`).
+    pub fn retryable(&self) -> bool {
+        self.details
+            .as_ref()
+            .and_then(|d| d.get("retryable"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+}
+
 /// The error of a diagnostic (pi's `DiagnosticErrorInfo`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

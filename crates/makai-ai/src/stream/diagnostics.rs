@@ -13,9 +13,9 @@ use crate::error::Fault;
 use crate::message::{AssistantMessageDiagnostic, DiagnosticCode, DiagnosticError, now_ms};
 
 /// The kind of a retried attempt's record.
-pub(super) const RETRY: &str = "retry";
+pub(super) const RETRY: &str = AssistantMessageDiagnostic::RETRY;
 /// The kind of the record of the failure that ended the request.
-pub(super) const PROVIDER_ERROR: &str = "provider_error";
+pub(super) const PROVIDER_ERROR: &str = AssistantMessageDiagnostic::PROVIDER_ERROR;
 
 /// The record of `fault`, whose redacted text is `message`, on attempt
 /// `attempt` (from 1); `delay`: the wait before the next attempt.

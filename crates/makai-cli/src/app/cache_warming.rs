@@ -13,8 +13,8 @@ use makai_ai::{AssistantMessage, Context, Model, StreamOptions};
 use makai_coding::cache_warming::{CacheWarmer, CacheWarmingMode, WarmingHost};
 use makai_coding::session::SessionEntry;
 
+use super::Shared;
 use super::approvals::ApprovalHooks;
-use super::{OutEvent, Shared};
 
 /// The usage kind of a refresh (pi's).
 pub const CACHE_WARM_KIND: &str = "cache_warm";
@@ -71,21 +71,13 @@ impl WarmingHost for Shared {
     }
 
     fn warmed(&self, message: &AssistantMessage) {
-        let mut entry = None;
-        self.record(|s| {
-            let id = s.append_usage(
+        self.record_entry(|s| {
+            s.append_usage(
                 CACHE_WARM_KIND,
                 message.provider.clone(),
                 message.model.clone(),
                 *message.usage,
-            )?;
-            entry = s.get(&id).cloned();
-            Ok(())
+            )
         });
-        if let Some(entry) = entry {
-            self.emit(OutEvent::Session(makai_rpc::SessionEvent::EntryAppended {
-                entry: Box::new(entry),
-            }));
-        }
     }
 }

@@ -69,3 +69,50 @@ impl AppSession {
         Ok(info)
     }
 }
+
+/// The `usage` entry kind of [`AppSession::summarize_messages`]' calls.
+pub const SUMMARY_USAGE_KIND: &str = "summary";
+
+impl AppSession {
+    /// Has the current model write what `prompt` asks of the conversation
+    /// (the agent's transcript, which it leaves as it is); `focus` is added
+    /// to the request. Its usage counts in the session's totals (a `usage`
+    /// entry of kind `summary`). Esc (`abort`) cancels it. Only while no
+    /// answer streams.
+    pub async fn summarize_messages(
+        &self,
+        prompt: makai_agent::SummaryPrompt<'_>,
+        focus: Option<&str>,
+    ) -> Result<String, CliError> {
+        if self.is_streaming() {
+            return Err(CliError::failed(
+                "an answer is streaming; try again when it ends",
+            ));
+        }
+        let messages = self.messages();
+        if messages.is_empty() {
+            return Err(CliError::failed("the conversation is empty"));
+        }
+        let cancel = makai_agent::CancellationToken::new();
+        super::lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
+        let written = self
+            .agent()
+            .summarize(&messages, prompt, focus, cancel)
+            .await;
+        super::lock(&self.inner.state).compaction_cancel = None;
+        let (text, usage) = written.map_err(|e| match e {
+            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
+                CliError::failed("cancelled")
+            }
+            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Failed(why)) => {
+                CliError::failed(why)
+            }
+            other => CliError::failed(other.to_string()),
+        })?;
+        let model = self.model();
+        // The summary stands whether or not its cost could be recorded.
+        self.shared()
+            .record_entry(|s| s.append_usage(SUMMARY_USAGE_KIND, model.provider, model.id, usage));
+        Ok(text)
+    }
+}

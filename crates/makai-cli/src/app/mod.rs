@@ -250,18 +250,7 @@ impl AppSession {
             let Some(shared) = weak.upgrade() else {
                 return;
             };
-            let mut entry = None;
-            shared.record(|s| {
-                let id = s.append_custom(approvals::ENTRY_TYPE, Some(data))?;
-                entry = s.get(&id).cloned();
-                Ok(())
-            });
-            // Clients see the decision as it is recorded.
-            if let Some(entry) = entry {
-                shared.emit(OutEvent::Session(makai_rpc::SessionEvent::EntryAppended {
-                    entry: Box::new(entry),
-                }));
-            }
+            shared.record_entry(|s| s.append_custom(approvals::ENTRY_TYPE, Some(data)));
         });
         let app = AppSession { inner: shared };
         app.install_indirect_refresh();
@@ -358,6 +347,11 @@ impl AppSession {
     }
 
     // ---- state ----
+
+    /// Where the session's keys come from (for reports; never the keys).
+    pub(crate) fn keys(&self) -> &KeyResolver {
+        &self.inner.keys
+    }
 
     /// The session id.
     pub fn session_id(&self) -> String {
@@ -484,6 +478,29 @@ impl Shared {
                     | makai_coding::session::SessionEntry::ModelChange(_)
             )
         })
+    }
+
+    /// Appends the entry `f` writes (returning its id) as [`Shared::record`]
+    /// does, and announces it to the clients (`entry_appended`); false when
+    /// it failed.
+    pub(crate) fn record_entry(
+        &self,
+        f: impl FnOnce(
+            &mut makai_coding::Session,
+        ) -> Result<String, makai_coding::session::SessionError>,
+    ) -> bool {
+        let mut entry = None;
+        let recorded = self.record(|s| {
+            let id = f(s)?;
+            entry = s.get(&id).cloned();
+            Ok(())
+        });
+        if let Some(entry) = entry {
+            self.emit(OutEvent::Session(makai_rpc::SessionEvent::EntryAppended {
+                entry: Box::new(entry),
+            }));
+        }
+        recorded
     }
 
     /// Runs `f` on the session (after the first model and thinking entries);

@@ -115,9 +115,10 @@ pub struct UiState {
     pub starting: bool,
     /// A compaction runs.
     pub compacting: bool,
-    /// The summary of the branch a `/tree` move leaves is being written
-    /// (with `compacting`: a summary call Esc cancels).
-    pub summarizing_branch: bool,
+    /// A summary the model is writing, as the status line says it (the
+    /// branch a `/tree` move leaves, a bug report's); with `compacting`: a
+    /// summary call Esc cancels.
+    pub summarizing: Option<&'static str>,
     /// An abort was requested and the run has not ended yet.
     pub aborting: bool,
     /// Spinner frame.

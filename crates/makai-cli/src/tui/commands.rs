@@ -39,6 +39,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "Upload the session's HTML to a private GitHub gist (gh)",
     ),
     ("import", "Open a .jsonl session file (makai's or pi's)"),
+    (
+        "bug",
+        "Prepare a private bug report (a zip to review and send; optional description)",
+    ),
     ("copy", "Copy the last assistant message"),
     (
         "settings",
@@ -219,6 +223,7 @@ pub fn run(ctx: &mut Ctx<'_>, line: &str) {
             Ok(text) => ctx.st.notice(Level::Info, text),
             Err(e) => ctx.st.notice(Level::Error, e),
         },
+        "bug" => super::bug::open(ctx, arg),
         "share" => {
             let app = ctx.app.clone();
             ctx.st.set_status(Level::Info, "Sharing the session…");

@@ -168,9 +168,9 @@ pub enum UiMsg {
     },
     /// Re-read the footer figures.
     Refresh,
-    /// The branch summary of a `/tree` move ended (made, failed or
+    /// A summary call ([`UiState::summarizing`]) ended (made, failed or
     /// cancelled).
-    BranchSummaryEnded,
+    SummaryEnded,
     /// A prompt could not be sent.
     PromptFailed(String),
     /// An approval question for the user.
@@ -272,9 +272,9 @@ fn handle_msg(ctx: &mut Ctx<'_>, msg: UiMsg) {
             }
         }
         UiMsg::Refresh => st.refresh(ctx.app),
-        UiMsg::BranchSummaryEnded => {
+        UiMsg::SummaryEnded => {
             st.compacting = false;
-            st.summarizing_branch = false;
+            st.summarizing = None;
             st.aborting = false;
         }
         UiMsg::PromptFailed(e) => {

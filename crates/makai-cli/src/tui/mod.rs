@@ -26,6 +26,7 @@ pub mod app_state;
 pub mod approval;
 pub mod backend;
 pub mod bang;
+mod bug;
 pub mod cache_notices;
 pub mod clipboard;
 pub mod commands;

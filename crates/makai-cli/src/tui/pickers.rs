@@ -452,6 +452,10 @@ pub fn on_choice(ctx: &mut Ctx<'_>, kind: SelectorKind, value: String) {
         SelectorKind::Tree => super::tree_move::go_to_entry(ctx, value),
         SelectorKind::BranchSummary(mv) => super::tree_move::branch_summary_chosen(ctx, mv, &value),
         SelectorKind::BranchSummaryFocus(mv) => super::tree_move::move_leaf(ctx, mv, Some(value)),
+        SelectorKind::BugDescription => super::bug::ask_content(ctx, value),
+        SelectorKind::BugContent(description) => {
+            super::bug::content_chosen(ctx, description, &value)
+        }
         SelectorKind::Settings => super::config_commands::toggle_setting(ctx, &value),
         SelectorKind::Approval => super::approval::chosen(ctx, Some(&value)),
         SelectorKind::ImportGone => super::config_commands::import_gone_chosen(ctx, &value),

@@ -41,6 +41,11 @@ pub enum SelectorKind {
     BranchSummary(BranchMove),
     /// What the summary of the branch left should focus on (a text prompt).
     BranchSummaryFocus(BranchMove),
+    /// What went wrong, for `/bug` (a text prompt).
+    BugDescription,
+    /// What a `/bug` report with this description includes (`transcript`,
+    /// `nothing`, `summary`).
+    BugContent(String),
 }
 
 /// A `/tree` move waiting for the answer about the branch it leaves.

@@ -107,6 +107,9 @@ pub struct Transcript {
     maker: Option<ImageMaker>,
     /// Every image of the items, oldest first.
     images: Vec<Arc<InlineImage>>,
+    /// Whether a failure has pointed at `/bug` already (once per run of the
+    /// UI, as pi does per session).
+    bug_hint_given: bool,
 }
 
 impl Transcript {
@@ -392,6 +395,13 @@ impl Transcript {
                 if let Some(a) = message.as_assistant() {
                     self.finish_blocks(a);
                     self.end_notice(a.stop_reason, a.error_message.as_deref());
+                    if !self.bug_hint_given && crate::bug_report::suggests_report(a) {
+                        self.bug_hint_given = true;
+                        self.notice(
+                            Level::Info,
+                            "If this looks like a bug in makai, /bug prepares a report for its developers.",
+                        );
+                    }
                     self.streaming = None;
                 }
             }

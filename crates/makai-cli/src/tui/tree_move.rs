@@ -96,14 +96,14 @@ pub(super) fn move_leaf(ctx: &mut Ctx<'_>, mv: BranchMove, summary: Option<Strin
     let BranchMove { leaf, editor } = mv;
     if summary.is_some() {
         ctx.st.compacting = true;
-        ctx.st.summarizing_branch = true;
+        ctx.st.summarizing = Some("Summarizing the branch");
     }
     ctx.spawn(async move {
         let moved = match &summary {
             Some(focus) => {
                 let focus = Some(focus.trim()).filter(|f| !f.is_empty());
                 let moved = app.navigate_with_summary(leaf.as_deref(), focus).await;
-                let mut out = vec![UiMsg::BranchSummaryEnded];
+                let mut out = vec![UiMsg::SummaryEnded];
                 match moved {
                     Ok(()) => out.push(UiMsg::Reload {
                         notice: Some(

@@ -524,6 +524,16 @@ impl SharedSession {
     pub fn lock(&self) -> MutexGuard<'_, Session> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Locks it unless another holder has it now (a panic's report must
+    /// not wait for the lock the panicking code held).
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, Session>> {
+        match self.0.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
 }
 
 impl From<Session> for SharedSession {

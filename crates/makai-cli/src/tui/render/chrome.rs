@@ -40,11 +40,10 @@ pub fn draw_status(f: &mut Frame<'_>, st: &UiState, area: Rect) {
         Line::from(vec![
             Span::styled(format!("{spin} "), theme::info()),
             Span::styled(
-                if st.summarizing_branch {
-                    "Summarizing the branch… (esc to cancel)"
-                } else {
-                    "Compacting the context… (esc to cancel)"
-                },
+                format!(
+                    "{}… (esc to cancel)",
+                    st.summarizing.unwrap_or("Compacting the context")
+                ),
                 theme::muted(),
             ),
         ])
