@@ -375,6 +375,56 @@ async fn edit_applies_several_edits_against_the_original() {
     );
 }
 
+/// pi's #8544: an edit of a file mixing CRLF and LF (or holding a lone CR)
+/// rewrote the line endings of every line to the first line's.
+#[tokio::test]
+async fn edit_keeps_the_line_endings_of_lines_it_does_not_touch() {
+    let (dir, env) = setup();
+    let path = dir.path().join("mixed.txt");
+    let original = b"[header]\r\nname = a\nlegacy\rvalue\r\nmode = fast\nend\n".to_vec();
+    std::fs::write(&path, &original).unwrap();
+    let out = call(
+        &env,
+        "edit",
+        json!({"path": "mixed.txt", "edits": [{"oldText": "mode = fast", "newText": "mode = safe\nretries = 3"}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"[header]\r\nname = a\nlegacy\rvalue\r\nmode = safe\nretries = 3\nend\n".to_vec()
+    );
+    // The diff shows the edited lines only.
+    let diff = out.details["diff"].as_str().unwrap().to_string();
+    assert_eq!(
+        diff.lines()
+            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+            .count(),
+        1,
+        "{diff}"
+    );
+    assert_eq!(
+        diff.lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count(),
+        2,
+        "{diff}"
+    );
+    // An edit of a CRLF line writes its new lines with CRLF.
+    call(
+        &env,
+        "edit",
+        json!({"path": "mixed.txt", "edits": [{"oldText": "[header]", "newText": "# settings\n[header]"}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"# settings\r\n[header]\r\nname = a\nlegacy\rvalue\r\nmode = safe\nretries = 3\nend\n"
+            .to_vec()
+    );
+}
+
 #[tokio::test]
 async fn edit_preserves_crlf_and_bom() {
     let (dir, env) = setup();

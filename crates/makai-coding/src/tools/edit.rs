@@ -153,8 +153,8 @@ pub async fn edit(env: &ToolEnv, args: EditArgs, ctx: &CallCtx) -> Result<ToolOu
             replace_all: e.replace_all.unwrap_or(false),
         })
         .collect();
-    let new_body = apply(&framed.body, &replacements, &shown)?;
-    let (diff, first_changed) = unified_diff(&shown, &framed.body, &new_body);
+    let applied = apply(&framed.body, &replacements, &shown)?;
+    let (diff, first_changed) = unified_diff(&shown, &framed.body, &applied.body);
     let count = replacements.len();
     let mut details = json!({
         "path": shown,
@@ -169,7 +169,7 @@ pub async fn edit(env: &ToolEnv, args: EditArgs, ctx: &CallCtx) -> Result<ToolOu
         .with_details(details));
     }
     ctx.check()?;
-    let out = framed.render(&new_body);
+    let out = framed.render(&applied.splices);
     let path = resolved.path.clone();
     tokio::task::spawn_blocking(move || atomic_write(&path, out.as_bytes()))
         .await

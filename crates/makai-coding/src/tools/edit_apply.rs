@@ -18,7 +18,10 @@ pub struct Replacement {
     pub replace_all: bool,
 }
 
-/// A file's text split into its invisible framing and an LF-only body.
+/// A file's text split into its invisible framing and an LF-only body, with
+/// what it takes to write an edited body back changing nothing but the
+/// edited text: each untouched line keeps its own line ending, in a file
+/// that mixes CRLF, LF and lone CR as in one that does not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Framed {
     /// True when the file starts with a UTF-8 byte order mark.
@@ -27,6 +30,23 @@ pub struct Framed {
     pub crlf: bool,
     /// The text without BOM, CRLF turned into LF.
     pub body: String,
+    /// The text after the BOM as the file has it.
+    raw: String,
+    /// The body offsets of the line breaks that are CRLF in the file,
+    /// ascending.
+    crlf_breaks: Vec<usize>,
+}
+
+/// One replacement in the body: the range it replaces, and its text (LF
+/// line breaks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Splice<'a> {
+    /// Where the replaced text starts in the body.
+    pub start: usize,
+    /// Where it ends (exclusive).
+    pub end: usize,
+    /// What replaces it.
+    pub text: &'a str,
 }
 
 impl Framed {
@@ -39,26 +59,68 @@ impl Framed {
         let crlf = rest
             .find('\n')
             .is_some_and(|i| i > 0 && rest.as_bytes()[i - 1] == b'\r');
-        let body = if rest.contains("\r\n") {
-            rest.replace("\r\n", "\n")
-        } else {
-            rest.to_string()
-        };
-        Framed { bom, crlf, body }
+        let mut body = String::with_capacity(rest.len());
+        let mut crlf_breaks = Vec::new();
+        let mut from = 0;
+        for (at, _) in rest.match_indices("\r\n") {
+            body.push_str(&rest[from..at]);
+            crlf_breaks.push(body.len());
+            body.push('\n');
+            from = at + 2;
+        }
+        body.push_str(&rest[from..]);
+        Framed {
+            bom,
+            crlf,
+            body,
+            raw: rest.to_string(),
+            crlf_breaks,
+        }
     }
 
-    /// `body` framed back the way the original file was: BOM and CRLF restored.
-    pub fn render(&self, body: &str) -> String {
-        let mut out = String::with_capacity(body.len() + body.len() / 32 + 3);
+    /// The file's text with `splices` (in body order, not overlapping)
+    /// made: the BOM kept, every byte outside them as the file had it, and
+    /// each splice's line breaks written as the text it replaces wrote
+    /// them (CRLF if it had any), or for text replacing part of one line,
+    /// as that line ends.
+    pub fn render(&self, splices: &[Splice<'_>]) -> String {
+        let mut out = String::with_capacity(self.raw.len() + 3);
         if self.bom {
             out.push('\u{FEFF}');
         }
-        if self.crlf {
-            out.push_str(&body.replace('\n', "\r\n"));
-        } else {
-            out.push_str(body);
+        let mut pos = 0;
+        for s in splices {
+            let (start, end) = (self.raw_offset(s.start), self.raw_offset(s.end));
+            out.push_str(&self.raw[pos..start]);
+            if self.crlf_within(start, end) {
+                out.push_str(&s.text.replace('\n', "\r\n"));
+            } else {
+                out.push_str(s.text);
+            }
+            pos = end;
         }
+        out.push_str(&self.raw[pos..]);
         out
+    }
+
+    /// Where body offset `at` is in the file's text.
+    fn raw_offset(&self, at: usize) -> usize {
+        at + self.crlf_breaks.partition_point(|&b| b < at)
+    }
+
+    /// Whether text replacing the file's `start..end` breaks lines with
+    /// CRLF: that text has a CRLF, or has no line break and its line ends
+    /// with one (the file's first line's ending for a last line without
+    /// one).
+    fn crlf_within(&self, start: usize, end: usize) -> bool {
+        let replaced = &self.raw[start..end];
+        if replaced.contains('\n') {
+            return replaced.contains("\r\n");
+        }
+        match self.raw[end..].find('\n') {
+            Some(i) => self.raw[..end + i].ends_with('\r'),
+            None => self.crlf,
+        }
     }
 }
 
@@ -111,10 +173,24 @@ fn closest_hint(body: &str, old: &str) -> String {
     )
 }
 
+/// `edits` applied to an LF body: the new body, and the replacements made
+/// (in body order) for [`Framed::render`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied<'a> {
+    /// The body after the edits.
+    pub body: String,
+    /// Each replacement made.
+    pub splices: Vec<Splice<'a>>,
+}
+
 /// Applies `edits` to the LF body. Every edit is matched against the original
 /// body (not after earlier edits); each must match exactly once unless
 /// `replace_all`, and no two may overlap.
-pub fn apply(body: &str, edits: &[Replacement], path: &str) -> Result<String, ToolError> {
+pub fn apply<'a>(
+    body: &str,
+    edits: &'a [Replacement],
+    path: &str,
+) -> Result<Applied<'a>, ToolError> {
     if edits.is_empty() {
         return Err(ToolError::invalid(
             "edit",
@@ -174,12 +250,20 @@ pub fn apply(body: &str, edits: &[Replacement], path: &str) -> Result<String, To
             )));
         }
     }
+    let splices: Vec<Splice<'a>> = spans
+        .into_iter()
+        .map(|(start, end, i)| Splice {
+            start,
+            end,
+            text: edits[i].new_text.as_str(),
+        })
+        .collect();
     let mut out = String::with_capacity(body.len());
     let mut pos = 0;
-    for (start, end, i) in spans {
-        out.push_str(&body[pos..start]);
-        out.push_str(&edits[i].new_text);
-        pos = end;
+    for s in &splices {
+        out.push_str(&body[pos..s.start]);
+        out.push_str(s.text);
+        pos = s.end;
     }
     out.push_str(&body[pos..]);
     if out == body {
@@ -187,7 +271,7 @@ pub fn apply(body: &str, edits: &[Replacement], path: &str) -> Result<String, To
             "No changes made to {path}: the replacement produced identical content (newText equals oldText)."
         )));
     }
-    Ok(out)
+    Ok(Applied { body: out, splices })
 }
 
 /// A unified diff of `old` → `new` labelled with `path`, and the first changed
@@ -225,16 +309,65 @@ mod tests {
         let f = Framed::parse(raw);
         assert!(f.bom && f.crlf);
         assert_eq!(f.body, "a\nb\n");
-        assert_eq!(f.render(&f.body), raw);
+        assert_eq!(f.render(&[]), raw);
         let plain = Framed::parse("x\ny");
         assert!(!plain.bom && !plain.crlf);
+        assert_eq!(plain.render(&[]), "x\ny");
+    }
+
+    /// The file `raw` after `edits`.
+    fn edited(raw: &str, edits: &[Replacement]) -> String {
+        let f = Framed::parse(raw);
+        let applied = apply(&f.body, edits, "f").unwrap();
+        f.render(&applied.splices)
+    }
+
+    #[test]
+    fn untouched_lines_keep_their_own_line_endings() {
+        // Mixed CRLF and LF, a lone CR: only the edited text changes.
+        let raw = "crlf one\r\nlf two\nlone\rcr\r\nlast lf\n";
+        assert_eq!(
+            edited(raw, &[r("lf two", "LF TWO")]),
+            "crlf one\r\nLF TWO\nlone\rcr\r\nlast lf\n"
+        );
+        assert_eq!(
+            edited(raw, &[r("crlf one", "first")]),
+            "first\r\nlf two\nlone\rcr\r\nlast lf\n"
+        );
+        // New lines take the ending of the line they are written into.
+        assert_eq!(
+            edited(raw, &[r("crlf one", "a\nb"), r("last lf", "c\nd")]),
+            "a\r\nb\r\nlf two\nlone\rcr\r\nc\nd\n"
+        );
+        // Text spanning line breaks is written with the breaks it replaces.
+        assert_eq!(
+            edited(raw, &[r("crlf one\nlf", "x\ny\nz")]),
+            "x\r\ny\r\nz two\nlone\rcr\r\nlast lf\n"
+        );
+        assert_eq!(
+            edited(raw, &[r("two\nlone", "2\n\nalone")]),
+            "crlf one\r\nlf 2\n\nalone\rcr\r\nlast lf\n"
+        );
+        // A last line without a break: the first line's ending.
+        assert_eq!(edited("a\r\nb", &[r("b", "b\nc")]), "a\r\nb\r\nc");
+        assert_eq!(edited("a\nb", &[r("b", "b\nc")]), "a\nb\nc");
+        // replaceAll keeps each occurrence's own ending.
+        let all = Replacement {
+            replace_all: true,
+            ..r("x\n", "y\ny\n")
+        };
+        assert_eq!(
+            edited("x\r\nx\nx\r\n", &[all]),
+            "y\r\ny\r\ny\ny\ny\r\ny\r\n"
+        );
     }
 
     #[test]
     fn matches_against_original_and_checks_overlap() {
         let body = "one\ntwo\nthree\n";
-        let out = apply(body, &[r("one", "1"), r("three", "3")], "f").unwrap();
-        assert_eq!(out, "1\ntwo\n3\n");
+        let edits = [r("one", "1"), r("three", "3")];
+        let out = apply(body, &edits, "f").unwrap();
+        assert_eq!(out.body, "1\ntwo\n3\n");
         let err = apply(body, &[r("one\ntwo", "x"), r("two", "y")], "f").unwrap_err();
         assert!(err.to_string().contains("overlap"), "{err}");
         let err = apply("a\na\n", &[r("a", "b")], "f")
@@ -244,16 +377,12 @@ mod tests {
             err.contains("Found 2 matches") && err.contains("lines 1, 2"),
             "{err}"
         );
-        let all = apply(
-            "a\na\n",
-            &[Replacement {
-                replace_all: true,
-                ..r("a", "b")
-            }],
-            "f",
-        )
-        .unwrap();
-        assert_eq!(all, "b\nb\n");
+        let edits = [Replacement {
+            replace_all: true,
+            ..r("a", "b")
+        }];
+        let all = apply("a\na\n", &edits, "f").unwrap();
+        assert_eq!(all.body, "b\nb\n");
     }
 
     #[test]
