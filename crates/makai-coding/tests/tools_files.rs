@@ -68,6 +68,38 @@ async fn ten_megabyte_file_is_capped_with_a_continue_notice() {
     );
 }
 
+/// A line longer than read can show is counted, not kept: the notice gives
+/// its length, and the lines after it are read as usual.
+#[tokio::test]
+async fn a_line_longer_than_the_output_limit_is_measured_and_skipped() {
+    let (dir, env) = setup();
+    let long = "x".repeat(3 * 1024 * 1024);
+    std::fs::write(
+        dir.path().join("min.js"),
+        format!("{long}\nsecond\nthird {long}\nfourth\n"),
+    )
+    .unwrap();
+    let first = call(&env, "read", json!({"path": "min.js"})).await.unwrap();
+    assert_eq!(
+        first.text_content(),
+        "[Line 1 is 3.0MB, which exceeds the 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
+    );
+    assert_eq!(first.details["totalLines"], 4);
+    assert_eq!(first.details["truncation"]["firstLineExceedsLimit"], true);
+    let plain = ToolEnv::new(dir.path()).with_line_numbers(false);
+    let rest = call(&plain, "read", json!({"path": "min.js", "offset": 2}))
+        .await
+        .unwrap();
+    assert_eq!(
+        rest.text_content(),
+        "second\n\n[Showing lines 2-2 of 4 (50.0KB limit). Use offset=3 to continue.]"
+    );
+    let last = call(&plain, "read", json!({"path": "min.js", "offset": 4}))
+        .await
+        .unwrap();
+    assert_eq!(last.text_content(), "fourth");
+}
+
 #[tokio::test]
 async fn line_cap_applies_to_many_short_lines() {
     let (dir, env) = setup();

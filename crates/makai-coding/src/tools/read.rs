@@ -18,6 +18,43 @@ use super::{CallCtx, ToolEnv, ToolError, ToolOutput};
 
 /// Bytes inspected for NUL bytes and image signatures.
 const SNIFF_BYTES: usize = 8 * 1024;
+
+/// The most of one line read keeps in memory: more than it can ever show
+/// (`MAX_BYTES`), so a longer line is only counted (a minified file of a
+/// gigabyte on one line costs no gigabyte).
+const LINE_KEPT: usize = MAX_BYTES + 1;
+
+/// Reads one line (through its `\n`, or to the end) from `reader`, keeping
+/// at most `keep` bytes of it in `buf`; the line's whole length in bytes
+/// (0 at the end).
+fn read_line_bounded(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        let room = keep.saturating_sub(buf.len()).min(used);
+        buf.extend_from_slice(&available[..room]);
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
+    }
+}
 /// Largest image `read` returns (bigger ones are refused with a message).
 pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
@@ -180,12 +217,14 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = chained
-            .read_until(b'\n', &mut buf)
+        let n = read_line_bounded(&mut chained, &mut buf, LINE_KEPT)
             .map_err(|e| ToolError::io("read", shown.clone(), e))?;
         if n == 0 {
             break;
         }
+        // A line longer than what is kept of it is never shown: only its
+        // length is needed (for the notice of a first line too long).
+        let cut_len = (n > buf.len()).then(|| n - usize::from(buf.ends_with(b"\n")));
         total += 1;
         if total.is_multiple_of(65_536) {
             ctx.check()?;
@@ -214,9 +253,9 @@ fn read_blocking(env: &ToolEnv, args: &ReadArgs, ctx: &CallCtx) -> Result<ToolOu
             text.into_owned()
         };
         let add = formatted.len() + usize::from(shown_lines > 0);
-        if out.len() + add > MAX_BYTES {
+        if out.len() + add > MAX_BYTES || cut_len.is_some() {
             if shown_lines == 0 {
-                first_line_too_long = Some(line.len());
+                first_line_too_long = Some(cut_len.unwrap_or(line.len()));
             }
             capped_by = Some("bytes");
             continue;
