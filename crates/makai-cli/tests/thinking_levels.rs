@@ -235,3 +235,80 @@ fn scoped_model_thinking_pins_apply_when_cycling_to_the_model() {
     );
     rpc.finish();
 }
+
+/// A run of `lab/deep` built in-process in `env` with `extra` flags.
+async fn build(env: &Env, extra: &[&str]) -> makai_cli::app::AppSession {
+    let mut argv = s(&["makai", "--model", "lab/deep", "--cwd"]);
+    argv.push(env.work().display().to_string());
+    argv.extend(s(extra));
+    let makai_cli::cli::Invocation::Run(args) = makai_cli::cli::parse(argv).unwrap() else {
+        panic!("not a run")
+    };
+    makai_cli::app::setup::build_with(
+        &args,
+        makai_cli::app::setup::BuildOptions {
+            home: Some(env.home.path().to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+async fn ask(app: &makai_cli::app::AppSession, text: &str) {
+    app.prompt(text.into(), Vec::new())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    app.wait_settled(std::time::Duration::from_secs(10)).await;
+}
+
+/// pi's #11451: after `/tree` moved to before a `/thinking` change, the
+/// level in force was not recorded on the branch the next prompt started,
+/// so resuming the session restored the level from before the change.
+#[test]
+fn a_branch_started_after_a_tree_move_records_the_thinking_level_in_force() {
+    let mock = mock();
+    let env = Env::new();
+    models_json(&env, &mock);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(tree_move_then_resume(&mock, &env));
+}
+
+async fn tree_move_then_resume(mock: &Mock, env: &Env) {
+    let app = build(env, &["--thinking", "low"]).await;
+    ask(&app, "first").await;
+    let (entries, _) = app.entries(None).unwrap();
+    let first_answer = entries.last().unwrap().id().to_string();
+    app.set_thinking_level(makai_ai::ThinkingLevel::High);
+    ask(&app, "second").await;
+    // Back to the first answer: the change to `high` is off this branch.
+    app.move_leaf(Some(&first_answer)).await.unwrap();
+    assert_eq!(app.thinking_level(), makai_ai::ThinkingLevel::High);
+    ask(&app, "third").await;
+    assert_eq!(last_effort(mock), "deep-high");
+    let file = app.session_file().unwrap();
+    drop(app);
+
+    let resumed = build(env, &["--session", &file.display().to_string()]).await;
+    assert_eq!(resumed.thinking_level(), makai_ai::ThinkingLevel::High);
+    // Recorded once, where the branch left the first answer; not again
+    // for a prompt on a branch that has it.
+    let (entries, _) = resumed.entries(None).unwrap();
+    let levels: Vec<(Option<String>, String)> = entries
+        .iter()
+        .filter_map(|e| match e {
+            makai_coding::session::SessionEntry::ThinkingLevelChange(t) => {
+                Some((t.parent_id.clone(), t.thinking_level.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(levels.len(), 3, "{levels:?}");
+    assert_eq!(levels[2], (Some(first_answer), "high".to_string()));
+}

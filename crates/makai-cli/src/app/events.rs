@@ -150,7 +150,16 @@ impl Shared {
         match &mut event {
             AgentEvent::MessageEnd { message } => {
                 lock(&self.state).retrying = false;
-                self.record(|s| s.append_message((**message).clone()));
+                let prompt = matches!(
+                    &**message,
+                    makai_agent::AgentMessage::Llm(makai_ai::Message::User(_))
+                );
+                self.record(|s| {
+                    if prompt {
+                        self.record_settings_in_force(s)?;
+                    }
+                    s.append_message((**message).clone())
+                });
             }
             AgentEvent::AutoRetryStart { .. } => lock(&self.state).retrying = true,
             AgentEvent::AutoRetryEnd { .. } => lock(&self.state).retrying = false,
@@ -162,6 +171,50 @@ impl Shared {
             _ => {}
         }
         event
+    }
+
+    /// Before a prompt: the model and thinking level in force, recorded on
+    /// the branch when it says otherwise (after a `/tree` move to before a
+    /// change, the branch holds the earlier ones; resuming it would restore
+    /// them). The model is the branch's last model change or answer, the
+    /// level its last level change (`off` without one), as the session's
+    /// context reads them.
+    fn record_settings_in_force(
+        &self,
+        s: &mut makai_coding::Session,
+    ) -> Result<(), makai_coding::session::SessionError> {
+        use makai_coding::session::SessionEntry;
+        let model = self.agent.model();
+        let level = self.agent.thinking_level();
+        let (mut branch_model, mut branch_level) = (None, None);
+        for entry in s.tree().branch_back() {
+            match entry {
+                SessionEntry::ModelChange(m) if branch_model.is_none() => {
+                    branch_model = Some((m.provider.as_str(), m.model_id.as_str()))
+                }
+                SessionEntry::Message(m) if branch_model.is_none() => {
+                    if let Some(a) = m.message.as_assistant() {
+                        branch_model = Some((a.provider.as_str(), a.model.as_str()));
+                    }
+                }
+                SessionEntry::ThinkingLevelChange(t) if branch_level.is_none() => {
+                    branch_level = Some(t.thinking_level.as_str())
+                }
+                _ => {}
+            }
+            if branch_model.is_some() && branch_level.is_some() {
+                break;
+            }
+        }
+        let model_differs = branch_model != Some((model.provider.as_str(), model.id.as_str()));
+        let level_differs = branch_level.unwrap_or("off") != level.as_str();
+        if model_differs {
+            s.append_model_change(model.provider.clone(), model.id.clone())?;
+        }
+        if level_differs {
+            s.append_thinking_level(level)?;
+        }
+        Ok(())
     }
 
     /// Writes bash runs that finished while the agent was running.
