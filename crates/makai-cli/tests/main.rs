@@ -56,6 +56,7 @@ mod tui_keys;
 mod tui_links;
 mod tui_llama;
 mod tui_mouse;
+mod tui_paste_markers;
 mod tui_pi_commands;
 mod tui_program_status;
 mod tui_regular;

@@ -316,7 +316,8 @@ async fn hand_over(tui: &mut Tui, ctx: &mut Ctx<'_>, request: TerminalRequest) {
             }
         }
         TerminalRequest::ExternalEditor => {
-            let text = ctx.st.editor.text();
+            // The external editor gets the pastes, not their markers.
+            let text = ctx.st.editor.expanded_text();
             let configured = ctx.app.settings().external_editor.clone();
             match tui.edit_externally(&text, configured.as_deref()).await {
                 Ok(edited) => ctx.st.editor.set_text(&edited),

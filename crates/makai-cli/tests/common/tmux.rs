@@ -224,6 +224,15 @@ impl Pane {
         );
     }
 
+    /// Pastes `text` as the terminal does (a bracketed paste when the
+    /// program asked for it; line breaks as typed, CR).
+    pub fn paste(&self, text: &str) {
+        let out = self.tmux(&["set-buffer", "-b", "test-paste", text]);
+        assert!(out.status.success());
+        let out = self.tmux(&["paste-buffer", "-p", "-d", "-b", "test-paste", "-t", "t"]);
+        assert!(out.status.success());
+    }
+
     /// Types text literally.
     pub fn type_text(&self, text: &str) {
         let out = self.tmux(&["send-keys", "-t", "t", "-l", text]);

@@ -1,7 +1,9 @@
 //! The prompt editor: a multi-line text buffer with a cursor, word motions,
 //! kill commands with a kill ring (yank, yank-pop), undo, jumps to a
-//! character and a history of sent prompts.
+//! character, a history of sent prompts, and large pastes shown as markers
+//! ([`super::paste_markers`]).
 
+use super::paste_markers::Pastes;
 use crate::tui::wrap::char_width;
 
 /// How many prompts the history keeps.
@@ -57,6 +59,8 @@ pub struct Editor {
     /// Earlier states, the newest last.
     undo: Vec<Snapshot>,
     last_edit: LastEdit,
+    /// The large pastes whose markers stand in the text.
+    pastes: Pastes,
 }
 
 impl Default for Editor {
@@ -72,6 +76,7 @@ impl Default for Editor {
             yanked: None,
             undo: Vec::new(),
             last_edit: LastEdit::Other,
+            pastes: Pastes::default(),
         }
     }
 }
@@ -89,6 +94,34 @@ impl Editor {
     /// The whole text, lines joined with `\n`.
     pub fn text(&self) -> String {
         self.lines.join("\n")
+    }
+
+    /// The text to send: [`Editor::text`] with each paste marker replaced
+    /// by its paste.
+    pub fn expanded_text(&self) -> String {
+        self.pastes.expand(&self.text())
+    }
+
+    /// Inserts pasted text at the cursor: a large paste as its marker (one
+    /// undo step), a small one as [`Editor::insert_str`] does.
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        match self.pastes.collapse(&text) {
+            Some(marker) => self.insert_str(&marker),
+            None => self.insert_str(&text),
+        }
+    }
+
+    /// The characters of the paste marker ending at the cursor.
+    fn marker_before(&self) -> Option<usize> {
+        self.pastes
+            .ending(&self.line()[..byte_at(self.line(), self.col)])
+    }
+
+    /// The characters of the paste marker starting at the cursor.
+    fn marker_after(&self) -> Option<usize> {
+        self.pastes
+            .starting(&self.line()[byte_at(self.line(), self.col)..])
     }
 
     /// The lines.
@@ -178,10 +211,18 @@ impl Editor {
         self.col = 0;
     }
 
-    /// Deletes the character before the cursor (joining lines at a line start).
+    /// Deletes the character before the cursor (joining lines at a line
+    /// start); a paste marker as one.
     pub fn backspace(&mut self) {
         self.save(LastEdit::Other);
-        if self.col > 0 {
+        if let Some(n) = self.marker_before() {
+            let (a, b) = (
+                byte_at(self.line(), self.col - n),
+                byte_at(self.line(), self.col),
+            );
+            self.lines[self.row].replace_range(a..b, "");
+            self.col -= n;
+        } else if self.col > 0 {
             let at = byte_at(self.line(), self.col - 1);
             self.lines[self.row].remove(at);
             self.col -= 1;
@@ -193,10 +234,17 @@ impl Editor {
         }
     }
 
-    /// Deletes the character under the cursor (joining lines at a line end).
+    /// Deletes the character under the cursor (joining lines at a line
+    /// end); a paste marker as one.
     pub fn delete(&mut self) {
         self.save(LastEdit::Other);
-        if self.col < char_len(self.line()) {
+        if let Some(n) = self.marker_after() {
+            let (a, b) = (
+                byte_at(self.line(), self.col),
+                byte_at(self.line(), self.col + n),
+            );
+            self.lines[self.row].replace_range(a..b, "");
+        } else if self.col < char_len(self.line()) {
             let at = byte_at(self.line(), self.col);
             self.lines[self.row].remove(at);
         } else if self.row + 1 < self.lines.len() {
@@ -205,9 +253,12 @@ impl Editor {
         }
     }
 
-    /// Moves left (to the previous line's end at a line start).
+    /// Moves left (to the previous line's end at a line start); over a
+    /// paste marker at once.
     pub fn left(&mut self) {
-        if self.col > 0 {
+        if let Some(n) = self.marker_before() {
+            self.col -= n;
+        } else if self.col > 0 {
             self.col -= 1;
         } else if self.row > 0 {
             self.row -= 1;
@@ -215,9 +266,12 @@ impl Editor {
         }
     }
 
-    /// Moves right (to the next line's start at a line end).
+    /// Moves right (to the next line's start at a line end); over a paste
+    /// marker at once.
     pub fn right(&mut self) {
-        if self.col < char_len(self.line()) {
+        if let Some(n) = self.marker_after() {
+            self.col += n;
+        } else if self.col < char_len(self.line()) {
             self.col += 1;
         } else if self.row + 1 < self.lines.len() {
             self.row += 1;

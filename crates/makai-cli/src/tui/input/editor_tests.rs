@@ -157,3 +157,65 @@ fn layout_wraps_and_places_the_cursor() {
     e.replace_before_cursor(0, "XY");
     assert_eq!(e.text(), "XYb\ncd");
 }
+
+#[test]
+fn a_large_paste_is_one_marker_to_move_over_delete_and_undo() {
+    let big: String = (1..=30).map(|i| format!("log {i}\n")).collect();
+    let mut e = typed("see ");
+    e.paste(&big.replace('\n', "\r\n"));
+    e.insert_str(" now");
+    assert_eq!(e.text(), "see [paste #1 +31 lines] now");
+    assert_eq!(e.expanded_text(), format!("see {big} now"));
+    // Left from the end of the marker jumps over it; right jumps back.
+    e.end();
+    for _ in 0..4 {
+        e.left();
+    }
+    assert_eq!(e.cursor(), (0, 24));
+    e.left();
+    assert_eq!(e.cursor(), (0, 4));
+    e.right();
+    assert_eq!(e.cursor(), (0, 24));
+    // Backspace removes it whole; undo brings it back, still a paste.
+    e.backspace();
+    assert_eq!(e.text(), "see  now");
+    assert!(e.undo());
+    assert_eq!(e.expanded_text(), format!("see {big} now"));
+    // Delete at its start removes it whole.
+    e.home();
+    for _ in 0..4 {
+        e.right();
+    }
+    e.delete();
+    assert_eq!(e.text(), "see  now");
+    // A small paste goes in as typed.
+    let mut small = Editor::default();
+    small.paste("two\r\nlines");
+    assert_eq!(small.text(), "two\nlines");
+}
+
+/// pi's #11923: deleting one marker must not damage another whose number
+/// starts the same.
+#[test]
+fn deleting_paste_one_leaves_paste_twelve_whole() {
+    let mut e = Editor::default();
+    for i in 1..=12 {
+        e.paste(&"x".repeat(1000 + i));
+        e.insert_str(" ");
+    }
+    let text = e.text();
+    assert!(text.contains("[paste #1 1001 chars]") && text.contains("[paste #12 1012 chars]"));
+    // Right jumps over paste #1, then over the space; left comes back over
+    // the space, and Backspace deletes the marker.
+    e.home();
+    e.right();
+    assert_eq!(e.cursor(), (0, 21));
+    e.right();
+    e.left();
+    e.backspace();
+    assert_eq!(e.cursor(), (0, 0));
+    assert!(!e.text().contains("[paste #1 1001 chars]"));
+    assert!(e.text().contains("[paste #12 1012 chars]"));
+    assert!(e.expanded_text().contains(&"x".repeat(1012)));
+    assert!(!e.expanded_text().contains("[paste #"));
+}

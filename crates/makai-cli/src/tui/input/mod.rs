@@ -7,6 +7,7 @@ pub mod complete;
 mod completing;
 pub mod editor;
 mod mouse;
+mod paste_markers;
 mod selector;
 
 use std::time::{Duration, Instant};
@@ -314,7 +315,7 @@ pub fn on_clipboard(ctx: &mut Ctx<'_>, pasted: Result<super::clipboard::Pasted, 
             ctx.st
                 .set_status(Level::Info, format!("Attached {marker} ({mime}, {kb} KB)"));
         }
-        Ok(super::clipboard::Pasted::Text(text)) => ctx.st.editor.insert_str(&text),
+        Ok(super::clipboard::Pasted::Text(text)) => ctx.st.editor.paste(&text),
         Err(e) => ctx.st.set_status(Level::Warning, e),
     }
     update_completion(ctx);
@@ -350,7 +351,8 @@ fn edit(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut editor::Editor)) {
     update_completion(ctx);
 }
 
-/// Handles pasted text (bracketed paste): inserted as is, newlines included.
+/// Handles pasted text (bracketed paste): inserted as is, newlines
+/// included, a large paste as its marker.
 pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
     let top = ctx.st.cache.top_row();
     if let Some(search) = &mut ctx.st.search {
@@ -358,7 +360,7 @@ pub fn on_paste(ctx: &mut Ctx<'_>, text: &str) {
         search.set_query(query, top);
         ctx.st.dirty = true;
     } else if ctx.st.selector.is_none() {
-        ctx.st.editor.insert_str(text);
+        ctx.st.editor.paste(text);
         update_completion(ctx);
         ctx.st.dirty = true;
     }
@@ -442,7 +444,9 @@ fn dequeue(ctx: &mut Ctx<'_>) {
 
 /// Enter / Alt+Enter: runs a slash command, sends a prompt, or queues it while a run goes.
 fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
-    let text = ctx.st.editor.text();
+    // What is sent holds the pastes; the history keeps their markers.
+    let shown = ctx.st.editor.text();
+    let text = ctx.st.editor.expanded_text();
     if ctx.st.awaiting_reason.is_some() {
         ctx.st.editor.clear();
         approval::take_reason(ctx, &text);
@@ -455,20 +459,20 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
         return;
     }
     if text.starts_with('!') {
-        ctx.st.editor.push_history(&text);
+        ctx.st.editor.push_history(&shown);
         ctx.st.editor.clear();
         ctx.st.completion = None;
         super::bang::run(ctx, &text);
         return;
     }
     if text.starts_with('/') && !is_resource_command(ctx, &text) && commands::is_command(&text) {
-        ctx.st.editor.push_history(&text);
+        ctx.st.editor.push_history(&shown);
         ctx.st.editor.clear();
         ctx.st.completion = None;
         commands::run(ctx, &text);
         return;
     }
-    ctx.st.editor.push_history(&text);
+    ctx.st.editor.push_history(&shown);
     ctx.st.editor.clear();
     ctx.st.completion = None;
     ctx.st.scroll = 0;
@@ -481,7 +485,7 @@ fn submit(ctx: &mut Ctx<'_>, queue: Queue) {
             };
             if let Err(e) = queued {
                 // Nothing was queued: the text goes back to the editor.
-                ctx.st.editor.set_text(&text);
+                ctx.st.editor.set_text(&shown);
                 ctx.st.notice(Level::Error, e.to_string());
             }
         } else {
