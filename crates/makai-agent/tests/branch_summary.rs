@@ -1,11 +1,15 @@
-//! `Agent::summarize_branch`: the summary of a branch being left, through
-//! the in-process client over real HTTP to the scripted server; the
-//! transcript stays as it was.
+//! `Agent::summarize_branch`: the summary of a branch being left, and
+//! `Agent::summarize` (a summary a prompt asks for), through the in-process
+//! client over real HTTP to the scripted server; the transcript stays as it
+//! was.
 
 use std::time::Duration;
 
+use makai_agent::makai_ai::StopReason;
 use makai_agent::makai_ai::{AssistantContent, AssistantMessage, TextContent, ToolCall};
-use makai_agent::{Agent, AgentError, AgentMessage, CancellationToken, CompactionError};
+use makai_agent::{
+    Agent, AgentError, AgentMessage, CancellationToken, CompactionError, SummaryPrompt,
+};
 use makai_mockllm::{MockServer, Scenario, ScriptedResponse as Mock};
 
 async fn agent(responses: Vec<Mock>) -> (MockServer, Agent) {
@@ -119,6 +123,85 @@ async fn a_failed_or_cancelled_branch_summary_is_an_error_and_the_agent_stays_us
     assert_eq!(server.requests().len(), 2);
     server.push(Mock::text("fine"));
     agent.prompt("hello").await.unwrap();
+}
+
+/// A conversation with a turn that failed after writing half an answer.
+fn with_a_failed_turn() -> Vec<AgentMessage> {
+    let answer = |text: &str| {
+        vec![AssistantContent::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        })]
+    };
+    vec![
+        AgentMessage::user("first question"),
+        AssistantMessage {
+            content: answer("half an answer"),
+            stop_reason: StopReason::Error,
+            error_message: Some("HTTP 400: the tool schema was rejected".into()),
+            ..Default::default()
+        }
+        .into(),
+        AgentMessage::user("second question"),
+        AssistantMessage {
+            content: answer("a whole answer"),
+            ..Default::default()
+        }
+        .into(),
+    ]
+}
+
+/// The text of the summary request's user message.
+fn asked(server: &MockServer, n: usize) -> String {
+    server.requests()[n].body["messages"].to_string()
+}
+
+#[tokio::test]
+async fn a_summary_shows_why_turns_failed_only_when_its_prompt_asks() {
+    let (server, agent) = agent(vec![Mock::text("first"), Mock::text("second")]).await;
+    let prompt = |failures| SummaryPrompt {
+        system: "You summarize.",
+        request: "Say what went wrong.",
+        failures,
+    };
+    let (text, usage) = agent
+        .summarize(
+            &with_a_failed_turn(),
+            prompt(true),
+            Some("it broke"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text, "first");
+    assert!(usage.output > 0);
+    let shown = asked(&server, 0);
+    assert!(
+        shown.contains("[assistant failed (error)] HTTP 400: the tool schema was rejected"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("it broke") && shown.contains("a whole answer"),
+        "{shown}"
+    );
+    assert!(!shown.contains("half an answer"), "{shown}");
+    // A summary of work leaves the failed turn out, as requests do.
+    agent
+        .summarize(
+            &with_a_failed_turn(),
+            prompt(false),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let shown = asked(&server, 1);
+    assert!(
+        !shown.contains("rejected") && !shown.contains("half an answer"),
+        "{shown}"
+    );
+    assert!(shown.contains("second question"), "{shown}");
+    assert_eq!(agent.messages().len(), 1);
 }
 
 #[test]

@@ -189,6 +189,11 @@ fn a_report_can_carry_the_models_summary_instead_of_the_transcript() {
     let mock = Mock::start(
         Scenario::new()
             .push(ScriptedResponse::text("the answer that went wrong"))
+            .push(
+                ScriptedResponse::new()
+                    .with_status(400)
+                    .with_body(r#"{"error":{"message":"the tool schema was rejected"}}"#),
+            )
             .push(ScriptedResponse::text(
                 "## What happened\nThe answer went wrong.",
             )),
@@ -199,6 +204,9 @@ fn a_report_can_carry_the_models_summary_instead_of_the_transcript() {
     pane.type_text("please list the files");
     pane.keys(&["Enter"]);
     pane.wait_text("the answer that went wrong");
+    pane.type_text("and the hidden ones");
+    pane.keys(&["Enter"]);
+    pane.wait_text("the tool schema was rejected");
     pane.type_text("/bug");
     pane.keys(&["Enter"]);
     pane.wait_text("Describe the problem");
@@ -224,12 +232,19 @@ fn a_report_can_carry_the_models_summary_instead_of_the_transcript() {
     assert_eq!(report["hint"], "it listed nothing");
     assert_eq!(report["session"]["included"], false);
     assert_eq!(report["session"]["summaryIncluded"], true);
-    // The summary request carried the conversation and the description.
+    // The summary request carried the conversation, why its last turn
+    // failed, and the description.
     let requests = mock.requests();
-    assert_eq!(requests.len(), 2);
-    let asked = request_text(&requests[1]);
+    assert_eq!(requests.len(), 3);
+    let asked = request_text(&requests[2]);
     assert!(asked.contains("please list the files"), "{asked}");
     assert!(asked.contains("the answer that went wrong"), "{asked}");
+    assert!(
+        asked.contains(
+            "[assistant failed (error)] HTTP 400 from custom: the tool schema was rejected"
+        ),
+        "{asked}"
+    );
     assert!(asked.contains("it listed nothing"), "{asked}");
     // Its cost counts in the session; the conversation is unchanged.
     let session = entries(&env);
@@ -239,7 +254,7 @@ fn a_report_can_carry_the_models_summary_instead_of_the_transcript() {
             .any(|e| e["type"] == "usage" && e["kind"] == "summary"),
         "{session:?}"
     );
-    assert_eq!(session.iter().filter(|e| e["type"] == "message").count(), 2);
+    assert_eq!(session.iter().filter(|e| e["type"] == "message").count(), 4);
 }
 
 #[test]

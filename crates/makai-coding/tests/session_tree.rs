@@ -5,7 +5,7 @@
 use makai_agent::AgentMessage;
 use makai_ai::{AssistantMessage, Message, StopReason, UserContent, UserMessage};
 use makai_coding::session::{
-    CompactionRecord, Session, SessionEntry, SessionError, read_session_file,
+    CompactionRecord, ContentReplacement, Session, SessionEntry, SessionError, read_session_file,
 };
 
 fn reply(text: &str) -> AssistantMessage {
@@ -295,6 +295,36 @@ fn open_or_create_refuses_a_directory_and_a_device_without_reading_them() {
         let err = Session::open(path).unwrap_err();
         assert!(err.to_string().contains(kind), "{err}");
     }
+}
+
+/// pi's #11602: a branch summary read failed answers, and the content
+/// context edits had hidden or replaced.
+#[test]
+fn branch_left_reads_context_edits_and_leaves_failed_answers_out() {
+    let (_d, mut s, ids) = linear();
+    let failed = s
+        .append_message(AssistantMessage {
+            stop_reason: StopReason::Error,
+            error_message: Some("HTTP 500".into()),
+            ..reply("half")
+        })
+        .unwrap();
+    s.append_message(UserMessage::text("three")).unwrap();
+    s.append_message(reply("r3")).unwrap();
+    s.append_context_edit(&ids[2], None).unwrap();
+    s.append_context_edit(
+        &ids[3],
+        Some(ContentReplacement::Text("r2, shortened".into())),
+    )
+    .unwrap();
+    let left = s.tree().branch_left(Some(&ids[1]));
+    let seen: Vec<Message> = left
+        .messages
+        .iter()
+        .filter_map(AgentMessage::to_llm)
+        .collect();
+    assert_eq!(texts(&seen), ["A:r2, shortened", "U:three", "A:r3"]);
+    assert!(s.get(&failed).is_some());
 }
 
 #[test]

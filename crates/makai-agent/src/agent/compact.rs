@@ -238,8 +238,8 @@ impl Agent {
 
     /// Has the agent's model write what `prompt` asks of `messages` (oldest
     /// first, rendered as the plain transcript compaction reads: text,
-    /// calls and results, no thinking; at most about half the model's
-    /// window), with the agent's model, thinking level and client, without
+    /// calls and results, no thinking, failed turns as the prompt says; at
+    /// most about half the model's window), with the agent's model, thinking level and client, without
     /// touching the transcript: the text and the call's usage.
     /// `custom_instructions` are added to the request; `cancel` stops the
     /// call ([`CompactionError::Aborted`]).
@@ -262,6 +262,7 @@ impl Agent {
                 client: &call.client,
                 options: call.options,
                 max_tokens: call.max_tokens,
+                failures: prompt.failures,
             },
             messages,
         );
@@ -297,6 +298,9 @@ pub struct SummaryPrompt<'a> {
     pub system: &'a str,
     /// What to write; the transcript follows it.
     pub request: &'a str,
+    /// Whether the transcript shows the turns that failed, with why
+    /// (summaries of work leave them out, as requests do).
+    pub failures: bool,
 }
 
 struct SummaryCall {

@@ -116,6 +116,7 @@ pub(crate) async fn summarize_branch(
             client,
             options,
             max_tokens,
+            failures: false,
         },
         messages,
     )

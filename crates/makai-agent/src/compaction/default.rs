@@ -122,14 +122,25 @@ fn clip(text: &str, max: usize) -> String {
     truncate_middle(text, max).unwrap_or_else(|| text.to_string())
 }
 
-/// Renders messages as plain text for the summary request.
-fn transcript(messages: &[AgentMessage], max_chars: usize) -> String {
+/// Renders messages as plain text for the summary request. A failed or
+/// aborted answer is left out (no request showed it to the model), unless
+/// `failures`: then it says why it failed.
+fn transcript(messages: &[AgentMessage], max_chars: usize, failures: bool) -> String {
     let mut out = String::new();
     for m in messages {
         match m {
             AgentMessage::Llm(Message::User(_)) => {
                 out.push_str(&format!("[user]\n{}\n\n", clip(&m.text(), 4000)))
             }
+            AgentMessage::Llm(Message::Assistant(a)) if !a.stop_reason.is_answer() && failures => {
+                let error = a.error_message.as_deref().unwrap_or("no reason given");
+                out.push_str(&format!(
+                    "[assistant failed ({})] {}\n\n",
+                    a.stop_reason.as_str(),
+                    clip(error, 1000)
+                ));
+            }
+            AgentMessage::Llm(Message::Assistant(a)) if !a.stop_reason.is_answer() => {}
             AgentMessage::Llm(Message::Assistant(a)) => {
                 let text = a.text();
                 if !text.is_empty() {
@@ -142,15 +153,6 @@ fn transcript(messages: &[AgentMessage], max_chars: usize) -> String {
                         c.name,
                         clip(&args, 1000)
                     ));
-                }
-                // A turn that failed says why (what a summary of a problem
-                // needs; a summary of work reads that the turn went nowhere).
-                if let Some(error) = a
-                    .error_message
-                    .as_deref()
-                    .filter(|_| !a.stop_reason.is_answer())
-                {
-                    out.push_str(&format!("[assistant failed] {}\n\n", clip(error, 1000)));
                 }
             }
             AgentMessage::Llm(Message::ToolResult(r)) => out.push_str(&format!(
@@ -190,6 +192,7 @@ async fn summarize(
             client: cx.client,
             options: cx.options.clone(),
             max_tokens: cx.config.summary_max_tokens,
+            failures: false,
         },
         messages,
     )
@@ -212,6 +215,8 @@ pub(crate) struct SummaryRequest<'a> {
     pub options: makai_ai::StreamOptions,
     /// Output token limit.
     pub max_tokens: u64,
+    /// Whether the transcript says why failed turns failed.
+    pub failures: bool,
 }
 
 /// Asks `call.model` for a summary of `messages` (rendered as a plain
@@ -232,7 +237,7 @@ pub(crate) async fn summary_call(
     }
     let request = format!(
         "{request}\n\n<transcript>\n{}</transcript>",
-        transcript(messages, max_chars)
+        transcript(messages, max_chars, call.failures)
     );
     let context = Context {
         system_prompt: Some(call.system.to_string()),

@@ -69,6 +69,7 @@ pub fn archive_name(id: &str) -> String {
 const SUMMARY_PROMPT: makai_agent::SummaryPrompt<'static> = makai_agent::SummaryPrompt {
     system: "You write bug reports for the developers of makai, a coding agent in the terminal. You report what the user and the agent experienced, factually, without guessing at causes you cannot see.",
     request: "The user is reporting a problem with makai in the conversation whose transcript follows. Write a bug report in Markdown with these sections, each brief: ## What happened, ## What was expected, ## Steps that led to it, ## Errors (quote error messages exactly). Leave out file contents, code and personal details the report does not need.",
+    failures: true,
 };
 
 /// Prepares the report and writes its archive to the working directory;

@@ -65,7 +65,9 @@ impl SessionContext {
 pub struct BranchLeft {
     /// The leaf left (`"root"` for none).
     pub from_id: String,
-    /// The messages of the entries left, oldest first (no context edits).
+    /// The messages of the entries left, oldest first, as the model saw
+    /// them: context edits on the path applied, failed and aborted answers
+    /// left out (pi's summaries read the same).
     pub messages: Vec<AgentMessage>,
     /// The file lists (read, modified) of the branch summaries among them
     /// that makai or pi wrote (`details.readFiles`, `details.modifiedFiles`).
@@ -107,6 +109,13 @@ impl SessionTree {
             from_id: from.unwrap_or_else(|| "root".to_string()),
             ..Default::default()
         };
+        // The latest edit of an entry on the path wins, as in the context.
+        let mut edits: HashMap<&str, Option<&ContentReplacement>> = HashMap::new();
+        for entry in &current {
+            if let SessionEntry::ContextEdit(e) = entry {
+                edits.insert(&e.target_id, e.replacement.as_ref());
+            }
+        }
         let mut items = Vec::new();
         for entry in &current[shared..] {
             if let SessionEntry::BranchSummary(b) = entry
@@ -117,9 +126,13 @@ impl SessionTree {
                     strings(b.details.as_ref(), "modifiedFiles"),
                 ));
             }
-            push_context_message(&mut items, entry, None, false);
+            push_context_message(&mut items, entry, edits.get(entry.id()).copied(), false);
         }
-        left.messages = items.into_iter().map(|(m, _)| m.into_owned()).collect();
+        left.messages = items
+            .into_iter()
+            .filter(|(m, _)| m.as_assistant().is_none_or(|a| a.stop_reason.is_answer()))
+            .map(|(m, _)| m.into_owned())
+            .collect();
         left
     }
 
