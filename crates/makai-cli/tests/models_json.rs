@@ -232,3 +232,34 @@ fn broken_pi_models_json_is_skipped_with_a_warning_and_makai_runs() {
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("models.json"), "{}", stderr(&out));
 }
+
+/// pi's #11394: `--model <provider>/<id>` failed for a provider whose id
+/// holds a slash (a llama.cpp provider named after its URL, a team's
+/// `models.json` provider); model ids with slashes (OpenRouter's) still
+/// resolve.
+#[test]
+fn a_provider_or_model_id_with_slashes_is_found_by_provider_and_id() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {
+            "team/gpu": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+                         "models": [{"id": "coder"}, {"id": "org/coder-large"}]},
+            "team": {"baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+                     "models": [{"id": "gpu/coder-small"}]},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    for (spec, sent) in [
+        ("team/gpu/coder", "coder"),
+        ("team/gpu/org/coder-large", "org/coder-large"),
+        ("team/gpu/coder-small", "gpu/coder-small"),
+    ] {
+        let out = env.run(&s(&["--model", spec, "--no-session", "-p", "hi"]), "");
+        assert_eq!(out.status.code(), Some(0), "{spec}: {}", stderr(&out));
+        let body = mock.requests().last().unwrap().body.clone();
+        assert_eq!(body["model"], sent, "{spec}");
+    }
+}

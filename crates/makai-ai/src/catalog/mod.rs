@@ -144,15 +144,12 @@ impl ModelRegistry {
         &self.keys
     }
 
-    /// Finds a model by `provider/id`, by id alone (first match), or by a
-    /// case-insensitive substring of the id when that is unambiguous.
+    /// Finds a model by `provider/id` (either may hold slashes: a
+    /// llama.cpp provider named after its URL, an OpenRouter id), by id
+    /// alone (first match), or by a case-insensitive substring of the id
+    /// when that is unambiguous.
     pub fn find(&self, spec: &str) -> Option<&Model> {
-        if let Some((provider, id)) = spec.split_once('/')
-            && let Some(m) = self
-                .models
-                .iter()
-                .find(|m| m.provider == provider && m.id == id)
-        {
+        if let Some(m) = self.find_exact(spec) {
             return Some(m);
         }
         if let Some(m) = self.models.iter().find(|m| m.id == spec) {
@@ -165,6 +162,17 @@ impl ModelRegistry {
             .filter(|m| m.id.to_ascii_lowercase().contains(&needle));
         let first = matches.next()?;
         matches.next().is_none().then_some(first)
+    }
+
+    /// The model whose `provider/id` is `spec`, at whichever of its
+    /// slashes the provider ends.
+    pub fn find_exact(&self, spec: &str) -> Option<&Model> {
+        spec.match_indices('/').find_map(|(at, _)| {
+            let (provider, id) = (&spec[..at], &spec[at + 1..]);
+            self.models
+                .iter()
+                .find(|m| m.provider == provider && m.id == id)
+        })
     }
 
     /// The first model of `provider`.

@@ -253,7 +253,13 @@ pub fn save_default(ctx: &mut Ctx<'_>, kind: &SelectorKind, value: &str) {
     use super::config_commands::save_user_setting;
     match kind {
         SelectorKind::Model => {
-            let Some((provider, id)) = value.split_once('/') else {
+            // The row's value is `provider/id`; either may hold slashes.
+            let Some((provider, id)) = ctx
+                .app
+                .registry()
+                .find_exact(value)
+                .map(|m| (m.provider.clone(), m.id.clone()))
+            else {
                 return;
             };
             save_user_setting(ctx, &["defaultProvider"], provider.into());

@@ -87,10 +87,12 @@ pub fn key(ctx: &mut Ctx<'_>, key: KeyEvent) {
         }
     } else if actions.contains(&Action::ModelsToggleProvider) {
         if let Some(i) = highlighted {
-            let provider = provider_of(&sel.items[i].value).to_string();
+            let registry = ctx.app.registry();
+            let provider_of = |value: &str| registry.find_exact(value).map(|m| m.provider.clone());
+            let provider = provider_of(&sel.items[i].value);
             let on = !sel.items[i].current;
             for item in &mut sel.items {
-                if provider_of(&item.value) == provider {
+                if provider.is_some() && provider_of(&item.value) == provider {
                     item.current = on;
                 }
             }
@@ -121,10 +123,6 @@ pub fn key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     if changed {
         apply(ctx);
     }
-}
-
-fn provider_of(value: &str) -> &str {
-    value.split_once('/').map_or(value, |(p, _)| p)
 }
 
 /// The checked models, in the rows' order.
