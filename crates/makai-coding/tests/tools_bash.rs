@@ -55,6 +55,24 @@ fn recorder() -> (CallCtx, Arc<Mutex<Vec<ToolOutput>>>) {
     (ctx, seen)
 }
 
+/// The model reads what a terminal would show: colours, titles and
+/// progress redraws are gone (pi cleans `bash` output the same way).
+#[tokio::test]
+async fn output_reaches_the_model_as_a_terminal_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ToolEnv::new(dir.path());
+    let out = run_builtin(
+        "bash",
+        &env,
+        json!({"command": "printf '\\033]0;title\\007\\033[1;31merror:\\033[0m failed\\n'; printf ' 10%%\\r 60%%\\r100%%\\n'; printf 'ab\\bc\\r\\n'"}),
+        &CallCtx::default(),
+    )
+    .await;
+    let (out, failed) = ran(out);
+    assert!(!failed);
+    assert_eq!(out.text_content(), "error: failed\n100%\nac");
+}
+
 #[tokio::test]
 async fn runs_in_cwd_merges_streams_and_reports_exit_code() {
     let dir = tempfile::tempdir().unwrap();

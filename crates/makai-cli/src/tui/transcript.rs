@@ -304,7 +304,7 @@ impl Transcript {
                     self.end_notice(a.stop_reason, a.error_message.as_deref());
                 }
                 AgentMessage::Llm(Message::ToolResult(r)) => {
-                    let text = r.text_content();
+                    let text = makai_coding::tools::terminal_text::clean(&r.text_content());
                     let is_error = r.is_error;
                     let diff = diff_of(r.details.as_ref());
                     self.edit_tool(&r.tool_call_id, |t| {
@@ -531,8 +531,11 @@ fn diff_of(details: Option<&Value>) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A result's text as shown: what any tool returned (an MCP server's
+/// output, a file read) cleaned of escape sequences and control characters,
+/// which the terminal would otherwise run or show as text.
 fn output_text(out: &ToolOutput) -> String {
-    let text = out.text_content();
+    let text = makai_coding::tools::terminal_text::clean(&out.text_content());
     let images = out
         .content
         .iter()

@@ -1,11 +1,14 @@
-//! Collects a command's merged output: everything up to the caps in memory;
-//! past them, the full output goes to a temporary file and only a tail is kept.
+//! Collects a command's merged output, cleaned as a terminal shows it
+//! ([`super::terminal_text`]: no escape sequences, progress lines as last
+//! drawn): everything up to the caps in memory; past them, the full output
+//! goes to a temporary file and only a tail is kept.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::terminal_text::TerminalText;
 use super::truncate::{MAX_BYTES, MAX_LINES, Truncation, format_size, truncate_tail};
 
 /// Bytes of tail kept in memory once the output spilled to a file.
@@ -13,9 +16,15 @@ const TAIL_KEEP: usize = 2 * MAX_BYTES;
 
 /// A command's output so far.
 pub struct OutputAccumulator {
+    /// The cleaner; the line it has not finished is its `pending`.
+    cleaner: TerminalText,
+    /// Cleaned lines (the tail, once spilled).
     buf: Vec<u8>,
+    /// Cleaned bytes of the finished lines.
     total_bytes: u64,
     newlines: u64,
+    /// The last cleaned byte appended (after `finish`, the last line may
+    /// have no newline).
     last_byte: Option<u8>,
     spill: Option<(std::fs::File, PathBuf)>,
     spill_error: Option<String>,
@@ -38,6 +47,7 @@ impl OutputAccumulator {
     /// An empty accumulator spilling into `temp_dir` when needed.
     pub fn new(temp_dir: PathBuf) -> Self {
         OutputAccumulator {
+            cleaner: TerminalText::new(),
             buf: Vec::new(),
             total_bytes: 0,
             newlines: 0,
@@ -50,11 +60,20 @@ impl OutputAccumulator {
 
     /// Lines in the output so far (a final line without newline counts).
     pub fn total_lines(&self) -> u64 {
-        self.newlines + u64::from(self.last_byte.is_some_and(|b| b != b'\n'))
+        let unfinished =
+            !self.cleaner.pending().is_empty() || self.last_byte.is_some_and(|b| b != b'\n');
+        self.newlines + u64::from(unfinished)
     }
 
-    /// Appends a chunk.
-    pub fn push(&mut self, chunk: &[u8]) {
+    /// Appends a chunk of what the command wrote.
+    pub fn push(&mut self, raw: &[u8]) {
+        let mut cleaned = Vec::new();
+        self.cleaner.feed(raw, &mut cleaned);
+        self.append(&cleaned);
+    }
+
+    /// Appends cleaned text.
+    fn append(&mut self, chunk: &[u8]) {
         if chunk.is_empty() {
             return;
         }
@@ -99,17 +118,28 @@ impl OutputAccumulator {
         }
     }
 
-    /// Flushes the saved file.
+    /// Takes the last line (without its newline) and flushes the saved file.
     pub fn finish(&mut self) {
+        let mut last = Vec::new();
+        self.cleaner.finish(&mut last);
+        self.append(&last);
         if let Some((file, _)) = &mut self.spill {
             let _ = file.flush();
         }
     }
 
-    /// The kept tail as text, with what was dropped.
+    /// The kept tail as text (the line being written included), with what
+    /// was dropped.
     pub fn snapshot(&self) -> Snapshot {
         let trimmed_front = self.total_bytes > self.buf.len() as u64;
-        let mut bytes: &[u8] = &self.buf;
+        let pending = self.cleaner.pending();
+        let joined;
+        let mut bytes: &[u8] = if pending.is_empty() {
+            &self.buf
+        } else {
+            joined = [self.buf.as_slice(), pending].concat();
+            &joined
+        };
         if trimmed_front {
             // Drop the partial first line unless it is the only line we have.
             if let Some(nl) = bytes.iter().position(|&b| b == b'\n')
@@ -192,6 +222,37 @@ mod tests {
         assert_eq!(s.text, "hello\nworld");
         assert!(s.notice().is_none());
         assert!(s.full_output_path.is_none());
+    }
+
+    #[test]
+    fn output_is_cleaned_as_a_terminal_shows_it_in_memory_and_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = OutputAccumulator::new(dir.path().into());
+        acc.push(b"\x1b[32mok\x1b[0m 1\n 10%\r 50%");
+        // The line being drawn shows as it stands.
+        assert_eq!(acc.snapshot().text, "ok 1\n 50%");
+        acc.push(b"\r100%\x1b");
+        acc.push(b"[0m\n");
+        for i in 0..3000 {
+            acc.push(format!("\x1b[1mline {i}\x1b[0m\r\n").as_bytes());
+        }
+        acc.push(b"last, no newline");
+        acc.finish();
+        let s = acc.snapshot();
+        assert!(
+            s.text.ends_with("line 2999\nlast, no newline"),
+            "{}",
+            s.text
+        );
+        assert_eq!(s.truncation.total_lines, 3003);
+        let full = std::fs::read_to_string(s.full_output_path.unwrap()).unwrap();
+        assert!(
+            full.starts_with("ok 1\n100%\nline 0\nline 1\n"),
+            "{}",
+            &full[..40]
+        );
+        assert!(full.ends_with("line 2999\nlast, no newline"));
+        assert!(!full.contains('\x1b') && !full.contains('\r'));
     }
 
     #[test]

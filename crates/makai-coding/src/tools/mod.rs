@@ -24,6 +24,7 @@ pub mod policy;
 pub mod read;
 pub mod selection;
 pub mod session_env;
+pub mod terminal_text;
 pub mod tool_search;
 pub mod truncate;
 pub mod write;
