@@ -57,9 +57,23 @@ impl TerminalText {
     }
 
     /// Cleans `bytes`; each line they finish goes to `out` with its `\n`.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        for &b in bytes {
-            self.byte(b, out);
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) {
+        while !bytes.is_empty() {
+            if self.state == State::Ground && !self.returned {
+                // Plain text is copied in runs, up to the next byte that
+                // needs a look.
+                let run = bytes
+                    .iter()
+                    .position(|&b| b < 0x20 || b == 0x7F || b == 0xC2)
+                    .unwrap_or(bytes.len());
+                self.line.extend_from_slice(&bytes[..run]);
+                bytes = &bytes[run..];
+                if bytes.is_empty() {
+                    break;
+                }
+            }
+            self.byte(bytes[0], out);
+            bytes = &bytes[1..];
         }
     }
 
