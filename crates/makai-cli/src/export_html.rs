@@ -172,6 +172,10 @@ fn render_message(out: &mut String, m: &AgentMessage) {
 
 /// What a session page shows.
 struct Page<'a> {
+    /// The system prompt and the tools (name, description) the model was
+    /// given, when known (a session running now; a file alone does not
+    /// record them).
+    system: Option<(String, Vec<(String, String)>)>,
     messages: &'a [AgentMessage],
     title: String,
     session_id: &'a str,
@@ -186,7 +190,15 @@ pub fn render(app: &AppSession) -> String {
     let model = app.model();
     let id = app.session_id();
     let cwd = app.cwd().display().to_string();
+    let agent = app.agent();
+    let tools = agent
+        .tools()
+        .definitions()
+        .iter()
+        .map(|d| (d.name.clone(), d.description.clone()))
+        .collect();
     render_page(&Page {
+        system: Some((agent.system_prompt(), tools)),
         messages: &messages,
         title: app
             .session_name()
@@ -214,6 +226,20 @@ fn render_page(page: &Page<'_>) -> String {
         usage.output,
         usage.cost.total
     ));
+    if let Some((prompt, tools)) = &page.system {
+        out.push_str("<div class=\"msg other\"><div class=\"role\">system</div>");
+        folded(&mut out, "System prompt", prompt);
+        let listed: Vec<String> = tools
+            .iter()
+            .map(|(name, description)| format!("{name}: {description}"))
+            .collect();
+        folded(
+            &mut out,
+            &format!("Tools ({})", tools.len()),
+            &listed.join("\n\n"),
+        );
+        out.push_str("</div>\n");
+    }
     for m in page.messages {
         render_message(&mut out, m);
     }
@@ -230,6 +256,7 @@ pub fn export_file(input: &Path, output: Option<&Path>) -> Result<String, CliErr
         .map_err(|e| CliError::failed(format!("--export {}: {e}", input.display())))?;
     let context = session.context();
     let page = Page {
+        system: None,
         messages: &context.messages,
         title: session
             .name()

@@ -83,6 +83,15 @@ fn rpc_prompt_state_session_commands_and_bad_input() {
     assert_eq!(exported["path"], html_path.display().to_string());
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.starts_with("<!doctype html>") && html.contains("first reply"));
+    // The system prompt and the tools the model was given (pi's #11261).
+    assert!(
+        html.contains("<summary>System prompt</summary><pre>You are makai"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<summary>Tools (") && html.contains("read: "),
+        "{html}"
+    );
     assert!(!html.contains("<script src") && !html.contains("<link"));
 
     let entries = rpc.ok(json!({"type": "get_entries"}));

@@ -188,6 +188,11 @@ impl Agent {
         self.inner.lock().state.thinking_level
     }
 
+    /// The system prompt of future runs.
+    pub fn system_prompt(&self) -> String {
+        self.inner.lock().state.system_prompt.clone()
+    }
+
     /// The tools of future runs.
     pub fn tools(&self) -> ToolSet {
         self.inner.lock().state.tools.clone()
