@@ -46,6 +46,18 @@ fn code_block_indent() -> String {
         .unwrap_or_else(|| DEFAULT_CODE_BLOCK_INDENT.to_string())
 }
 
+/// The outermost of `spans` that fit in `cap` columns.
+fn fit_prefix(spans: Vec<Span<'static>>, cap: usize) -> Vec<Span<'static>> {
+    let mut used = 0;
+    spans
+        .into_iter()
+        .take_while(|s| {
+            used += s.width();
+            used <= cap
+        })
+        .collect()
+}
+
 /// Renders `text` as lines at most `width` columns wide.
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width, Resume::default());
@@ -150,7 +162,15 @@ impl Renderer {
             }
             rest.extend(c.indent.iter().cloned());
         }
-        (first, rest)
+        let cap = self.prefix_cap();
+        (fit_prefix(first, cap), fit_prefix(rest, cap))
+    }
+
+    /// The most columns the quotes' bars and the lists' indents take: half
+    /// the width, so that text nested deeper than that still shows (pi's
+    /// #11272).
+    fn prefix_cap(&self) -> usize {
+        self.width / 2
     }
 
     fn blank_if_needed(&mut self) {
@@ -161,7 +181,7 @@ impl Renderer {
                 .filter(|c| c.marker.is_none())
                 .flat_map(|c| c.indent.iter().cloned())
                 .collect();
-            let line = Line::from(bars);
+            let line = Line::from(fit_prefix(bars, self.prefix_cap()));
             let text = line.to_string();
             self.out.push(if text.trim().is_empty() {
                 Line::default()

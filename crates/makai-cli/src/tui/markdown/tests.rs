@@ -217,3 +217,27 @@ fn bare_addresses_are_drawn_as_links_and_hyperlinked_where_the_terminal_shows_th
     ));
     assert_eq!(link_of(&lines, "https://example.com/a_b_c"), None);
 }
+
+/// pi's #11272: deeply nested block quotes made exponentially many rows.
+#[test]
+fn deeply_nested_quotes_and_lists_stay_a_few_rows() {
+    for depth in [30, 300, 3000] {
+        let quote = format!("{} deep text that wraps a little", ">".repeat(depth));
+        let rows = render(&quote, 40);
+        assert!(
+            !rows.is_empty() && rows.len() < 40,
+            "depth {depth}: {} rows",
+            rows.len()
+        );
+        assert!(rows.iter().all(|r| r.width() <= 40), "depth {depth}");
+        let list: String = (0..depth.min(300))
+            .map(|i| format!("{}- item {i}\n", "  ".repeat(i)))
+            .collect();
+        let rows = render(&list, 40);
+        assert!(
+            rows.len() < 2 * depth.min(300) + 10,
+            "list depth {depth}: {} rows",
+            rows.len()
+        );
+    }
+}
