@@ -15,8 +15,10 @@
 //!   none (it came from another model) gets Google's documented placeholder
 //!   `skip_thought_signature_validator`.
 //! - Tool schemas: `parameters` takes an OpenAPI-style subset of JSON Schema, so
-//!   `$schema`, `$id`, `$comment` and `additionalProperties` are removed (at every
-//!   level reached through `properties`, `items`, `anyOf`, `oneOf`, `allOf`); an
+//!   `$schema`, `$id`, `$comment` and `additionalProperties` are removed and
+//!   `const` becomes a one-value `enum` (at every level reached through
+//!   `properties`, `items`, `anyOf`, `oneOf`, `allOf`; values such as
+//!   `default` and `examples` are left as they are); an
 //!   object schema without properties is left out entirely (Gemini rejects an
 //!   OBJECT with empty `properties`). `$ref` is passed through untouched.
 //! - Thinking (when on and the model reasons): Gemini 3 models get a
@@ -275,6 +277,14 @@ pub(super) fn clean_schema(schema: &Value) -> Value {
     for (key, value) in map {
         let cleaned = match key.as_str() {
             "$schema" | "$id" | "$comment" | "additionalProperties" => continue,
+            // Gemini rejects `const`: a single-value `enum` says the same
+            // (pi's #11308); a schema that has an `enum` keeps it.
+            "const" => {
+                if !map.contains_key("enum") {
+                    out.insert("enum".into(), Value::Array(vec![value.clone()]));
+                }
+                continue;
+            }
             "properties" => match value {
                 Value::Object(props) => Value::Object(
                     props

@@ -254,6 +254,26 @@ fn tools_schema_cleaning_and_tool_config() {
         clean_schema(&json!({"anyOf": [{"$comment": "x", "type": "string"}]})),
         json!({"anyOf": [{"type": "string"}]})
     );
+    // `const` becomes a one-value `enum` in schemas only; a property named
+    // `const` and data in `default` stay (pi's #11308).
+    assert_eq!(
+        clean_schema(&json!({
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "const": "file"},
+                "const": {"type": "integer", "default": {"const": 1}},
+                "either": {"anyOf": [{"const": 2}, {"const": "x", "enum": ["x", "y"]}]}
+            }
+        })),
+        json!({
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": ["file"]},
+                "const": {"type": "integer", "default": {"const": 1}},
+                "either": {"anyOf": [{"enum": [2]}, {"enum": ["x", "y"]}]}
+            }
+        })
+    );
     o.tool_choice = Some(ToolChoice::Required);
     let b = body(
         &m,
