@@ -86,8 +86,8 @@ pub use agent_loop::{
 pub use budget::{Budget, BudgetedClient, Ledger, LedgerReport};
 pub use compaction::{
     BranchSummary, CompactionCheck, CompactionContext, CompactionError, CompactionOutput,
-    CompactionStrategy, DefaultCompaction, branch_files, estimate_message_tokens, estimate_tokens,
-    is_context_overflow,
+    CompactionStrategy, DefaultCompaction, answer_overflowed, branch_files,
+    estimate_message_tokens, estimate_tokens, is_context_overflow,
 };
 pub use config::{
     AgentLoopConfig, AgentLoopConfigBuilder, ContextConfig, ExecutionLimits, LoopAction,

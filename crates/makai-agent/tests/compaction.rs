@@ -220,6 +220,41 @@ async fn overflow_error_triggers_compaction_and_one_retry() {
     assert_eq!(run_texts(&events, &outcome), ["q", "answer after retry"]);
 }
 
+/// A provider that cuts the answer instead of refusing the request: a
+/// length stop with no output at a full window is an overflow too (pi's
+/// `isContextOverflow`), compacted and retried.
+#[tokio::test]
+async fn an_empty_length_stop_at_a_full_window_is_compacted_and_retried() {
+    let client = ScriptedClient::from_fn(|ctx, i| {
+        if is_summary_call(ctx) {
+            ScriptedResponse::text("short summary")
+        } else if i == 0 {
+            ScriptedResponse::text("")
+                .with_usage(99_500, 0)
+                .with_stop_reason(makai_agent::makai_ai::StopReason::Length)
+        } else {
+            ScriptedResponse::text("answer after retry")
+        }
+    });
+    let mut cfg = config(client.clone());
+    cfg.model = small_model();
+    cfg.model.context_window = 100_000;
+    let ctx = context(vec![]).with_messages(long_history());
+    let (events, outcome) = agent_loop(vec!["q".into()], ctx, cfg, CancellationToken::new())
+        .collect()
+        .await
+        .unwrap();
+    assert_contract(&events);
+    let comp = compaction_events(&events);
+    let AgentEvent::CompactionStart { reason } = &comp[0] else {
+        panic!()
+    };
+    assert_eq!(*reason, CompactionReason::Overflow);
+    assert_eq!(outcome.end_reason, EndReason::Completed);
+    assert_eq!(client.calls(), 3);
+    assert_eq!(run_texts(&events, &outcome), ["q", "answer after retry"]);
+}
+
 #[tokio::test]
 async fn a_second_overflow_is_reported_not_retried_again() {
     let client = ScriptedClient::from_fn(|ctx, _| {

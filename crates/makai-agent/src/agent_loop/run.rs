@@ -13,7 +13,7 @@ use super::RunOutcome;
 use super::orphans::{LoopTracker, tail_orphan_results};
 use super::tools::{BatchOutcome, execute_batch, fail_truncated_calls};
 use crate::compaction::{
-    CompactionCheck, CompactionContext, CompactionError, estimate_tokens_from, is_context_overflow,
+    CompactionCheck, CompactionContext, CompactionError, answer_overflowed, estimate_tokens_from,
 };
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, CompactionInfo, CompactionReason, EndReason, EventSink, RunPhase};
@@ -283,11 +283,7 @@ impl Run {
             let (message, shared) = super::stream::stream_response(self, first_call).await;
             self.model_calls += 1;
             self.usage.add(&message.usage);
-            let overflow = message.stop_reason == StopReason::Error
-                && message
-                    .error_message
-                    .as_deref()
-                    .is_some_and(is_context_overflow);
+            let overflow = answer_overflowed(&message, self.cfg.model.context_window);
             match &cc {
                 Some(cc)
                     if overflow && cc.overflow_retry && !retried && !self.cancel.is_cancelled() =>

@@ -142,20 +142,76 @@ fn context_tokens(u: &Usage) -> u64 {
     u.input + u.cache_read + u.cache_write + u.output
 }
 
-/// True when a provider error message says the context was too long.
+/// True when a provider error message says the context was too long: the
+/// wording of Anthropic, OpenAI, Google, Bedrock, xAI, Groq, OpenRouter,
+/// LiteLLM, Copilot, llama.cpp, vLLM, Ollama, Kimi, MiniMax, Qwen and
+/// others (the fragments pi's `isContextOverflow` matches); never a rate
+/// limit or an overloaded service, whatever else it says.
 pub fn is_context_overflow(error_message: &str) -> bool {
-    const PHRASES: [&str; 8] = [
+    /// Fragments that say it alone.
+    const PHRASES: [&str; 25] = [
         "context length",
         "context_length",
+        "context window",
+        "context_window",
+        "contextwindowexceeded",
+        "context size",
         "too many tokens",
         "maximum context",
         "prompt is too long",
-        "context window",
+        "prompt too long",
+        "request_too_large",
         "input is too long",
         "exceeds the context",
+        "maximum prompt length is",
+        "reduce the length of the messages",
+        "exceeds the limit of",
+        "exceeded model token limit",
+        "token limit exceeded",
+        "range of input length should be",
+        "max_model_len",
+        "maximum model length",
+        "maximum allowed input length",
+        "n_ctx_slot",
+        "exceeds the maximum number of input tokens",
+        "上下文长度",
     ];
-    let lower = error_message.to_ascii_lowercase();
+    /// Not an overflow, whatever else the message says.
+    const NOT: [&str; 5] = [
+        "rate limit",
+        "rate_limit",
+        "too many requests",
+        "throttling",
+        "service unavailable",
+    ];
+    let lower = error_message.to_lowercase();
+    if NOT.iter().any(|p| lower.contains(p)) {
+        return false;
+    }
     PHRASES.iter().any(|p| lower.contains(p))
+        // Gemini: "The input token count (N) exceeds the maximum number of
+        // tokens allowed (M)".
+        || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
+}
+
+/// True when `answer` ended because the context was full: an error saying
+/// so ([`is_context_overflow`]), or a length stop that wrote nothing with
+/// the input at 99% of `context_window` or more (a provider that cuts the
+/// answer instead of refusing the request).
+pub fn answer_overflowed(answer: &makai_ai::AssistantMessage, context_window: u64) -> bool {
+    match answer.stop_reason {
+        makai_ai::StopReason::Error => answer
+            .error_message
+            .as_deref()
+            .is_some_and(is_context_overflow),
+        makai_ai::StopReason::Length => {
+            let u = &answer.usage;
+            context_window > 0
+                && u.output == 0
+                && (u.input + u.cache_read) * 100 >= context_window * 99
+        }
+        _ => false,
+    }
 }
 
 /// What a compaction strategy is given.
@@ -306,5 +362,53 @@ mod tests {
             "prompt is too long: 210000 tokens > 200000 maximum"
         ));
         assert!(!is_context_overflow("HTTP 429: rate limited"));
+        // Each provider's wording (pi's list).
+        for said in [
+            "HTTP 413: request_too_large",
+            "Input is too long for requested model.",
+            "Your input exceeds the context window of this model.",
+            "litellm.ContextWindowExceededError: litellm.BadRequestError: prompt exceeds the model's maximum context length (8192)",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+            "This model's maximum prompt length is 131072 but the request contains 140000 tokens.",
+            "Please reduce the length of the messages or completion.",
+            "prompt token count of 130000 exceeds the limit of 128000",
+            "the request exceeds the available context size, try increasing it",
+            "Invalid request: Your request exceeded model token limit: 262144",
+            "context window exceeds limit (2013)",
+            "prompt has 40,000 tokens, but the configured context size is 32,768 tokens",
+            "model_context_window_exceeded",
+            "Range of input length should be [1, 30720]",
+            "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens",
+            "token limit exceeded",
+        ] {
+            assert!(is_context_overflow(said), "{said}");
+        }
+        for said in [
+            "Rate limit reached: too many tokens per minute",
+            "Throttling error: Too many tokens, please wait before trying again.",
+            "Service unavailable: the context window service is down",
+            "HTTP 500: internal error",
+        ] {
+            assert!(!is_context_overflow(said), "{said}");
+        }
+    }
+
+    #[test]
+    fn a_length_stop_that_wrote_nothing_at_a_full_window_is_an_overflow() {
+        let answer = |stop, input, output| {
+            let mut a = makai_ai::AssistantMessage {
+                stop_reason: stop,
+                ..Default::default()
+            };
+            a.usage.input = input;
+            a.usage.output = output;
+            a
+        };
+        use makai_ai::StopReason::{Length, Stop};
+        assert!(answer_overflowed(&answer(Length, 99_000, 0), 100_000));
+        assert!(!answer_overflowed(&answer(Length, 98_000, 0), 100_000));
+        assert!(!answer_overflowed(&answer(Length, 99_500, 12), 100_000));
+        assert!(!answer_overflowed(&answer(Stop, 120_000, 0), 100_000));
+        assert!(!answer_overflowed(&answer(Length, 99_500, 0), 0));
     }
 }
