@@ -107,6 +107,32 @@ pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500 | 502 | 503 | 504 | 529)
 }
 
+/// True when an error body says the account's quota, credit or usage cap
+/// is spent (OpenAI's `insufficient_quota`, a credit balance, Z.ai's code
+/// 1308 usage limit): a 429 that no retry within minutes can pass (pi
+/// stops retrying these too). A rate limit per minute is not one.
+pub fn is_quota_exhausted(body: &str) -> bool {
+    const SPENT: [&str; 9] = [
+        "insufficient_quota",
+        "exceeded your current quota",
+        "credit balance",
+        "credits have been exhausted",
+        "payment required",
+        "billing hard limit",
+        "usage limit reached",
+        "\"code\":\"1308\"",
+        "\"code\":1308",
+    ];
+    const RATE: [&str; 4] = [
+        "rate limit",
+        "rate_limit",
+        "per minute",
+        "too many requests",
+    ];
+    let lower = body.to_lowercase().replace(": ", ":");
+    SPENT.iter().any(|p| lower.contains(p)) && !RATE.iter().any(|p| lower.contains(p))
+}
+
 /// Finds a "try again in 1.8s" / "retry in 20s" / `"retryDelay": "20s"` hint in an error text.
 pub fn retry_hint_in_text(text: &str) -> Option<Duration> {
     let lower = text.to_ascii_lowercase();
@@ -220,6 +246,25 @@ pub fn redact(text: &str, secret: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spent_quota_is_told_from_a_rate_limit() {
+        for spent in [
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+            r#"{"error":{"code":"1308","message":"Usage limit reached for 5 hour. Your limit will reset at 2026-11-29 18:00:00"}}"#,
+            r#"{"error": {"code": 1308, "message": "limit"}}"#,
+            "Your credit balance is too low to access the Anthropic API.",
+        ] {
+            assert!(is_quota_exhausted(spent), "{spent}");
+        }
+        for busy in [
+            r#"{"error":{"message":"Rate limit reached for gpt-x in organization org on tokens per min (TPM)","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            "Too many requests, usage limit reached for this minute: per minute cap",
+            "overloaded",
+        ] {
+            assert!(!is_quota_exhausted(busy), "{busy}");
+        }
+    }
 
     #[test]
     fn finds_retry_hints() {

@@ -99,6 +99,25 @@ async fn the_failure_that_ends_a_request_is_recorded_after_its_retries() {
     );
     let json = serde_json::to_string(&refused).unwrap();
     assert!(!json.contains(KEY), "{json}");
+    // A spent quota comes as a 429 that no retry passes: not retried.
+    let spent = answer(vec![
+        ScriptedResponse::new().with_status(429).with_body(
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota"}}"#,
+        ),
+        ScriptedResponse::text("never asked"),
+    ])
+    .await;
+    assert_eq!(spent.stop_reason, StopReason::Error);
+    assert!(
+        spent
+            .error_message
+            .as_deref()
+            .is_some_and(|e| e.contains("exceeded your current quota")),
+        "{:?}",
+        spent.error_message
+    );
+    assert_eq!(spent.diagnostics.len(), 1);
+    assert_eq!(code(&spent, 0), Some(429));
     // An answer with no failure has none, and writes none.
     let plain = answer(vec![ScriptedResponse::text("ok")]).await;
     assert!(plain.diagnostics.is_empty());

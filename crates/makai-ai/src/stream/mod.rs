@@ -16,8 +16,8 @@ mod preconnect;
 mod prepared;
 
 use crate::error::{
-    Fault, ProviderError, error_message_from_body, is_retryable_status, retry_after_from_headers,
-    retry_hint_in_text,
+    Fault, ProviderError, error_message_from_body, is_quota_exhausted, is_retryable_status,
+    retry_after_from_headers, retry_hint_in_text,
 };
 use crate::event::AssistantMessageEvent;
 use crate::event_stream::{AssistantMessageEventStream, Handoff};
@@ -413,7 +413,8 @@ async fn run_attempt(
         };
         return Err(Fault {
             message: err.to_string(),
-            retryable: is_retryable_status(status),
+            // A spent quota comes as a 429 that no retry passes.
+            retryable: is_retryable_status(status) && !is_quota_exhausted(&text),
             retry_after,
             status: Some(status),
             request_id,
