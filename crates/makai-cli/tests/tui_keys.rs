@@ -442,3 +442,24 @@ fn the_cursor_is_drawn_as_pi_s_unless_the_hardware_cursor_is_asked_for() {
         assert_eq!(pane.quit_with_ctrl_c(), 0);
     }
 }
+
+/// pi's #11345: a key the kitty protocol reports with a private-use code
+/// (F13 and up, media keys) typed an invisible character; pasted text keeps
+/// such characters (a Nerd Font icon).
+#[test]
+fn a_private_use_key_types_nothing_and_a_pasted_icon_stays() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("a");
+    pane.type_text("\u{E01D}");
+    pane.type_text("b");
+    editor_is(&pane, "ab");
+    pane.paste(" \u{F121} icon");
+    editor_is(&pane, "ab \u{F121} icon");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

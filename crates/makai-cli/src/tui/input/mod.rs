@@ -78,11 +78,20 @@ pub fn on_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     let typing = key.modifiers - KeyModifiers::SHIFT;
     if let KeyCode::Char(c) = key.code
         && typing.is_empty()
+        && !is_functional_key(c)
     {
         ctx.st.editor.stop_browsing();
         ctx.st.editor.insert_char(c);
         update_completion(ctx);
     }
+}
+
+/// A key the kitty keyboard protocol reports with a code of Unicode's
+/// private use area (F13 and up, media and keypad keys a decoder does not
+/// name): a key, not a character to type (pi's #11345). Pasted text keeps
+/// such characters (a Nerd Font icon).
+fn is_functional_key(c: char) -> bool {
+    ('\u{E000}'..='\u{F8FF}').contains(&c)
 }
 
 /// Keys while the transcript search is open: they edit its query, move
@@ -129,6 +138,7 @@ fn search_key(ctx: &mut Ctx<'_>, key: KeyEvent) {
     let typing = key.modifiers - KeyModifiers::SHIFT;
     if let KeyCode::Char(c) = key.code
         && typing.is_empty()
+        && !is_functional_key(c)
     {
         query.push(c);
         search.set_query(query, top);
