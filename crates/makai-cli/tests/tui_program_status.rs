@@ -176,3 +176,41 @@ fn tmux_gets_no_reports_and_a_terminal_that_does_not_answer_gets_none() {
         assert_eq!(out.contains("\x1b]7501;?\x1b\\\x1b[c"), asked, "{vars:?}");
     }
 }
+
+/// pi's terminal title: `makai - <folder>`, then `makai - <name> - <folder>`
+/// once the session has a name.
+#[test]
+fn the_terminal_title_names_the_folder_then_the_session() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new());
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    let folder = env
+        .work()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let title = |want: String| {
+        let start = std::time::Instant::now();
+        loop {
+            let now = pane.value("#{pane_title}");
+            if now == want {
+                return;
+            }
+            assert!(
+                start.elapsed() < common::tmux::WAIT,
+                "the title is {now:?}, not {want:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    title(format!("makai - {folder}"));
+    pane.type_text("/name Fix the login");
+    pane.keys(&["Enter"]);
+    title(format!("makai - Fix the login - {folder}"));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

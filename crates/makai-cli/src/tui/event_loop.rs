@@ -400,6 +400,8 @@ pub async fn run(
     }
     let mut progress = super::progress::TerminalProgress::new(app.settings());
     let mut reports = super::program_status::ProgramStatus::new(reporting);
+    // Put back when the UI ends, however it ends.
+    let mut title = super::terminal_title::TerminalTitle::start();
     let mut hung_up = std::pin::pin!(super::hangup::hung_up());
     loop {
         let now = Instant::now();
@@ -407,6 +409,10 @@ pub async fn run(
         if reporting {
             reports.update(ctx.st.program_status());
         }
+        title.update(super::terminal_title::title_for(
+            ctx.st.footer.session_name.as_deref(),
+            ctx.app.cwd(),
+        ));
         if ctx.st.busy() || ctx.st.compacting {
             let (frame, _) = spinner_at(started, now);
             if frame != ctx.st.spinner {

@@ -57,6 +57,7 @@ pub mod selectors;
 pub mod split_sequence;
 pub mod summary;
 pub mod terminal;
+pub mod terminal_title;
 #[cfg(test)]
 mod test_rng;
 #[cfg(test)]
