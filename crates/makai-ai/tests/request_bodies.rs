@@ -512,3 +512,41 @@ async fn cache_writes_of_a_one_hour_request_are_priced_as_one_hour_writes() {
         );
     }
 }
+
+/// pi's #8720: a tool result of only whitespace (a bare `\r\n` from a
+/// command) failed the whole request with a 400 on OpenAI's two APIs and
+/// Google's; it is sent as `(no output)`.
+#[tokio::test]
+async fn a_blank_tool_result_is_sent_as_no_output() {
+    let outputs = |api: Api, body: &Value| -> Vec<Value> {
+        let items = |key: &str| body[key].as_array().cloned().unwrap_or_default();
+        match api {
+            Api::OpenAiCompletions => items("messages")
+                .into_iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].clone())
+                .collect(),
+            Api::OpenAiResponses => items("input")
+                .into_iter()
+                .filter(|i| i["type"] == "function_call_output")
+                .map(|i| i["output"].clone())
+                .collect(),
+            _ => items("contents")
+                .iter()
+                .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+                .filter_map(|p| p.pointer("/functionResponse/response/output").cloned())
+                .collect(),
+        }
+    };
+    for api in [
+        Api::OpenAiCompletions,
+        Api::OpenAiResponses,
+        Api::GoogleGenerativeAi,
+    ] {
+        let mut ctx = conversation(api.as_str(), "mock", "target-model");
+        ctx.messages[2] =
+            ToolResultMessage::text("call|with|pipes-0001", "read", " \r\n\t", false).into();
+        let body = send(api, &ctx, StreamOptions::default()).await.body;
+        assert_eq!(outputs(api, &body), [json!("(no output)")], "{api}: {body}");
+    }
+}

@@ -359,13 +359,11 @@ fn convert_messages<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<
                 }
             }
             Message::ToolResult(r) => {
-                let text = r.text_content();
-                let has_images = r.content.iter().any(|c| matches!(c, UserContent::Image(_)));
-                let text = if text.is_empty() && has_images {
-                    "(the tool returned the image(s) attached below)".to_string()
-                } else {
-                    text
-                };
+                let text = crate::providers::tool_output_text(
+                    r,
+                    "(the tool returned the image(s) attached below)",
+                )
+                .into_owned();
                 let response = if r.is_error {
                     ToolResponse::Error(text)
                 } else {

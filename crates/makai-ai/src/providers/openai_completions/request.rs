@@ -519,13 +519,7 @@ fn reasoning_slot<'m, 'a>(m: &'m mut ChatMessage<'a>, field: &str) -> &'m mut Op
 }
 
 fn tool_result<'a>(r: &'a ToolResultMessage, compat: &Compat) -> ChatMessage<'a> {
-    let text = r.text_content();
-    let has_images = r.content.iter().any(|c| matches!(c, UserContent::Image(_)));
-    let content = if text.is_empty() && has_images {
-        Cow::Borrowed(SEE_ATTACHED_IMAGE)
-    } else {
-        Cow::Owned(text)
-    };
+    let content = crate::providers::tool_output_text(r, SEE_ATTACHED_IMAGE);
     ChatMessage {
         role: "tool",
         tool_call_id: Some(&r.tool_call_id),

@@ -375,7 +375,8 @@ fn tool_calls_and_results_never_send_null_content() {
     assert_eq!(msgs[3], json!({"role": "user", "content": "thanks"}));
     assert_eq!(msgs[4]["content"], "Reading\n\nagain.");
     assert_eq!(msgs[4]["tool_calls"][0]["id"], "call_2");
-    assert_eq!(msgs[5]["content"], "");
+    // A blank result is sent as "(no output)" (a blank one fails the request).
+    assert_eq!(msgs[5]["content"], "(no output)");
     for m in msgs {
         assert!(
             m.get("content").is_none_or(|c| !c.is_null()),

@@ -398,10 +398,7 @@ fn convert_messages<'a>(
                     .filter(|c| matches!(c, UserContent::Image(_)))
                     .filter_map(user_part)
                     .collect();
-                let mut output = r.text_content();
-                if output.is_empty() && !images.is_empty() {
-                    output = "(the tool returned the image(s) attached below)".to_string();
-                }
+                let output = crate::providers::tool_output_text(r, IMAGES_BELOW).into_owned();
                 input.push(Item::Typed(TypedItem::FunctionCallOutput {
                     call_id,
                     output,
@@ -413,6 +410,9 @@ fn convert_messages<'a>(
     flush_tool_images(&mut input, &mut tool_images);
     input
 }
+
+/// A tool result that is only images says where they are.
+const IMAGES_BELOW: &str = "(the tool returned the image(s) attached below)";
 
 fn flush_tool_images<'a>(input: &mut Vec<Item<'a>>, images: &mut Vec<Part<'a>>) {
     if images.is_empty() {
