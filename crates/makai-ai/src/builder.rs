@@ -505,7 +505,15 @@ fn finish_arguments(call: &mut ToolCall, raw: String, truncated: Option<&str>) {
         call.arguments = Map::new();
         return;
     }
-    match serde_json::from_str::<Value>(&raw) {
+    // A stray backslash (`\usepackage` in LaTeX, `\d` in a regular
+    // expression) is an invalid escape no reading but the literal one
+    // makes sense of: the arguments are read with it escaped (pi's #10868).
+    let parsed = serde_json::from_str::<Value>(&raw).or_else(|e| {
+        escape_stray_backslashes(&raw)
+            .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
+            .ok_or(e)
+    });
+    match parsed {
         Ok(Value::Object(map)) => call.arguments = map,
         Ok(other) => {
             call.arguments = Map::new();
@@ -521,6 +529,46 @@ fn finish_arguments(call: &mut ToolCall, raw: String, truncated: Option<&str>) {
             call.raw_arguments = Some(raw);
         }
     }
+}
+
+/// `raw` with each backslash inside a string that starts no valid JSON
+/// escape (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u` and four hex
+/// digits) escaped itself; `None` when there is none.
+fn escape_stray_backslashes(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = String::with_capacity(raw.len() + 8);
+    let mut changed = false;
+    let mut in_string = false;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let valid = match bytes.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
+                    Some(b'u') => bytes
+                        .get(i + 2..i + 6)
+                        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+                    _ => false,
+                };
+                if valid {
+                    // The escaped character is skipped: an escaped quote
+                    // does not end the string.
+                    i += 2;
+                    continue;
+                }
+                out.push_str(&raw[copied..i]);
+                out.push_str("\\\\");
+                copied = i + 1;
+                changed = true;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&raw[copied..]);
+    changed.then_some(out)
 }
 
 fn json_kind(v: &Value) -> &'static str {

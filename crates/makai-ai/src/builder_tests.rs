@@ -157,6 +157,39 @@ fn unclosed_tool_call_is_flagged_truncated() {
     );
 }
 
+/// pi's #10868: `\usepackage` in a LaTeX file's content (a stray
+/// backslash, an invalid JSON escape) made the arguments unreadable.
+#[test]
+fn stray_backslashes_in_arguments_are_read_as_written() {
+    let m = model();
+    let mut b = MessageBuilder::new(&m);
+    let c = b.start_tool_call("c1", "write");
+    b.push_tool_args(
+        c,
+        r#"{"path": "a.tex", "content": "\usepackage{x}\n\d+ \"q\" \u00e9 \\", "note": "\ux"}"#,
+    );
+    b.end_block(c);
+    b.finish(StopReason::ToolUse, &m);
+    let msg = b.into_message();
+    let call = msg.tool_calls().next().unwrap();
+    assert!(call.arguments_complete(), "{:?}", call.arguments_error);
+    assert_eq!(call.arguments["path"], "a.tex");
+    assert_eq!(
+        call.arguments["content"],
+        "\\usepackage{x}\n\\d+ \"q\" é \\"
+    );
+    assert_eq!(call.arguments["note"], "\\ux");
+    // Still invalid after that: flagged, as before.
+    let mut b = MessageBuilder::new(&m);
+    let c = b.start_tool_call("c2", "write");
+    b.push_tool_args(c, r#"{"path": "a.tex", "content": "\q" oops}"#);
+    b.end_block(c);
+    b.finish(StopReason::ToolUse, &m);
+    let msg = b.into_message();
+    let call = msg.tool_calls().next().unwrap();
+    assert!(!call.arguments_complete());
+}
+
 #[test]
 fn non_object_arguments_are_flagged() {
     let m = model();
