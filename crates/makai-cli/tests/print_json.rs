@@ -29,6 +29,25 @@ fn print_mode_prints_the_answer_and_exits_0() {
     assert_eq!(reqs[0].body["messages"][0]["role"], "system");
 }
 
+/// pi 1.4's fix: an answer cut off at the output token limit is written
+/// as far as it goes, with a warning on stderr, and the exit code is 1.
+#[test]
+fn an_answer_cut_off_at_the_output_limit_is_written_with_a_warning_and_exit_1() {
+    let mock =
+        Mock::start(Scenario::new().push(
+            ScriptedResponse::text("The first half of").stop(makai_mockllm::StopKind::Length),
+        ));
+    let env = Env::new();
+    let out = env.run(&args(&mock, &["-p", "write a lot"]), "");
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), "The first half of\n");
+    assert!(
+        stderr(&out).contains("the answer was cut off: the model reached its output token limit"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn print_mode_prints_only_the_final_message_not_narration_before_tool_calls() {
     let env = Env::new();

@@ -83,7 +83,13 @@ pub async fn run(app: &AppSession, prompts: Vec<Prompt>, format: Format) -> i32 
     }
     if let Format::Text { verbose } = format {
         app.with_messages(|messages| {
-            if code == EXIT_OK {
+            // An answer cut off at the output limit is written as far as it
+            // goes (the exit code and stderr say it is not whole).
+            let cut_off = messages
+                .last()
+                .and_then(AgentMessage::as_assistant)
+                .is_some_and(|a| a.stop_reason == StopReason::Length);
+            if code == EXIT_OK || cut_off {
                 write_final_text(messages);
             }
             if verbose {
@@ -224,11 +230,18 @@ fn run_succeeded(event: &AgentEvent) -> bool {
     else {
         return false;
     };
+    // An answer cut off at the output limit is no success either: its
+    // text is written, with a warning, and the exit code says so (pi's).
     let last_failed = messages
         .iter()
         .rev()
         .find_map(|m| m.as_assistant())
-        .is_some_and(|a| matches!(a.stop_reason, StopReason::Error | StopReason::Aborted));
+        .is_some_and(|a| {
+            matches!(
+                a.stop_reason,
+                StopReason::Error | StopReason::Aborted | StopReason::Length
+            )
+        });
     end_reason.is_completed() && !last_failed
 }
 
@@ -251,6 +264,11 @@ fn failure_text(event: &AgentEvent) -> Option<String> {
                 );
             }
             StopReason::Aborted => return Some("the request was aborted".into()),
+            StopReason::Length => {
+                return Some(
+                    "the answer was cut off: the model reached its output token limit".into(),
+                );
+            }
             _ => {}
         }
     }
