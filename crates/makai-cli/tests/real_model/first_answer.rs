@@ -116,7 +116,16 @@ fn run_makai(env: &Env, dir: &Path, args: &[&str]) -> (String, String, f64) {
     let out = wait_output(cmd.spawn().unwrap(), Duration::from_secs(600));
     let secs = t0.elapsed().as_secs_f64();
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "stderr:\n{err}");
+    // The local model's answers stop at its output limit (512 tokens): an
+    // answer cut off there is written as far as it goes, said on stderr,
+    // and exits 1 (pi's print mode); it is still the answer these tests
+    // judge. Any other failure fails the test.
+    let cut_off = err.contains("the answer was cut off: the model reached its output token limit");
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) if cut_off => {}
+        code => panic!("exit {code:?}; stderr:\n{err}"),
+    }
     assert!(err.contains("reusing the running server"), "{err}");
     (stdout(&out), err, secs)
 }
