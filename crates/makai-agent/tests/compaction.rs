@@ -152,27 +152,44 @@ fn run_texts(events: &[AgentEvent], outcome: &makai_agent::RunOutcome) -> Vec<St
     texts
 }
 
-#[tokio::test]
-async fn overflow_error_triggers_compaction_and_one_retry() {
-    let client = ScriptedClient::from_fn(|ctx, i| {
+/// A run over a long history on a 100,000-token model (the estimate is
+/// under budget: only an overflow compacts) whose first answer is
+/// `overflowing`, then `answer after retry`: its events, outcome and client.
+async fn run_overflowing(
+    overflowing: fn() -> ScriptedResponse,
+) -> (
+    Vec<AgentEvent>,
+    makai_agent::RunOutcome,
+    Arc<ScriptedClient>,
+) {
+    let client = ScriptedClient::from_fn(move |ctx, i| {
         if is_summary_call(ctx) {
             ScriptedResponse::text("short summary")
         } else if i == 0 {
-            ScriptedResponse::error(
-                "HTTP 400 from test: This model's maximum context length is 1000 tokens",
-            )
+            overflowing()
         } else {
             ScriptedResponse::text("answer after retry")
         }
     });
     let mut cfg = config(client.clone());
     cfg.model = small_model();
-    cfg.model.context_window = 100_000; // the estimate is under budget: only the error triggers it
+    cfg.model.context_window = 100_000;
     let ctx = context(vec![]).with_messages(long_history());
     let (events, outcome) = agent_loop(vec!["q".into()], ctx, cfg, CancellationToken::new())
         .collect()
         .await
         .unwrap();
+    (events, outcome, client)
+}
+
+#[tokio::test]
+async fn overflow_error_triggers_compaction_and_one_retry() {
+    let (events, outcome, client) = run_overflowing(|| {
+        ScriptedResponse::error(
+            "HTTP 400 from test: This model's maximum context length is 1000 tokens",
+        )
+    })
+    .await;
     assert_contract(&events);
     let o = outline(&events);
     let start = o
@@ -225,25 +242,12 @@ async fn overflow_error_triggers_compaction_and_one_retry() {
 /// `isContextOverflow`), compacted and retried.
 #[tokio::test]
 async fn an_empty_length_stop_at_a_full_window_is_compacted_and_retried() {
-    let client = ScriptedClient::from_fn(|ctx, i| {
-        if is_summary_call(ctx) {
-            ScriptedResponse::text("short summary")
-        } else if i == 0 {
-            ScriptedResponse::text("")
-                .with_usage(99_500, 0)
-                .with_stop_reason(makai_agent::makai_ai::StopReason::Length)
-        } else {
-            ScriptedResponse::text("answer after retry")
-        }
-    });
-    let mut cfg = config(client.clone());
-    cfg.model = small_model();
-    cfg.model.context_window = 100_000;
-    let ctx = context(vec![]).with_messages(long_history());
-    let (events, outcome) = agent_loop(vec!["q".into()], ctx, cfg, CancellationToken::new())
-        .collect()
-        .await
-        .unwrap();
+    let (events, outcome, client) = run_overflowing(|| {
+        ScriptedResponse::text("")
+            .with_usage(99_500, 0)
+            .with_stop_reason(makai_agent::makai_ai::StopReason::Length)
+    })
+    .await;
     assert_contract(&events);
     let comp = compaction_events(&events);
     let AgentEvent::CompactionStart { reason } = &comp[0] else {

@@ -52,6 +52,16 @@ fn files(archive: &PathBuf) -> std::collections::BTreeMap<String, String> {
     out
 }
 
+/// The one archive in the working directory: its path, and its files, which
+/// are `names`.
+fn the_report(env: &Env, names: &[&str]) -> (PathBuf, std::collections::BTreeMap<String, String>) {
+    let found = archives(env);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let files = files(&found[0]);
+    assert_eq!(files.keys().collect::<Vec<_>>(), names);
+    (found[0].clone(), files)
+}
+
 /// The session file's entries.
 fn entries(env: &Env) -> Vec<Value> {
     let files = env.session_files();
@@ -93,13 +103,7 @@ fn a_report_with_the_transcript_holds_the_failure_and_no_secret() {
     pane.wait_text("saved to");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 
-    let found = archives(&env);
-    assert_eq!(found.len(), 1, "{found:?}");
-    let files = files(&found[0]);
-    assert_eq!(
-        files.keys().collect::<Vec<_>>(),
-        ["diagnostics.json", "report.json", "session.jsonl"]
-    );
+    let (archive, files) = the_report(&env, &["diagnostics.json", "report.json", "session.jsonl"]);
     for (name, text) in &files {
         assert!(
             !text.contains(ENV_SECRET),
@@ -113,7 +117,7 @@ fn a_report_with_the_transcript_holds_the_failure_and_no_secret() {
     let report: Value = serde_json::from_str(&files["report.json"]).unwrap();
     let id = report["id"].as_str().unwrap();
     assert_eq!(
-        found[0].file_name().unwrap().to_string_lossy(),
+        archive.file_name().unwrap().to_string_lossy(),
         format!("makai-bug-report-{id}.zip")
     );
     assert_eq!(report["schemaVersion"], 1);
@@ -177,7 +181,7 @@ fn a_report_with_the_transcript_holds_the_failure_and_no_secret() {
     assert_eq!(recorded["data"]["sessionIncluded"], true);
     assert_eq!(
         recorded["data"]["path"],
-        found[0].display().to_string().as_str()
+        archive.display().to_string().as_str()
     );
 }
 
@@ -217,13 +221,7 @@ fn a_report_can_carry_the_models_summary_instead_of_the_transcript() {
     pane.wait_text("saved to");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 
-    let found = archives(&env);
-    assert_eq!(found.len(), 1, "{found:?}");
-    let files = files(&found[0]);
-    assert_eq!(
-        files.keys().collect::<Vec<_>>(),
-        ["diagnostics.json", "report.json", "summary.md"]
-    );
+    let (_, files) = the_report(&env, &["diagnostics.json", "report.json", "summary.md"]);
     assert_eq!(
         files["summary.md"],
         "## What happened\nThe answer went wrong."
@@ -289,13 +287,7 @@ fn a_crash_is_said_once_at_the_next_start_and_goes_into_the_next_report() {
     pane.wait_text("It holds the crash recorded earlier.");
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 
-    let found = archives(&env);
-    assert_eq!(found.len(), 1, "{found:?}");
-    let files = files(&found[0]);
-    assert_eq!(
-        files.keys().collect::<Vec<_>>(),
-        ["diagnostics.json", "report.json"]
-    );
+    let (_, files) = the_report(&env, &["diagnostics.json", "report.json"]);
     let diagnostics: Value = serde_json::from_str(&files["diagnostics.json"]).unwrap();
     assert_eq!(
         diagnostics["crashes"][0]["message"],

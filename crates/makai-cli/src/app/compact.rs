@@ -52,21 +52,27 @@ impl AppSession {
                 break;
             }
         }
-        let mut info = outcome.map_err(|e| match e {
-            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
-                CliError::failed("Compaction cancelled")
-            }
-            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Failed(m)) => {
-                CliError::failed(m)
-            }
-            other => CliError::failed(other.to_string()),
-        })?;
+        let mut info = outcome.map_err(|e| summary_error(e, "Compaction cancelled"))?;
         let first_kept_entry_id = first_kept_entry_id.ok_or_else(|| {
             CliError::failed("the compaction could not be recorded in the session file")
         })?;
         info.first_kept_entry_id = Some(first_kept_entry_id);
         info.estimated_tokens_after = self.with_messages(estimate_tokens);
         Ok(info)
+    }
+}
+
+/// A failed summary call (a compaction's, a summary's) as the CLI says it:
+/// `cancelled` when it was cancelled, else why it failed.
+fn summary_error(e: makai_agent::AgentError, cancelled: &str) -> CliError {
+    match e {
+        makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
+            CliError::failed(cancelled)
+        }
+        makai_agent::AgentError::Compaction(makai_agent::CompactionError::Failed(why)) => {
+            CliError::failed(why)
+        }
+        other => CliError::failed(other.to_string()),
     }
 }
 
@@ -100,15 +106,7 @@ impl AppSession {
             .summarize(&messages, prompt, focus, cancel)
             .await;
         super::lock(&self.inner.state).compaction_cancel = None;
-        let (text, usage) = written.map_err(|e| match e {
-            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Aborted) => {
-                CliError::failed("cancelled")
-            }
-            makai_agent::AgentError::Compaction(makai_agent::CompactionError::Failed(why)) => {
-                CliError::failed(why)
-            }
-            other => CliError::failed(other.to_string()),
-        })?;
+        let (text, usage) = written.map_err(|e| summary_error(e, "cancelled"))?;
         let model = self.model();
         // The summary stands whether or not its cost could be recorded.
         self.shared()
