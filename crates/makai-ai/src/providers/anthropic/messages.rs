@@ -91,23 +91,37 @@ impl<'a> Block<'a> {
 }
 
 /// Converts messages already passed through [`crate::transform::prepare_messages`].
+/// The images of a failed tool result go after the turn's tool results
+/// (the API refuses images in an error result; pi's #10794).
 pub(super) fn to_turns<'a>(messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>> {
     let mut turns: Vec<Turn<'a>> = Vec::with_capacity(messages.len());
+    let mut deferred: Vec<Block<'a>> = Vec::new();
     for message in messages {
+        if !matches!(&**message, Message::ToolResult(_)) && !deferred.is_empty() {
+            push(&mut turns, "user", std::mem::take(&mut deferred));
+        }
         let (role, content) = match &**message {
             Message::User(u) => ("user", user_blocks(&u.content)),
             Message::Assistant(a) => ("assistant", assistant_blocks(a)),
-            Message::ToolResult(r) => ("user", vec![tool_result_block(r)]),
+            Message::ToolResult(r) => ("user", vec![tool_result_block(r, &mut deferred)]),
         };
         if content.is_empty() {
             continue;
         }
-        match turns.last_mut() {
-            Some(last) if last.role == role => last.content.extend(content),
-            _ => turns.push(Turn { role, content }),
-        }
+        push(&mut turns, role, content);
+    }
+    if !deferred.is_empty() {
+        push(&mut turns, "user", deferred);
     }
     turns
+}
+
+/// Appends to the last turn when it has the same role.
+fn push<'a>(turns: &mut Vec<Turn<'a>>, role: &'static str, content: Vec<Block<'a>>) {
+    match turns.last_mut() {
+        Some(last) if last.role == role => last.content.extend(content),
+        _ => turns.push(Turn { role, content }),
+    }
 }
 
 fn image_block(image: &ImageContent) -> Block<'_> {
@@ -131,14 +145,32 @@ fn user_blocks(content: &[UserContent]) -> Vec<Block<'_>> {
         .collect()
 }
 
-fn tool_result_block(result: &ToolResultMessage) -> Block<'_> {
+/// A tool result's block; a failed one's images go to `deferred` instead,
+/// its text saying so.
+fn tool_result_block<'a>(
+    result: &'a ToolResultMessage,
+    deferred: &mut Vec<Block<'a>>,
+) -> Block<'a> {
+    let mut content = user_blocks(&result.content);
+    if result.is_error && content.iter().any(|b| matches!(b, Block::Image { .. })) {
+        let (images, mut text): (Vec<Block<'a>>, Vec<Block<'a>>) = content
+            .into_iter()
+            .partition(|b| matches!(b, Block::Image { .. }));
+        deferred.extend(images);
+        text.extend(Block::text(IMAGES_AFTER));
+        content = text;
+    }
     Block::ToolResult {
         tool_use_id: &result.tool_call_id,
         is_error: result.is_error,
-        content: user_blocks(&result.content),
+        content,
         cache_control: None,
     }
 }
+
+/// What a failed tool result whose images were moved says.
+pub(crate) const IMAGES_AFTER: &str =
+    "(the tool returned the image(s) attached after the tool results)";
 
 fn thinking_block(t: &ThinkingContent) -> Option<Block<'_>> {
     let signature = t.thinking_signature.as_deref().filter(|s| !s.is_empty());

@@ -11,6 +11,7 @@ mod messages;
 pub(crate) mod request;
 mod thinking;
 
+pub(crate) use messages::IMAGES_AFTER;
 pub(crate) use thinking::{forces_tool, plan as thinking_plan, planned_effort};
 
 #[cfg(test)]

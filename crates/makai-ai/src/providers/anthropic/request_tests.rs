@@ -558,3 +558,46 @@ fn long_retention_is_short_where_the_endpoint_does_not_take_it() {
         json!({"type": "ephemeral", "ttl": "1h"})
     );
 }
+
+/// pi's #10794: the API refuses images in a failed tool result; they go
+/// after the turn's tool results, the result saying so.
+#[test]
+fn a_failed_tool_results_images_follow_the_turns_tool_results() {
+    let m = model("claude-sonnet-4-5");
+    let mut failed = ToolResultMessage::text("toolu_a", "render", "render failed", true);
+    failed
+        .content
+        .push(UserContent::image("iVBORw0KGgo=", "image/png"));
+    let ctx = Context {
+        messages: vec![
+            user("Render it"),
+            assistant(
+                &m,
+                vec![
+                    call("toolu_a", "render", json!({})),
+                    call("toolu_b", "read", json!({"path": "a"})),
+                ],
+                StopReason::ToolUse,
+            ),
+            failed.into(),
+            ToolResultMessage::text("toolu_b", "read", "fine", false).into(),
+            user("Thanks"),
+        ],
+        ..Default::default()
+    };
+    let mut o = options();
+    o.cache_retention = CacheRetention::None;
+    let body = build(&m, &ctx, &o).body;
+    assert_eq!(
+        body["messages"][2]["content"],
+        json!([
+            {"type": "tool_result", "tool_use_id": "toolu_a", "is_error": true,
+             "content": [{"type": "text", "text": "render failed"},
+                         {"type": "text", "text": super::messages::IMAGES_AFTER}]},
+            {"type": "tool_result", "tool_use_id": "toolu_b", "is_error": false,
+             "content": [{"type": "text", "text": "fine"}]},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            {"type": "text", "text": "Thanks"},
+        ])
+    );
+}

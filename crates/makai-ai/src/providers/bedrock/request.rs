@@ -286,7 +286,12 @@ fn user_block(c: &UserContent) -> Option<Block<'_>> {
 
 fn convert<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>> {
     let mut turns: Vec<Turn<'a>> = Vec::with_capacity(messages.len());
+    // Images of failed tool results, sent after the turn's tool results.
+    let mut deferred: Vec<Block<'a>> = Vec::new();
     for message in messages {
+        if !matches!(&**message, Message::ToolResult(_)) && !deferred.is_empty() {
+            push(&mut turns, "user", std::mem::take(&mut deferred));
+        }
         match &**message {
             Message::User(u) => {
                 let content: Vec<Block<'a>> = u.content.iter().filter_map(user_block).collect();
@@ -340,6 +345,16 @@ fn convert<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>>
             }
             Message::ToolResult(r) => {
                 let mut content: Vec<Block<'a>> = r.content.iter().filter_map(user_block).collect();
+                if r.is_error && content.iter().any(|b| matches!(b, Block::Image(_))) {
+                    // Bedrock refuses images in a failed result: they go
+                    // after the turn's tool results (pi's #10794).
+                    let (images, mut text): (Vec<Block<'a>>, Vec<Block<'a>>) = content
+                        .into_iter()
+                        .partition(|b| matches!(b, Block::Image(_)));
+                    deferred.extend(images);
+                    text.push(Block::Text(crate::providers::anthropic::IMAGES_AFTER));
+                    content = text;
+                }
                 if content.is_empty() {
                     content.push(Block::Text("(no output)"));
                 }
@@ -351,6 +366,9 @@ fn convert<'a>(model: &Model, messages: &'a [Cow<'_, Message>]) -> Vec<Turn<'a>>
                 push(&mut turns, "user", vec![block]);
             }
         }
+    }
+    if !deferred.is_empty() {
+        push(&mut turns, "user", deferred);
     }
     turns
 }

@@ -234,3 +234,48 @@ fn images_become_bytes_blocks() {
         json!({"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}})
     );
 }
+
+/// pi's #10794: Bedrock refuses images in a failed tool result; they go
+/// after the turn's tool results, the result saying so.
+#[test]
+fn a_failed_tool_results_images_follow_the_turns_tool_results() {
+    let mut m = model();
+    m.input = vec![crate::model::Modality::Text, crate::model::Modality::Image];
+    let mut failed = ToolResultMessage::text("tooluse_1", "render", "render failed", true);
+    failed
+        .content
+        .push(UserContent::image("aGVsbG8=", "image/png"));
+    let mut args = serde_json::Map::new();
+    args.insert("path".into(), json!("a"));
+    let ctx = Context {
+        messages: vec![
+            UserMessage::text("Render it").into(),
+            AssistantMessage {
+                content: vec![AssistantContent::ToolCall(ToolCall::new(
+                    "tooluse_1",
+                    "render",
+                    args,
+                ))],
+                stop_reason: crate::StopReason::ToolUse,
+                ..Default::default()
+            }
+            .into(),
+            failed.into(),
+        ],
+        ..Default::default()
+    };
+    let (_, _, body) = build(&m, &ctx, &StreamOptions::default(), None);
+    // (The prompt cache's point follows them.)
+    assert_eq!(
+        body["messages"][2]["content"].as_array().unwrap()[..2],
+        json!([
+            {"toolResult": {"toolUseId": "tooluse_1", "status": "error", "content": [
+                {"text": "render failed"},
+                {"text": crate::providers::anthropic::IMAGES_AFTER}
+            ]}},
+            {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}}
+        ])
+        .as_array()
+        .unwrap()[..]
+    );
+}
