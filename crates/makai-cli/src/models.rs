@@ -171,6 +171,11 @@ pub async fn choose(
     }
     if let Some(spec) = &request.model {
         let (id, thinking) = split_thinking(spec);
+        if request.provider.is_none()
+            && let Some(model) = offered_by_several(registry, keys, spec, &id).await?
+        {
+            return Ok(ChosenModel { model, thinking });
+        }
         return find(registry, request.provider.as_deref(), &id)
             .map(|model| ChosenModel { model, thinking })
             .ok_or_else(|| {
@@ -251,6 +256,48 @@ pub async fn choose(
         });
     }
     Err(CliError::NoKey(no_credentials_message()))
+}
+
+/// A model id (not `provider/id`) that several providers offer (a Claude
+/// model on Anthropic, Bedrock and Vertex): the one of the provider with
+/// credentials, the preferred providers first; an error naming them when
+/// none has any (pi 1.4's choice). `None` when one provider or none
+/// offers it by that exact id.
+async fn offered_by_several(
+    registry: &ModelRegistry,
+    keys: &KeyResolver,
+    spec: &str,
+    id: &str,
+) -> Result<Option<Model>, CliError> {
+    if registry.find_exact(id).is_some() {
+        return Ok(None);
+    }
+    let mut offering: Vec<&Model> = registry.models().iter().filter(|m| m.id == id).collect();
+    offering.dedup_by(|a, b| a.provider == b.provider);
+    if offering.len() < 2 {
+        return Ok(None);
+    }
+    let rank = |m: &&Model| {
+        PREFERRED_PROVIDERS
+            .iter()
+            .position(|p| *p == m.provider)
+            .unwrap_or(PREFERRED_PROVIDERS.len())
+    };
+    offering.sort_by_key(rank);
+    for m in &offering {
+        if keys.source(&m.provider).await.ok().flatten().is_some() {
+            return Ok(Some((*m).clone()));
+        }
+    }
+    let names: Vec<String> = offering
+        .iter()
+        .map(|m| format!("{}/{}", m.provider, m.id))
+        .collect();
+    Err(CliError::Usage(format!(
+        "--model '{spec}' is offered by {} providers and none has a key or login: name one ({}), or sign in to one",
+        names.len(),
+        names.join(", ")
+    )))
 }
 
 /// The message for a user with no model and no key at all.

@@ -263,3 +263,45 @@ fn a_provider_or_model_id_with_slashes_is_found_by_provider_and_id() {
         assert_eq!(body["model"], sent, "{spec}");
     }
 }
+
+/// pi 1.4: `--model <id>` that several providers offer chose the first in
+/// the catalog; the one with a key is chosen, and with none an error names
+/// them all.
+#[test]
+fn a_model_several_providers_offer_is_taken_from_the_one_with_a_key() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("from beta")));
+    let env = Env::new();
+    let providers = |beta_key: Option<&str>| {
+        let mut beta = json!({"baseUrl": mock.v1(), "api": "openai-completions",
+                              "models": [{"id": "shared-model"}]});
+        if let Some(k) = beta_key {
+            beta["apiKey"] = json!(k);
+        }
+        json!({"providers": {
+            "alpha": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                      "models": [{"id": "shared-model"}]},
+            "beta": beta,
+        }})
+        .to_string()
+    };
+    std::fs::write(env.home.path().join("models.json"), providers(Some("k"))).unwrap();
+    let out = env.run(
+        &s(&["--model", "shared-model", "--no-session", "-p", "hi"]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from beta\n");
+
+    std::fs::write(env.home.path().join("models.json"), providers(None)).unwrap();
+    let out = env.run(
+        &s(&["--model", "shared-model", "--no-session", "-p", "hi"]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("offered by 2 providers")
+            && err.contains("alpha/shared-model, beta/shared-model"),
+        "{err}"
+    );
+}
