@@ -540,15 +540,17 @@ fn error_fault(err: &Value) -> Fault {
         "timeout",
         "timed out",
         "try again",
-        "429",
-        "500",
-        "502",
-        "503",
-        "504",
-        "529",
+        // Gateways and proxies that lost the upstream stream (pi's).
+        "disconnected",
+        "upstream",
     ]
     .iter()
-    .any(|s| signals.contains(s));
+    .any(|s| signals.contains(s))
+        // A status as a number of its own: not the digits of a request id
+        // (pi retried `req_5003…` as a 500).
+        || signals
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| matches!(word, "429" | "500" | "502" | "503" | "504" | "529"));
     Fault {
         retry_after: retry_hint_in_text(&message),
         message: format!("the server reported an error mid-stream: {message}"),

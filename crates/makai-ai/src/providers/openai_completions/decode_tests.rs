@@ -424,6 +424,16 @@ fn error_faults_are_retryable_only_for_transient_errors() {
     assert!(fault(json!({"message": "The server had an error", "type": "server_error"})).retryable);
     assert!(fault(json!({"code": 502, "message": "upstream failed"})).retryable);
     assert!(fault(json!({"message": "Overloaded"})).retryable);
+    // Gateways that lost the upstream (pi's list).
+    assert!(fault(json!({"message": "stream disconnected before completion"})).retryable);
+    assert!(fault(json!({"message": "Unable to forward upstream stream"})).retryable);
+    assert!(fault(json!({"message": "The service is temporarily unavailable"})).retryable);
+    assert!(fault(json!({"message": "bad gateway", "code": "503"})).retryable);
+    // Digits inside a request id are no status.
+    assert!(
+        !fault(json!({"message": "invalid tool schema (request req_5003a429)", "type": "invalid_request_error"}))
+            .retryable
+    );
     let rate = fault(json!({"type": "rate_limit_exceeded", "message": "Please try again in 2s."}));
     assert!(rate.retryable);
     assert_eq!(rate.retry_after, Some(std::time::Duration::from_secs(2)));
