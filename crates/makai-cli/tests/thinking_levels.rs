@@ -255,6 +255,9 @@ async fn build(env: &Env, extra: &[&str]) -> makai_cli::app::AppSession {
     .unwrap()
 }
 
+/// Runs `text`; the session has recorded it and its answer when
+/// `wait_settled` returns (it counts the run from its start, before the
+/// session sees its first event).
 async fn ask(app: &makai_cli::app::AppSession, text: &str) {
     app.prompt(text.into(), Vec::new())
         .await
@@ -272,6 +275,8 @@ fn a_branch_started_after_a_tree_move_records_the_thinking_level_in_force() {
     let mock = mock();
     let env = Env::new();
     models_json(&env, &mock);
+    // No title written in the background: the entries' order is the test's.
+    env.settings(json!({"autoTitle": false}));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

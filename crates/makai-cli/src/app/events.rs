@@ -63,9 +63,6 @@ pub(crate) fn start_pump(shared: &Arc<Shared>) {
     tokio::spawn(async move {
         while let Some(event) = events.next().await {
             let Some(shared) = weak.upgrade() else { break };
-            if matches!(event, AgentEvent::AgentStart) {
-                shared.settled.send_replace(false);
-            }
             let event = shared.on_agent_event(event);
             let ended = match &event {
                 AgentEvent::AgentEnd { end_reason, .. } => Some(end_reason.clone()),
@@ -102,7 +99,7 @@ impl Shared {
         }
         self.warmer.on_agent_settled();
         self.emit(OutEvent::Session(SessionEvent::AgentSettled { aborted }));
-        self.settled.send_replace(true);
+        self.settled.send_modify(|n| *n += 1);
     }
 
     /// After the first exchange, names the session with a short title from the

@@ -106,8 +106,12 @@ pub(crate) struct Shared {
     base_tools: makai_agent::ToolSet,
     /// How `codemode` reaches the MCP tools the model is not offered.
     codemode: mcp::CodemodeReach,
-    /// False from a run's `agent_start` until its `agent_settled` went out.
-    settled: tokio::sync::watch::Sender<bool>,
+    /// Runs started through [`AppSession::start_prompt`] (a run an abort's
+    /// queued messages continue counts once).
+    runs_started: std::sync::atomic::AtomicU64,
+    /// Runs whose `agent_settled` went out; [`AppSession::wait_settled`]
+    /// waits for it to reach `runs_started`.
+    settled: tokio::sync::watch::Sender<u64>,
     /// The model the session started with.
     start_model: makai_ai::Model,
     /// The sandbox of user shell commands (RPC `bash`, the TUI's `!`).
@@ -228,7 +232,8 @@ impl AppSession {
             mcp: parts.mcp,
             base_tools,
             codemode: parts.codemode,
-            settled: tokio::sync::watch::Sender::new(true),
+            runs_started: std::sync::atomic::AtomicU64::new(0),
+            settled: tokio::sync::watch::Sender::new(0),
             start_model,
             first_turn_policy: parts.first_turn_policy,
             sandbox: parts.sandbox,

@@ -50,10 +50,14 @@ impl AppSession {
         } else {
             PromptInput::TextWithImages(text, images)
         };
-        self.inner
-            .agent
-            .start_prompt(input)
-            .map_err(|e| CliError::failed(e.to_string()))
+        // Counted before it starts: its end may be settled before
+        // `start_prompt` returns.
+        let runs = &self.inner.runs_started;
+        runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.agent.start_prompt(input).map_err(|e| {
+            runs.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            CliError::failed(e.to_string())
+        })
     }
 
     /// With [`AppParts::first_turn_policy`]: the run on `text` starts by

@@ -104,11 +104,16 @@ impl AppSession {
             .update_config(|cfg| cfg.steering = delivery);
     }
 
-    /// Waits (up to `limit`) until no run goes on and the last one's
-    /// `agent_settled` went out.
+    /// Waits (up to `limit`) until every run started so far has ended and
+    /// its `agent_settled` went out (also one that started a moment ago and
+    /// whose first event the session has not seen yet).
     pub async fn wait_settled(&self, limit: std::time::Duration) {
+        let started = self
+            .inner
+            .runs_started
+            .load(std::sync::atomic::Ordering::SeqCst);
         let mut settled = self.inner.settled.subscribe();
-        let done = settled.wait_for(|s| *s);
+        let done = settled.wait_for(|n| *n >= started);
         if tokio::time::timeout(limit, done).await.is_err() {
             tracing::warn!("the session did not settle within {limit:?}");
         }
