@@ -205,3 +205,54 @@ fn rpc_lists_commands_and_expands_prompts() {
     );
     assert_eq!(rpc.finish(), 0);
 }
+
+/// pi's `skills` and `prompts` settings: paths (from the settings file's
+/// folder) load skills and templates besides the ones found; `!pattern`
+/// and `-path` leave some out, found ones too; `+path` brings one back.
+#[test]
+fn the_skills_and_prompts_settings_load_and_filter_resources() {
+    let env = Env::new();
+    resources(&env);
+    let skill = |dir: &str, name: &str| {
+        write(
+            &env.home.path().join(format!("team/{dir}/SKILL.md")),
+            &format!("---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name}.\n"),
+        );
+    };
+    skill("lint", "lint");
+    skill("draft-a", "draft-a");
+    skill("draft-ok", "draft-ok");
+    write(
+        &env.home.path().join("extra-prompts/ship.md"),
+        "---\ndescription: Ship it\n---\nShip.\n",
+    );
+    env.settings(json!({
+        "skills": ["team", "!team/draft-*/**", "+team/draft-ok", "-~/nowhere"],
+        "prompts": ["extra-prompts", "!**/explain.md"],
+    }));
+    let mock = Mock::start(Scenario::new());
+    let mut argv = mock.args();
+    argv.push("--no-session".into());
+    argv.push("--approve".into());
+    let mut rpc = Rpc::start(&env, &argv);
+    let data = rpc.ok(json!({"type": "get_commands"}));
+    let mut names: Vec<&str> = data["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "review",
+            "ship",
+            "skill:draft-ok",
+            "skill:lint",
+            "skill:pdf-tools",
+            "skill:release"
+        ]
+    );
+    assert_eq!(rpc.finish(), 0);
+}

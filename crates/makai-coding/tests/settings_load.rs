@@ -364,6 +364,47 @@ fn theme_lists_of_every_file_are_kept_each_resolved_from_its_folder() {
     assert_eq!(s.themes.len(), 3);
 }
 
+/// pi's `skills` and `prompts` lists resolve like `themes`, and an entry's
+/// `!`, `+` or `-` mark stays in front of its resolved path (pi's #10765:
+/// `!~/skills/pdf` matched nothing).
+#[test]
+fn skill_and_prompt_lists_resolve_their_paths_behind_their_marks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("makai-home");
+    let cwd = tmp.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    write_file(
+        &home.join("settings.json"),
+        r#"{"skills": ["team", "!~/skills/pdf", "+team/x", "-/abs/y"], "prompts": ["~/p"]}"#,
+    );
+    write_file(
+        &cwd.join(".makai/settings.json"),
+        r#"{"skills": ["local"]}"#,
+    );
+    let files = Settings::files(&cwd, Some(&home), None, true);
+    let s = Settings::load_from(&files, &cwd).unwrap().settings;
+    let user_home = dirs_home();
+    let list = |key: &str| -> Vec<String> {
+        s.extra[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        list("skills"),
+        [
+            home.join("team").display().to_string(),
+            format!("!{}", user_home.join("skills/pdf").display()),
+            format!("+{}", home.join("team/x").display()),
+            "-/abs/y".to_string(),
+            cwd.join(".makai/local").display().to_string(),
+        ]
+    );
+    assert_eq!(list("prompts"), [user_home.join("p").display().to_string()]);
+}
+
 #[test]
 fn a_saved_setting_keeps_the_file_s_other_keys_and_never_clobbers_a_bad_file() {
     use makai_coding::settings::save_setting;

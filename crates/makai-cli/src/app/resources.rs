@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use makai_coding::resources::Entries;
 use makai_coding::{CommandInfo, Resources, expand_input, list_commands};
 
 use super::{AppSession, lock};
@@ -25,6 +26,11 @@ pub struct ResourceOptions {
     /// Prompt template files or folders loaded besides the discovered ones
     /// (`--prompt-template`).
     pub template_paths: Vec<std::path::PathBuf>,
+    /// pi's `skills` setting: paths to load, and `!pattern`, `-path`,
+    /// `+path` over what is found ([`makai_coding::resources::Entries`]).
+    pub skill_entries: Vec<String>,
+    /// pi's `prompts` setting, the same for prompt templates.
+    pub template_entries: Vec<String>,
     /// Search the project's folders too (a trusted project).
     pub project: bool,
 }
@@ -33,6 +39,16 @@ impl ResourceOptions {
     /// Discovers the resources for `cwd` as these options allow.
     pub fn discover(&self, cwd: &std::path::Path) -> Resources {
         let mut r = Resources::discover(cwd, makai_coding::makai_home().as_deref(), self.project);
+        // The settings' lists: what they name is loaded beside what was
+        // found, and their exclusions apply to both.
+        let (skills, mut warnings) = Entries::parse(&self.skill_entries);
+        let (templates, more) = Entries::parse(&self.template_entries);
+        warnings.extend(more);
+        r.add(Resources::load_paths(skills.to_load(), templates.to_load()));
+        r.skills
+            .retain(|s| skills.keeps(&s.file_path, Some(&s.base_dir)));
+        r.templates.retain(|t| templates.keeps(&t.file_path, None));
+        r.warnings.extend(warnings);
         if !self.skills {
             r.skills.clear();
         }

@@ -349,6 +349,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         skills_in_prompt: !tools_off,
         skill_paths: absolute(&cwd, &args.skill),
         template_paths: absolute(&cwd, &args.prompt_template),
+        skill_entries: setting_list(&settings, "skills"),
+        template_entries: setting_list(&settings, "prompts"),
         project: trust.trusted,
     };
     let resources = resource_options.discover(&cwd);
@@ -554,4 +556,20 @@ async fn first_scoped_model(
 /// `paths`, relative ones taken from `cwd`.
 fn absolute(cwd: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
     paths.iter().map(|p| cwd.join(p)).collect()
+}
+
+/// The strings of the settings' list `key` (pi's resource arrays; paths
+/// already resolved by the settings loader).
+fn setting_list(settings: &Settings, key: &str) -> Vec<String> {
+    settings
+        .extra
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -22,6 +22,7 @@
 //! `AGENTS.md` (see [`crate::prompts`]): the user put the skill where makai or
 //! pi looks for them; the text is XML-escaped.
 
+mod entries;
 mod frontmatter;
 mod skills;
 mod templates;
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use entries::Entries;
 pub use skills::{Skill, SkillInvocation, parse_invocation};
 pub use templates::{PromptTemplate, parse_args, substitute_args};
 

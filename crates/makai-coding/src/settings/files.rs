@@ -368,8 +368,9 @@ fn resolve_paths(v: &mut Value, base: &Path, user_home: Option<&Path>) {
     }
 }
 
-/// The settings that list resource files and folders (pi's `themes`).
-const RESOURCE_LISTS: [&str; 1] = ["themes"];
+/// The settings that list resource files and folders (pi's `themes`,
+/// `skills`, `prompts`).
+const RESOURCE_LISTS: [&str; 3] = ["themes", "skills", "prompts"];
 
 /// Lists whose user and project entries both count, that hold no paths
 /// makai resolves.
@@ -383,7 +384,13 @@ fn resolve_resource_paths(v: &mut Value, folder: &Path, user_home: Option<&Path>
         if let Some(Value::Array(paths)) = map.get_mut(key) {
             for p in paths.iter_mut() {
                 if let Value::String(s) = p {
-                    *s = expand_path(s, folder, user_home).display().to_string();
+                    // `!pattern`, `+path` and `-path` keep their mark, the
+                    // rest resolved like a path (pi's #10765: `!~/x`).
+                    let (mark, rest) = match s.chars().next() {
+                        Some(c @ ('!' | '+' | '-')) => (c.to_string(), &s[1..]),
+                        _ => (String::new(), s.as_str()),
+                    };
+                    *s = format!("{mark}{}", expand_path(rest, folder, user_home).display());
                 }
             }
         }
