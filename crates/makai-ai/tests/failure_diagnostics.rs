@@ -118,6 +118,26 @@ async fn the_failure_that_ends_a_request_is_recorded_after_its_retries() {
     );
     assert_eq!(spent.diagnostics.len(), 1);
     assert_eq!(code(&spent, 0), Some(429));
+    // A response the provider ended with `finish_reason: "error"`
+    // (Mistral's) is retried, its partial text dropped (pi 1.3).
+    let ended_badly = ScriptedResponse::replay(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"},\"finish_reason\":null}]}\n\n\
+         data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n\
+         data: [DONE]\n\n",
+    );
+    let recovered = answer(vec![ended_badly, ScriptedResponse::text("whole")]).await;
+    assert_eq!(recovered.stop_reason, StopReason::Stop);
+    assert_eq!(recovered.text(), "whole");
+    assert_eq!(recovered.diagnostics.len(), 1);
+    assert_eq!(recovered.diagnostics[0].kind, "retry");
+    assert!(
+        recovered.diagnostics[0]
+            .error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("finish_reason error")),
+        "{:?}",
+        recovered.diagnostics
+    );
     // An answer with no failure has none, and writes none.
     let plain = answer(vec![ScriptedResponse::text("ok")]).await;
     assert!(plain.diagnostics.is_empty());

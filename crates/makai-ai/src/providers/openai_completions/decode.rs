@@ -117,8 +117,7 @@ impl WireDecoder for Decoder {
     fn on_eof(&mut self, out: &mut MessageBuilder, model: &Model) -> Result<(), Fault> {
         if self.finish_reason.is_some() {
             // Some servers omit `[DONE]`; the finish chunk already said it was complete.
-            self.finish(out, model);
-            return Ok(());
+            return self.finish(out, model);
         }
         Err(Fault::retryable(format!(
             "the stream ended without a finish_reason or [DONE], so the response is incomplete \
@@ -418,11 +417,20 @@ impl Decoder {
                 self.received(out)
             )));
         }
-        self.finish(out, model);
-        Ok(())
+        self.finish(out, model)
     }
 
-    fn finish(&mut self, out: &mut MessageBuilder, model: &Model) {
+    /// Ends the message as `finish_reason` says; a response the provider
+    /// ended with an error (Mistral's `finish_reason: "error"`) is a
+    /// retryable fault (pi 1.3).
+    fn finish(&mut self, out: &mut MessageBuilder, model: &Model) -> Result<(), Fault> {
+        let reason = self.finish_reason.as_deref().unwrap_or("stop");
+        if matches!(reason, "error" | "network_error") {
+            return Err(Fault::retryable(format!(
+                "the provider ended the response with finish_reason {reason} (received {})",
+                self.received(out)
+            )));
+        }
         self.close_text_and_thinking(out);
         let reason = self.finish_reason.as_deref().unwrap_or("stop");
         let has_calls = out
@@ -442,11 +450,6 @@ impl Decoder {
                 "the provider's content filter stopped the response (finish_reason content_filter)",
                 model,
             ),
-            "error" | "network_error" => out.fail(
-                StopReason::Error,
-                format!("the provider ended the response with finish_reason {reason}"),
-                model,
-            ),
             // `stop`, `tool_calls`, `function_call` and anything unknown: tool
             // calls decide (some servers say `stop` after tool calls).
             _ => {
@@ -456,6 +459,7 @@ impl Decoder {
                 out.finish(by_content, model)
             }
         }
+        Ok(())
     }
 
     /// What arrived so far, for error messages.
@@ -540,9 +544,12 @@ fn error_fault(err: &Value) -> Fault {
         "timeout",
         "timed out",
         "try again",
-        // Gateways and proxies that lost the upstream stream (pi's).
+        // Gateways and proxies that lost the upstream stream, busy and
+        // full servers (pi's).
         "disconnected",
         "upstream",
+        "busy",
+        "at capacity",
     ]
     .iter()
     .any(|s| signals.contains(s))

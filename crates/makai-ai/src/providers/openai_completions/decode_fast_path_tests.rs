@@ -65,7 +65,7 @@ fn assert_fast_paths_agree(chunks: &[String]) -> AssistantMessage {
         let value: Value = serde_json::from_str(c).unwrap();
         general.on_chunk(&value, &mut out).unwrap();
     }
-    general.finish(&mut out, &model);
+    general.finish(&mut out, &model).unwrap();
     let general_events: Vec<_> = out.drain_events().collect();
     let general_message = out.into_message();
 

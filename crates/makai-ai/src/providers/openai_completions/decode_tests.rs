@@ -424,6 +424,13 @@ fn error_faults_are_retryable_only_for_transient_errors() {
     assert!(fault(json!({"message": "The server had an error", "type": "server_error"})).retryable);
     assert!(fault(json!({"code": 502, "message": "upstream failed"})).retryable);
     assert!(fault(json!({"message": "Overloaded"})).retryable);
+    assert!(
+        fault(json!({"message": "Selected model is at capacity. Please try a different model."}))
+            .retryable
+    );
+    assert!(
+        fault(json!({"code": "server_busy", "message": "servers are currently busy"})).retryable
+    );
     // Gateways that lost the upstream (pi's list).
     assert!(fault(json!({"message": "stream disconnected before completion"})).retryable);
     assert!(fault(json!({"message": "Unable to forward upstream stream"})).retryable);
