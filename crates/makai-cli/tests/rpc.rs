@@ -372,6 +372,22 @@ fn rpc_bash_then_prompt_then_compact() {
     assert_eq!(result["data"]["cancelled"], false);
     assert_eq!(updates, "hi\nthere");
 
+    // A progress line redrawn after CR streams once, as last drawn: the
+    // updates join into the output, nothing repeated.
+    let id = rpc.send(json!({"type": "bash", "command":
+        "printf 'one\\n'; sleep 0.3; printf ' 10%%'; sleep 0.3; printf '\\r 60%%'; sleep 0.3; printf '\\r100%%\\n'; sleep 0.3; printf 'done'"}));
+    let mut updates = String::new();
+    let result = loop {
+        let v = rpc.next();
+        if v["type"] == "bash_execution_update" {
+            updates.push_str(v["delta"].as_str().unwrap());
+        } else if v["type"] == "response" && v["id"] == id.as_str() {
+            break v;
+        }
+    };
+    assert_eq!(result["data"]["output"], "one\n100%\ndone");
+    assert_eq!(updates, "one\n100%\ndone");
+
     let id = rpc.send(json!({"type": "bash", "command": "sleep 10"}));
     std::thread::sleep(Duration::from_millis(300));
     rpc.ok(json!({"type": "abort_bash"}));

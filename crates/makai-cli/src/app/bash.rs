@@ -54,7 +54,14 @@ impl AppSession {
         let ctx = CallCtx {
             cancel: cancel.clone(),
             on_update: Some(Arc::new(move |out: makai_coding::tools::ToolOutput| {
-                let text = out.text_content();
+                // Finished lines only: the line being written may still be
+                // redrawn (a progress bar after CR), and what was streamed
+                // cannot be taken back. The last line comes with the result.
+                let all = out.text_content();
+                let text = match all.rfind('\n') {
+                    Some(end) => all[..=end].to_string(),
+                    None => return,
+                };
                 let mut prev = seen.lock().unwrap_or_else(|e| e.into_inner());
                 let delta = match text.strip_prefix(prev.as_str()) {
                     Some(rest) => rest.to_string(),
