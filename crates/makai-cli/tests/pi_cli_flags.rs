@@ -139,6 +139,9 @@ fn models_scope_the_start_model_with_its_thinking_level() {
     assert_eq!(body["reasoning_effort"], "high", "{body}");
     let body = first_request(&env, false, &["--models", "lab/a*"]);
     assert_eq!(body["model"], "alpha");
+    // A stray comma names nothing (pi's #10334: it added a model).
+    let body = first_request(&env, false, &["--models", "lab/a*,"]);
+    assert_eq!(body["model"], "alpha");
     // --model still wins.
     let body = first_request(&env, false, &["--models", "beta", "--model", "lab/alpha"]);
     assert_eq!(body["model"], "alpha");

@@ -139,8 +139,15 @@ pub(crate) fn validate(args: &Args) -> Result<(), CliError> {
             )));
         }
     }
-    if let Some(list) = &args.models {
-        validate_list("--models", list)?;
+    // A stray comma in `--models` names nothing (pi ignores it too, its
+    // #10334); a list of nothing at all is an error.
+    if let Some(list) = &args.models
+        && list.split(',').all(|n| n.trim().is_empty())
+    {
+        return Err(CliError::Usage(format!(
+            "--models {:?}: the list names no model; give patterns such as --models 'claude-*,gpt-5'",
+            bounded(list)
+        )));
     }
     require_name("--fork", "session", args.fork.as_deref())?;
     if let Some(id) = &args.session_id {
