@@ -409,10 +409,7 @@ pub async fn run(
         if reporting {
             reports.update(ctx.st.program_status());
         }
-        title.update(super::terminal_title::title_for(
-            ctx.st.footer.session_name.as_deref(),
-            ctx.app.cwd(),
-        ));
+        title.update(ctx.st.footer.session_name.as_deref(), ctx.app.cwd());
         if ctx.st.busy() || ctx.st.compacting {
             let (frame, _) = spinner_at(started, now);
             if frame != ctx.st.spinner {

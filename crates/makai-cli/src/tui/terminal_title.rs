@@ -39,23 +39,25 @@ pub fn sequence(title: &str) -> String {
 
 /// The title the terminal shows, as the UI last set it.
 pub struct TerminalTitle {
-    sent: Option<String>,
+    /// The session name it was made for (`Some(None)`: no name).
+    named: Option<Option<String>>,
 }
 
 impl TerminalTitle {
     /// Saves the terminal's title; none is set yet.
     pub fn start() -> TerminalTitle {
         write(PUSH);
-        TerminalTitle { sent: None }
+        TerminalTitle { named: None }
     }
 
-    /// Sets `title` unless it is the one set last.
-    pub fn update(&mut self, title: String) {
-        if self.sent.as_deref() == Some(title.as_str()) {
+    /// Sets the title of a session named `name` in `cwd`, unless it was
+    /// set for that name last (called on every turn of the UI's loop).
+    pub fn update(&mut self, name: Option<&str>, cwd: &Path) {
+        if self.named.as_ref().is_some_and(|n| n.as_deref() == name) {
             return;
         }
-        write(sequence(&title).as_bytes());
-        self.sent = Some(title);
+        write(sequence(&title_for(name, cwd)).as_bytes());
+        self.named = Some(name.map(str::to_string));
     }
 }
 
