@@ -561,15 +561,5 @@ fn absolute(cwd: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<std::pat
 /// The strings of the settings' list `key` (pi's resource arrays; paths
 /// already resolved by the settings loader).
 fn setting_list(settings: &Settings, key: &str) -> Vec<String> {
-    settings
-        .extra
-        .get(key)
-        .and_then(serde_json::Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    makai_coding::settings::strings_of(settings.extra.get(key))
 }

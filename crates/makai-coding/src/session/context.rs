@@ -76,16 +76,7 @@ pub struct BranchLeft {
 
 /// The strings of `details[key]`.
 fn strings(details: Option<&serde_json::Value>, key: &str) -> Vec<String> {
-    details
-        .and_then(|d| d.get(key))
-        .and_then(serde_json::Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::settings::strings_of(details.and_then(|d| d.get(key)))
 }
 
 impl SessionTree {

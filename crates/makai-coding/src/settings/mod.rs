@@ -52,6 +52,20 @@ pub const PROJECT_RESTRICTED_KEYS: [&str; 6] = [
     "store",
 ];
 
+/// The strings of a JSON array (a settings list, a details list); none for
+/// anything else, other items left out.
+pub fn strings_of(value: Option<&serde_json::Value>) -> Vec<String> {
+    value
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The makai home folder: `$MAKAI_HOME` when set and non-empty, else `~/.makai`.
 pub fn makai_home() -> Option<PathBuf> {
     home_from(std::env::var_os(HOME_ENV))
