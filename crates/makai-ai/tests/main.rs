@@ -14,6 +14,8 @@ mod client;
 mod eventstream_frames;
 mod failure_diagnostics;
 mod http_behaviour;
+mod http_connections;
+mod http_timeouts;
 mod llama_cpp_router;
 mod models_json_compat;
 mod request_bodies;

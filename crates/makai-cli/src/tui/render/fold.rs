@@ -15,7 +15,8 @@
 
 use std::ops::Range;
 
-use super::{Entry, Rows, View, render_entry};
+use super::View;
+use super::cache::{Entry, Rows, render_entry};
 use crate::tui::app_state::UiState;
 use crate::tui::transcript::Item;
 
