@@ -15,6 +15,7 @@ mod hook_panics;
 mod http;
 mod inline_subscriber;
 mod limits;
+mod loop_context;
 mod loop_control;
 mod loop_events;
 mod loop_nested_calls;

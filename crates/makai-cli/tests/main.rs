@@ -61,6 +61,7 @@ mod tui_pi_commands;
 mod tui_program_status;
 mod tui_regular;
 mod tui_resume;
+mod tui_scoped_models;
 mod tui_session_cwd;
 mod tui_summaries;
 mod tui_themes;

@@ -1,5 +1,6 @@
 use ratatui::layout::Size;
 
+use super::cache::Entry;
 use super::*;
 use crate::tui::input::complete::{Completion, CompletionItem, CompletionKind};
 use crate::tui::screen::Screen;
