@@ -483,6 +483,14 @@ pub async fn run(
             break;
         }
     }
+    // The keyboard's reader is gone before the terminal is handed on (to a
+    // session reopened in its directory: its trust question, then its UI's
+    // reader). Only aborted, its stream was dropped whenever a worker got to
+    // it, under load after the next reader had started; a dropped stream
+    // wakes crossterm's shared poll, and a wake-up reported together with
+    // input makes crossterm miss that input (its poll is edge-triggered): an
+    // Enter typed just then stayed unread until the next key.
+    term.stop().await;
     progress.finish();
     reports.finish();
     // Regular mode's scrollback keeps its images when the UI ends.
