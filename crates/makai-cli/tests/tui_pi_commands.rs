@@ -174,7 +174,7 @@ fn settings_scoped_models_login_logout_reload_import_and_mcp() {
         "---\ndescription: Added while running\n---\nLater.\n",
     );
     run("/reload");
-    pane.wait_text("Reloaded: 0 skills, 1 prompt templates.");
+    pane.wait_text("Reloaded: 0 skills, 1 prompt templates, ");
     pane.type_text("/lat");
     pane.wait_text("Added while running");
     pane.keys(&["BSpace", "BSpace", "BSpace", "BSpace"]);

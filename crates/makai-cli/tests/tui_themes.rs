@@ -356,3 +356,45 @@ fn code_is_drawn_in_the_theme_s_syntax_colours() {
     }
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// pi's `/reload` reloads themes: the active theme's file changed while
+/// makai runs is drawn as it now says, the conversation shown included; a
+/// theme file that became invalid is said, and an active theme whose file
+/// is gone keeps its colours, with a notice.
+#[test]
+fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    let themes = env.pi_dir().join("themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    let ocean = themes.join("ocean.json");
+    std::fs::write(&ocean, theme("ocean", 52)).unwrap();
+    env.settings(json!({"theme": "ocean"}));
+
+    let pane = Pane::start(&env, &mock.args());
+    let screen = message_screen(&pane);
+    assert!(screen.contains("\u{1b}[48;5;52m"), "{screen}");
+
+    std::fs::write(&ocean, theme("ocean", 17)).unwrap();
+    std::fs::write(themes.join("broken.json"), "{\"name\": \"broken\"").unwrap();
+    pane.type_text("/reload");
+    pane.keys(&["Enter"]);
+    let plain = pane.wait_text("Reloaded: 0 skills, 0 prompt templates, ");
+    assert!(plain.contains("broken.json"), "{plain}");
+    let screen = pane.wait_for("the changed theme's colours", |_| {
+        pane.screen_with_styles().contains("\u{1b}[48;5;17m")
+    });
+    assert!(screen.contains("hello there"), "{screen}");
+    assert!(!pane.screen_with_styles().contains("\u{1b}[48;5;52m"));
+
+    // The active theme's file gone: its colours stay, and the user hears why.
+    std::fs::remove_file(&ocean).unwrap();
+    pane.type_text("/reload");
+    pane.keys(&["Enter"]);
+    pane.wait_text("the theme ocean is no longer there");
+    assert!(pane.screen_with_styles().contains("\u{1b}[48;5;17m"));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

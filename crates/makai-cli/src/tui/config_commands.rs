@@ -416,17 +416,22 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
         .notice(Level::Info, format!("MCP servers:\n{}", lines.join("\n")));
 }
 
-/// `/reload`: finds skills and prompt templates again and re-reads the
+/// `/reload`: finds skills and prompt templates again, reads the themes
+/// again (the active one drawn as its file now says) and re-reads the
 /// key bindings.
 pub fn reload(ctx: &mut Ctx<'_>) {
     ctx.st.load_keymap();
     let r = ctx.app.reload_resources();
+    let (themes, theme_warnings) = super::theme::reload();
     let mut text = format!(
-        "Reloaded: {} skills, {} prompt templates.",
+        "Reloaded: {} skills, {} prompt templates, {themes} themes.",
         r.skills.len(),
         r.templates.len()
     );
     for w in &r.warnings {
+        text.push_str(&format!("\n  {w}"));
+    }
+    for w in &theme_warnings {
         text.push_str(&format!("\n  {w}"));
     }
     ctx.st.notice(Level::Info, text);

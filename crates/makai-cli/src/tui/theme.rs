@@ -27,9 +27,18 @@ static ACTIVE_NAME: RwLock<String> = RwLock::new(String::new());
 /// colours are drawn again ([`super::render::View::theme`]).
 static GENERATION: AtomicU32 = AtomicU32::new(0);
 
-/// The themes read at start-up, to switch between in `/settings`, and
-/// whether the terminal shows 24-bit colour.
-static LOADED: RwLock<Option<(ThemeSet, bool)>> = RwLock::new(None);
+/// The themes read at start-up (or by the last `/reload`), to switch
+/// between in `/settings`.
+static LOADED: RwLock<Option<Loaded>> = RwLock::new(None);
+
+/// The themes read, where they were read from, and whether the terminal
+/// shows 24-bit colour.
+#[derive(Clone)]
+struct Loaded {
+    set: ThemeSet,
+    sources: Vec<PathBuf>,
+    truecolor: bool,
+}
 
 /// Which theme is active: changes whenever another one is.
 pub fn generation() -> u32 {
@@ -41,7 +50,7 @@ pub fn generation() -> u32 {
 pub fn names() -> Vec<String> {
     let loaded = LOADED.read().unwrap_or_else(|e| e.into_inner());
     match loaded.as_ref() {
-        Some((set, _)) => set.names().map(str::to_string).collect(),
+        Some(loaded) => loaded.set.names().map(str::to_string).collect(),
         None => ThemeSet::built_in().names().map(str::to_string).collect(),
     }
 }
@@ -53,7 +62,7 @@ pub fn switch_to(name: &str) -> bool {
     let loaded = LOADED.read().unwrap_or_else(|e| e.into_inner());
     let built_in;
     let (set, truecolor) = match loaded.as_ref() {
-        Some((set, truecolor)) => (set, *truecolor),
+        Some(loaded) => (&loaded.set, loaded.truecolor),
         None => {
             built_in = ThemeSet::built_in();
             (&built_in, false)
@@ -168,8 +177,38 @@ pub fn choose(sources: &[PathBuf], setting: Option<&str>, truecolor: bool) -> Ve
         }
     };
     activate(theme, truecolor);
-    *LOADED.write().unwrap_or_else(|e| e.into_inner()) = Some((set.clone(), truecolor));
+    *LOADED.write().unwrap_or_else(|e| e.into_inner()) = Some(Loaded {
+        set: set.clone(),
+        sources: sources.to_vec(),
+        truecolor,
+    });
     said
+}
+
+/// `/reload`: reads the themes again from where they were read at start-up
+/// and draws with the active theme as its file now says (pi's `/reload`
+/// reloads themes). Returns how many themes there are and what the user
+/// should hear: invalid theme files, and an active theme whose file is gone
+/// (its colours stay until another theme is chosen).
+pub fn reload() -> (usize, Vec<String>) {
+    let Some(loaded) = LOADED.read().unwrap_or_else(|e| e.into_inner()).clone() else {
+        return (ThemeSet::built_in().names().count(), Vec::new());
+    };
+    let mut set = ThemeSet::built_in();
+    for source in &loaded.sources {
+        set.add(source);
+    }
+    let mut said: Vec<String> = set.problems().to_vec();
+    let active = active_name();
+    match set.get(&active) {
+        Some(theme) => activate(theme, loaded.truecolor),
+        None => said.push(format!(
+            "the theme {active} is no longer there; its colours stay until another theme is chosen"
+        )),
+    }
+    let count = set.names().count();
+    *LOADED.write().unwrap_or_else(|e| e.into_inner()) = Some(Loaded { set, ..loaded });
+    (count, said)
 }
 
 /// Chooses the theme of an interactive run and activates it: `--use-theme`
