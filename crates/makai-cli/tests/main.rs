@@ -34,6 +34,7 @@ mod pi_client;
 mod pi_session;
 mod print_json;
 mod project_trust;
+mod reload_instructions;
 mod resources;
 mod rpc;
 mod rpc_pi1;

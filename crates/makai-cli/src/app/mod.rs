@@ -19,6 +19,7 @@ pub mod cache_warming;
 mod compact;
 mod delivery;
 mod events;
+pub mod instructions;
 mod mcp;
 mod model;
 pub mod open_session;
@@ -45,6 +46,7 @@ use makai_coding::{Resources, SessionStore, Settings};
 use crate::error::CliError;
 pub use bash::BashResult;
 pub use events::OutEvent;
+pub use instructions::{InstructionSources, SystemPrompts};
 use makai_auth::KeyResolver;
 pub use model::{model_matches, pinned_thinking};
 pub use resources::ResourceOptions;
@@ -90,10 +92,10 @@ pub(crate) struct Shared {
     cwd: PathBuf,
     /// Where new sessions go; `None` keeps sessions in memory.
     store: Option<Arc<dyn SessionStore>>,
-    /// The system prompt of a run offered tools.
-    system_prompt: String,
-    /// The system prompt of a run offered none (see [`AppParts`]).
-    system_prompt_without_tools: String,
+    /// The system prompts of the next runs; replaced by `/reload`.
+    system_prompts: Mutex<SystemPrompts>,
+    /// What they are composed of.
+    instruction_sources: InstructionSources,
     /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
     resources: Mutex<Arc<Resources>>,
     /// Which resources are loaded and whether skills go into the system prompt.
@@ -169,12 +171,10 @@ pub struct AppParts {
     pub cwd: PathBuf,
     /// Where new sessions go (`None`: in memory).
     pub store: Option<Arc<dyn SessionStore>>,
-    /// The system prompt of a run offered tools.
-    pub system_prompt: String,
-    /// The system prompt of a run offered none: the built-in coder's prompt
-    /// becomes the tool-less one (`AgentSpec::without_tools`), any other
-    /// stays as it is.
-    pub system_prompt_without_tools: String,
+    /// The system prompts of the session's runs.
+    pub system_prompts: SystemPrompts,
+    /// What they are composed of (composed again by `/reload`).
+    pub instruction_sources: InstructionSources,
     /// Skills and prompt templates.
     pub resources: Resources,
     /// Which resources are loaded and whether skills go into the system prompt.
@@ -223,8 +223,8 @@ impl AppSession {
             settings: parts.settings,
             cwd: parts.cwd,
             store: parts.store,
-            system_prompt: parts.system_prompt,
-            system_prompt_without_tools: parts.system_prompt_without_tools,
+            system_prompts: Mutex::new(parts.system_prompts),
+            instruction_sources: parts.instruction_sources,
             resources: Mutex::new(Arc::new(parts.resources)),
             resource_options: parts.resource_options,
             subscribers: Mutex::new(Vec::new()),

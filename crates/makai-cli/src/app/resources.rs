@@ -84,10 +84,11 @@ impl AppSession {
     /// tools, the skills section follows (a run without tools could not read
     /// a skill's file).
     pub(crate) fn system_prompt_for(&self, tools_offered: bool) -> String {
+        let prompts = self.system_prompts();
         if !tools_offered {
-            return self.inner.system_prompt_without_tools.clone();
+            return prompts.without_tools;
         }
-        let mut prompt = self.inner.system_prompt.clone();
+        let mut prompt = prompts.with_tools;
         if self.inner.resource_options.skills_in_prompt
             && let Some(section) = self.resources().skills_prompt_section()
         {

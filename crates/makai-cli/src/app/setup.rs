@@ -8,17 +8,14 @@ use makai_agent::{
     Agent, AgentLoopConfig, BudgetedClient, InProcessClient, Ledger, ProtocolClient, ToolSet,
 };
 use makai_ai::{ThinkingBudgets, ThinkingLevel};
-use makai_coding::agent_spec::{DEFAULT_AGENT, today};
+use makai_coding::agent_spec::DEFAULT_AGENT;
 use makai_coding::session::SharedSession;
-use makai_coding::system_files::SystemFiles;
 use makai_coding::tools::codemode::CODEMODE_TOOL_NAME;
 use makai_coding::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use makai_coding::trust::TrustSource;
-use makai_coding::{
-    AgentCatalog, Session, SessionStore, Settings, build_system_prompt, discover_context_files,
-};
+use makai_coding::{AgentCatalog, Session, SessionStore, Settings};
 
-use super::{AppParts, AppSession, ResourceOptions};
+use super::{AppParts, AppSession, InstructionSources, ResourceOptions};
 use crate::cli::Args;
 use crate::error::CliError;
 use crate::models::{self, ModelRequest};
@@ -162,7 +159,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .clone()
         .or_else(|| settings.default_agent.clone())
         .unwrap_or_else(|| DEFAULT_AGENT.to_string());
-    let mut spec = catalog
+    let spec = catalog
         .require(&agent_name)
         .map_err(|e| {
             if args.agent.is_some() {
@@ -258,11 +255,22 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         settings.approvals.clone(),
         super::approvals::PreApproved::parse(&args.pre_approve),
     ));
-    let files = if args.no_context_files {
-        Vec::new()
-    } else {
-        discover_context_files(&cwd, home.as_deref())
+    // The instructions' sources: the system prompts are composed once the
+    // tools, which add sections of their own, are known.
+    let mut instruction_sources = InstructionSources {
+        spec: spec.clone(),
+        system_prompt_flag: None,
+        appended: Vec::new(),
+        tool_sections: Vec::new(),
+        cwd: cwd.clone(),
+        home: home.clone(),
+        context_files: !args.no_context_files,
+        // SYSTEM.md and APPEND_SYSTEM.md shape the default agent's prompt;
+        // an agent chosen by name keeps its own.
+        system_files: args.agent.is_none() && settings.default_agent.is_none(),
+        trusted: trust.trusted,
     };
+    let files = instruction_sources.context_files();
     // Tools are off for the whole session only with --no-tools. A model whose
     // entry says it cannot call tools gets none in its runs (and the
     // working-directory overview) unless --tools names some; a model switched
@@ -321,28 +329,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         )?
     };
 
-    // SYSTEM.md and APPEND_SYSTEM.md shape the default agent's prompt; an
-    // agent chosen by name keeps its own.
-    let default_agent = args.agent.is_none() && settings.default_agent.is_none();
-    let system_files = if default_agent {
-        let users = [home.clone(), makai_coding::resources::pi_agent_dir()];
-        let users: Vec<&Path> = users.iter().flatten().map(PathBuf::as_path).collect();
-        SystemFiles::discover(&cwd, trust.trusted, &users)
-    } else {
-        SystemFiles::default()
-    };
-    for w in &system_files.warnings {
-        super::warnings::say(&mut said, w.clone());
-    }
-    if let Some(file) = &system_files.system {
-        spec.system_prompt = file.text.clone();
-    }
     if let Some(sp) = &args.system_prompt {
-        spec.system_prompt = text_or_file(sp, &cwd, "--system-prompt")?;
+        instruction_sources.system_prompt_flag = Some(text_or_file(sp, &cwd, "--system-prompt")?);
     }
-    // The built-in prompt describes tools; a run offered none gets the
-    // tool-less one (`AppSession::prepare_run`).
-    let spec_without_tools = spec.clone().without_tools();
+    for extra in &args.append_system_prompt {
+        instruction_sources
+            .appended
+            .push(text_or_file(extra, &cwd, "--append-system-prompt")?);
+    }
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
         templates: !args.no_prompt_templates,
@@ -359,14 +353,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             super::warnings::say(&mut said, format!("resources: {w}"));
         }
     }
-    let mut system_prompt = build_system_prompt(&spec, &files, &cwd, today());
     let codemode_on =
         tools.iter().any(|t| t.name() == CODEMODE_TOOL_NAME) || codemode_reach.standby.is_some();
     let search_on = tools.iter().any(|t| t.name() == TOOL_SEARCH_TOOL_NAME)
         || codemode_reach.search_standby.is_some();
     if codemode_on {
-        system_prompt.push_str("\n\n");
-        system_prompt.push_str(makai_coding::tools::codemode::PROMPT_GUIDELINE);
+        instruction_sources
+            .tool_sections
+            .push(makai_coding::tools::codemode::PROMPT_GUIDELINE.to_string());
     }
     if let Some(section) = mcp_config.as_ref().and_then(|c| {
         super::mcp::indirect_servers_section(
@@ -378,23 +372,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             },
         )
     }) {
-        system_prompt.push_str("\n\n");
-        system_prompt.push_str(&section);
+        instruction_sources.tool_sections.push(section);
     }
-    let mut system_prompt_without_tools =
-        build_system_prompt(&spec_without_tools, &files, &cwd, today());
-    let appended = system_files.append.iter().map(|f| Ok(f.text.clone()));
-    let flags = args
-        .append_system_prompt
-        .iter()
-        .map(|extra| text_or_file(extra, &cwd, "--append-system-prompt"));
-    for extra in appended.chain(flags) {
-        let extra = extra?;
-        for prompt in [&mut system_prompt, &mut system_prompt_without_tools] {
-            prompt.push_str("\n\n");
-            prompt.push_str(&extra);
-        }
+    let composed = instruction_sources.compose_with(files);
+    for w in &composed.warnings {
+        super::warnings::say(&mut said, w.clone());
     }
+    let system_prompts = composed.prompts;
     // Whether the first model's runs get tools: its start-up system prompt,
     // and for the local model the turn limit and the first-turn tool call.
     // (Each run's prompt is decided again by `AppSession::prepare_run`, with
@@ -454,9 +438,9 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     let agent = Agent::new(config)
         .with_system_prompt(if start_with_tools {
-            system_prompt.clone()
+            system_prompts.with_tools.clone()
         } else {
-            system_prompt_without_tools.clone()
+            system_prompts.without_tools.clone()
         })
         .with_tools(ToolSet::new(tools));
     agent.set_steering_mode(settings.steering_mode);
@@ -478,8 +462,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         settings,
         cwd,
         store,
-        system_prompt,
-        system_prompt_without_tools,
+        system_prompts,
+        instruction_sources,
         resources,
         resource_options,
         mcp,

@@ -68,7 +68,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "reload",
-        "Find skills, prompt templates and themes again, re-read keybindings.json",
+        "Find skills, prompt templates and themes again, re-read AGENTS.md and keybindings.json",
     ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("help", "Show the commands"),

@@ -417,21 +417,24 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
 }
 
 /// `/reload`: finds skills and prompt templates again, reads the themes
-/// again (the active one drawn as its file now says) and re-reads the
-/// key bindings.
+/// again (the active one drawn as its file now says), the instructions
+/// (context files, `SYSTEM.md`, `APPEND_SYSTEM.md`: the next run's system
+/// prompt has them) and the key bindings.
 pub fn reload(ctx: &mut Ctx<'_>) {
     ctx.st.load_keymap();
     let r = ctx.app.reload_resources();
     let (themes, theme_warnings) = super::theme::reload();
+    let instructions = ctx.app.reload_instructions();
     let mut text = format!(
-        "Reloaded: {} skills, {} prompt templates, {themes} themes.",
+        "Reloaded: {} skills, {} prompt templates, {themes} themes, {} context files.",
         r.skills.len(),
-        r.templates.len()
+        r.templates.len(),
+        instructions.context_files.len()
     );
     for w in &r.warnings {
         text.push_str(&format!("\n  {w}"));
     }
-    for w in &theme_warnings {
+    for w in theme_warnings.iter().chain(&instructions.warnings) {
         text.push_str(&format!("\n  {w}"));
     }
     ctx.st.notice(Level::Info, text);

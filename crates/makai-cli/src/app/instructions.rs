@@ -1,0 +1,149 @@
+//! The instructions in the system prompt: the agent's prompt (or
+//! `SYSTEM.md`, or `--system-prompt`), the context files (`AGENTS.md`,
+//! `CLAUDE.md`), `APPEND_SYSTEM.md` and `--append-system-prompt`, and the
+//! sections the session's tools add. Composed when the session is built,
+//! and again by `/reload` (pi's `/reload` reads instructions again), each
+//! run taking the prompts in force when it starts.
+
+use std::path::{Path, PathBuf};
+
+use makai_coding::agent_spec::today;
+use makai_coding::context_files::ContextFile;
+use makai_coding::system_files::SystemFiles;
+use makai_coding::{AgentSpec, build_system_prompt, discover_context_files};
+
+use super::{AppSession, lock};
+
+/// The system prompts of a session's runs.
+#[derive(Clone, Debug, Default)]
+pub struct SystemPrompts {
+    /// The system prompt of a run offered tools.
+    pub with_tools: String,
+    /// The system prompt of a run offered none: the built-in coder's prompt
+    /// becomes the tool-less one (`AgentSpec::without_tools`), any other
+    /// stays as it is.
+    pub without_tools: String,
+}
+
+/// What the system prompts are composed of, kept to compose them again.
+/// The command line's texts are read once, when the session is built.
+#[derive(Clone, Debug)]
+pub struct InstructionSources {
+    /// The agent's spec as chosen (its prompt before `SYSTEM.md`).
+    pub spec: AgentSpec,
+    /// `--system-prompt`'s text: it wins over `SYSTEM.md`.
+    pub system_prompt_flag: Option<String>,
+    /// `--append-system-prompt`'s texts, after `APPEND_SYSTEM.md`'s.
+    pub appended: Vec<String>,
+    /// Sections only a run offered tools gets (codemode's guideline, the
+    /// MCP servers reached indirectly).
+    pub tool_sections: Vec<String>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// makai's home folder (user context files and system files).
+    pub home: Option<PathBuf>,
+    /// Context files are read (not `--no-context-files`).
+    pub context_files: bool,
+    /// `SYSTEM.md` and `APPEND_SYSTEM.md` apply (the default agent only: an
+    /// agent chosen by name keeps its own prompt).
+    pub system_files: bool,
+    /// The project is trusted: its `.makai` and `.pi` system files count.
+    pub trusted: bool,
+}
+
+/// Instructions composed: the prompts, the context files read, and what
+/// the user should hear (system files that exist but cannot be read).
+#[derive(Debug)]
+pub struct Composed {
+    /// The prompts.
+    pub prompts: SystemPrompts,
+    /// The context files in them.
+    pub files: Vec<ContextFile>,
+    /// Files that could not be read.
+    pub warnings: Vec<String>,
+}
+
+impl InstructionSources {
+    /// The context files, read now.
+    pub fn context_files(&self) -> Vec<ContextFile> {
+        if self.context_files {
+            discover_context_files(&self.cwd, self.home.as_deref())
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The prompts with the files read now.
+    pub fn compose(&self) -> Composed {
+        self.compose_with(self.context_files())
+    }
+
+    /// The prompts with the context files `files` (read already).
+    pub fn compose_with(&self, files: Vec<ContextFile>) -> Composed {
+        let system_files = if self.system_files {
+            let users = [self.home.clone(), makai_coding::resources::pi_agent_dir()];
+            let users: Vec<&Path> = users.iter().flatten().map(PathBuf::as_path).collect();
+            SystemFiles::discover(&self.cwd, self.trusted, &users)
+        } else {
+            SystemFiles::default()
+        };
+        let mut spec = self.spec.clone();
+        if let Some(file) = &system_files.system {
+            spec.system_prompt = file.text.clone();
+        }
+        if let Some(text) = &self.system_prompt_flag {
+            spec.system_prompt = text.clone();
+        }
+        let spec_without_tools = spec.clone().without_tools();
+        let date = today();
+        let mut with_tools = build_system_prompt(&spec, &files, &self.cwd, date);
+        for section in &self.tool_sections {
+            with_tools.push_str("\n\n");
+            with_tools.push_str(section);
+        }
+        let mut without_tools = build_system_prompt(&spec_without_tools, &files, &self.cwd, date);
+        let appended = system_files.append.iter().map(|f| &f.text);
+        for extra in appended.chain(&self.appended) {
+            for prompt in [&mut with_tools, &mut without_tools] {
+                prompt.push_str("\n\n");
+                prompt.push_str(extra);
+            }
+        }
+        Composed {
+            prompts: SystemPrompts {
+                with_tools,
+                without_tools,
+            },
+            files,
+            warnings: system_files.warnings,
+        }
+    }
+}
+
+/// What `/reload` found of the instructions.
+#[derive(Debug)]
+pub struct InstructionsReloaded {
+    /// The context files now in the system prompt.
+    pub context_files: Vec<PathBuf>,
+    /// Files that could not be read.
+    pub warnings: Vec<String>,
+}
+
+impl AppSession {
+    /// Reads the instructions again (context files, `SYSTEM.md`,
+    /// `APPEND_SYSTEM.md`): the next run's system prompt has them. A run
+    /// going keeps the prompt it started with.
+    pub fn reload_instructions(&self) -> InstructionsReloaded {
+        let composed = self.inner.instruction_sources.compose();
+        *lock(&self.inner.system_prompts) = composed.prompts;
+        InstructionsReloaded {
+            context_files: composed.files.into_iter().map(|f| f.path).collect(),
+            warnings: composed.warnings,
+        }
+    }
+
+    /// The system prompts of the next runs.
+    pub(crate) fn system_prompts(&self) -> SystemPrompts {
+        lock(&self.inner.system_prompts).clone()
+    }
+}

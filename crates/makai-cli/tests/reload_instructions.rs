@@ -1,0 +1,94 @@
+//! pi's `/reload` reads the instructions again: a context file
+//! (`AGENTS.md`) changed and an `APPEND_SYSTEM.md` added while a session
+//! runs reach the next run's system prompt once the session reloads them,
+//! and not before; checked on the requests the scripted server recorded.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use common::*;
+use makai_mockllm::{Scenario, ScriptedResponse};
+use serde_json::json;
+
+/// A session of `lab/m` built in-process in `env`.
+async fn build(env: &Env) -> makai_cli::app::AppSession {
+    let mut argv = s(&["makai", "--model", "lab/m", "--cwd"]);
+    argv.push(env.work().display().to_string());
+    let makai_cli::cli::Invocation::Run(args) = makai_cli::cli::parse(argv).unwrap() else {
+        panic!("not a run")
+    };
+    makai_cli::app::setup::build_with(
+        &args,
+        makai_cli::app::setup::BuildOptions {
+            home: Some(env.home.path().to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Runs `text` to its end; the system prompt the request carried.
+async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &str) -> String {
+    app.prompt(text.into(), Vec::new())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    app.wait_settled(std::time::Duration::from_secs(10)).await;
+    let request = mock.requests().last().unwrap().body.clone();
+    let messages = request["messages"].as_array().unwrap().clone();
+    let system = messages
+        .iter()
+        .find(|m| m["role"] == "system" || m["role"] == "developer")
+        .unwrap_or_else(|| panic!("no system prompt in {request}"));
+    system["content"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn reloaded_instructions_reach_the_next_runs_system_prompt() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("models.json"),
+        json!({"providers": {"lab": {
+            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "m"}]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let agents = env.work().join("AGENTS.md");
+    std::fs::write(&agents, "Rule one: answer in haiku.\n").unwrap();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let app = build(&env).await;
+        let first = system_prompt_of(&app, &mock, "first").await;
+        assert!(first.contains("Rule one"), "{first}");
+
+        std::fs::write(&agents, "Rule two: answer in prose.\n").unwrap();
+        std::fs::write(env.home.path().join("APPEND_SYSTEM.md"), "Appended later.").unwrap();
+        // Files are read when the session is built or reloaded, not per run.
+        let unchanged = system_prompt_of(&app, &mock, "second").await;
+        assert_eq!(unchanged, first);
+
+        let reloaded = app.reload_instructions();
+        assert_eq!(reloaded.context_files, vec![agents.clone()]);
+        assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);
+        let now = system_prompt_of(&app, &mock, "third").await;
+        assert!(now.contains("Rule two: answer in prose."), "{now}");
+        assert!(now.ends_with("Appended later."), "{now}");
+        assert!(!now.contains("Rule one"), "{now}");
+
+        // A context file removed leaves the prompt.
+        std::fs::remove_file(&agents).unwrap();
+        assert!(app.reload_instructions().context_files.is_empty());
+        let without = system_prompt_of(&app, &mock, "fourth").await;
+        assert!(!without.contains("Rule two"), "{without}");
+        app.shutdown_mcp().await;
+    });
+}
