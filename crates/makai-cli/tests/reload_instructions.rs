@@ -10,25 +10,7 @@ use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::json;
 
-/// A session of `lab/m` built in-process in `env`.
-async fn build(env: &Env) -> makai_cli::app::AppSession {
-    let mut argv = s(&["makai", "--model", "lab/m", "--cwd"]);
-    argv.push(env.work().display().to_string());
-    let makai_cli::cli::Invocation::Run(args) = makai_cli::cli::parse(argv).unwrap() else {
-        panic!("not a run")
-    };
-    makai_cli::app::setup::build_with(
-        &args,
-        makai_cli::app::setup::BuildOptions {
-            home: Some(env.home.path().to_path_buf()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap()
-}
-
-/// Runs `text` to its end; the system prompt the request carried.
+/// Runs `text` to its end; the system prompt its request carried.
 async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &str) -> String {
     app.prompt(text.into(), Vec::new())
         .await
@@ -49,15 +31,8 @@ async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &
 fn reloaded_instructions_reach_the_next_runs_system_prompt() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
-    std::fs::write(
-        env.home.path().join("models.json"),
-        json!({"providers": {"lab": {
-            "baseUrl": mock.v1(), "api": "openai-completions", "apiKey": "k",
-            "models": [{"id": "m"}]
-        }}})
-        .to_string(),
-    )
-    .unwrap();
+    // Only the runs' requests reach the server.
+    env.settings(json!({"autoTitle": false}));
     let agents = env.work().join("AGENTS.md");
     std::fs::write(&agents, "Rule one: answer in haiku.\n").unwrap();
 
@@ -66,7 +41,7 @@ fn reloaded_instructions_reach_the_next_runs_system_prompt() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let app = build(&env).await;
+        let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         let first = system_prompt_of(&app, &mock, "first").await;
         assert!(first.contains("Rule one"), "{first}");
 

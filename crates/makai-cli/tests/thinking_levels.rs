@@ -244,15 +244,7 @@ async fn build(env: &Env, extra: &[&str]) -> makai_cli::app::AppSession {
     let makai_cli::cli::Invocation::Run(args) = makai_cli::cli::parse(argv).unwrap() else {
         panic!("not a run")
     };
-    makai_cli::app::setup::build_with(
-        &args,
-        makai_cli::app::setup::BuildOptions {
-            home: Some(env.home.path().to_path_buf()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap()
+    build_app(env, &args).await
 }
 
 /// Runs `text`; the session has recorded it and its answer when

@@ -467,6 +467,19 @@ pub fn run_args(env: &Env, base_url: &str, extra: &[&str]) -> makai_cli::cli::Ar
     }
 }
 
+/// The session for `args`, built in-process with `env`'s home.
+pub async fn build_app(env: &Env, args: &makai_cli::cli::Args) -> makai_cli::app::AppSession {
+    makai_cli::app::setup::build_with(
+        args,
+        makai_cli::app::setup::BuildOptions {
+            home: Some(env.home.path().to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
 /// The session for `args`, built in-process with `env`'s home and `layer`
 /// around its model client.
 pub async fn build_layered(
