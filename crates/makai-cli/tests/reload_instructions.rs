@@ -1,25 +1,19 @@
 //! pi's `/reload` reads the instructions again: a context file
 //! (`AGENTS.md`) changed and an `APPEND_SYSTEM.md` added while a session
-//! runs reach the next run's system prompt once the session reloads them,
-//! and not before; checked on the requests the scripted server recorded.
+//! runs reach the next run's system prompt, and a sub-agent's, once the
+//! session reloads them, and not before; checked on the requests the
+//! scripted server recorded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 
 use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
-use serde_json::json;
+use serde_json::{Value, json};
 
-/// Runs `text` to its end; the system prompt its request carried.
-async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &str) -> String {
-    app.prompt(text.into(), Vec::new())
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    app.wait_settled(std::time::Duration::from_secs(10)).await;
-    let request = mock.requests().last().unwrap().body.clone();
-    let messages = request["messages"].as_array().unwrap().clone();
+/// The system prompt a request carried.
+fn system_prompt_in(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
     let system = messages
         .iter()
         .find(|m| m["role"] == "system" || m["role"] == "developer")
@@ -27,9 +21,36 @@ async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &
     system["content"].as_str().unwrap().to_string()
 }
 
+/// Runs `text` to its end.
+async fn run(app: &makai_cli::app::AppSession, text: &str) {
+    app.prompt(text.into(), Vec::new())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    app.wait_settled(std::time::Duration::from_secs(10)).await;
+}
+
+/// Runs `text` to its end; the system prompt its request carried.
+async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &str) -> String {
+    run(app, text).await;
+    system_prompt_in(&mock.requests().last().unwrap().body)
+}
+
 #[test]
 fn reloaded_instructions_reach_the_next_runs_system_prompt() {
-    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    // Three runs answered, then one that hands a task to a sub-agent.
+    let task = json!({"task": "Say which rule you follow."});
+    let mock = Mock::start(
+        Scenario::new()
+            .push(ScriptedResponse::text("ok"))
+            .push(ScriptedResponse::text("ok"))
+            .push(ScriptedResponse::text("ok"))
+            .push(ScriptedResponse::tool_call("t1", "task", task.to_string()))
+            .push(ScriptedResponse::text("child: rule two"))
+            .push(ScriptedResponse::text("parent: done"))
+            .with_fallback(ScriptedResponse::text("ok")),
+    );
     let env = Env::new();
     // Only the runs' requests reach the server.
     env.settings(json!({"autoTitle": false}));
@@ -58,6 +79,16 @@ fn reloaded_instructions_reach_the_next_runs_system_prompt() {
         assert!(now.contains("Rule two: answer in prose."), "{now}");
         assert!(now.ends_with("Appended later."), "{now}");
         assert!(!now.contains("Rule one"), "{now}");
+        // A sub-agent started now gets the files as reloaded.
+        run(&app, "delegate").await;
+        let requests = mock.requests();
+        let child = requests
+            .iter()
+            .find(|r| r.raw_body.contains("Say which rule you follow."))
+            .unwrap();
+        let child_prompt = system_prompt_in(&child.body);
+        assert!(child_prompt.contains("Rule two"), "{child_prompt}");
+        assert!(!child_prompt.contains("Rule one"), "{child_prompt}");
 
         // A context file removed leaves the prompt.
         std::fs::remove_file(&agents).unwrap();

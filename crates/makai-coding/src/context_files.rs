@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 /// File names looked for in each folder, in order of preference.
 pub const CONTEXT_FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -124,4 +125,28 @@ pub fn context_section(files: &[ContextFile]) -> Option<String> {
     }
     s.push_str("\n# End of project context\n");
     Some(s)
+}
+
+/// The context files a session's prompts are built with, shared by what
+/// builds prompts (the session, its sub-agents' `task` tool) and replaced as
+/// one when they are read again (`/reload`): a prompt built after the
+/// replacement has the new files, one built before keeps the old.
+#[derive(Clone, Debug, Default)]
+pub struct SharedContextFiles(Arc<RwLock<Arc<[ContextFile]>>>);
+
+impl SharedContextFiles {
+    /// Shares `files`.
+    pub fn new(files: Vec<ContextFile>) -> Self {
+        SharedContextFiles(Arc::new(RwLock::new(files.into())))
+    }
+
+    /// The files now.
+    pub fn get(&self) -> Arc<[ContextFile]> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Puts `files` in place of the ones shared.
+    pub fn replace(&self, files: Vec<ContextFile>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = files.into();
+    }
 }

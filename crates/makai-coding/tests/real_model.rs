@@ -63,7 +63,7 @@ async fn a_forced_task_call_runs_a_child_on_the_real_model_end_to_end() {
         models: None,
         sessions: Arc::new(LinkedSessions(session.clone())),
         cwd: work.path().to_path_buf(),
-        context_files: Vec::new(),
+        context_files: Default::default(),
         policy: Default::default(),
     });
     let mut tools = tools_by_names(ToolEnv::new(work.path()), "read,ls").unwrap();

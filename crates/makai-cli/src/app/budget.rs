@@ -10,9 +10,10 @@ use makai_agent::budget::BudgetRefusal;
 use makai_agent::{Ledger, LedgerReport, Tool};
 use makai_ai::catalog::ModelRegistry;
 use makai_coding::agent_spec::SubagentPolicy;
+use makai_coding::context_files::SharedContextFiles;
 use makai_coding::session::{SharedSession, session_spending_report};
 use makai_coding::subagent::{InMemorySessions, LinkedSessions, TaskEnv, TaskTool};
-use makai_coding::{AgentCatalog, ContextFile, Limits};
+use makai_coding::{AgentCatalog, Limits};
 use makai_rpc::SessionEvent;
 
 use super::{AppSession, OutEvent, Shared};
@@ -59,7 +60,7 @@ pub(crate) struct TaskParts<'a> {
     pub registry: &'a ModelRegistry,
     pub session: &'a SharedSession,
     pub cwd: &'a Path,
-    pub context_files: &'a [ContextFile],
+    pub context_files: &'a SharedContextFiles,
     pub settings: SubagentPolicy,
     pub spec: SubagentPolicy,
 }
@@ -84,7 +85,7 @@ pub(crate) fn task_tool(parts: TaskParts<'_>) -> Arc<dyn Tool> {
         models: Some(Arc::new(parts.registry.clone())),
         sessions,
         cwd: parts.cwd.to_path_buf(),
-        context_files: parts.context_files.to_vec(),
+        context_files: parts.context_files.clone(),
         policy,
     }))
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use makai_coding::agent_spec::today;
-use makai_coding::context_files::ContextFile;
+use makai_coding::context_files::{ContextFile, SharedContextFiles};
 use makai_coding::system_files::SystemFiles;
 use makai_coding::{AgentSpec, build_system_prompt, discover_context_files};
 
@@ -49,6 +49,9 @@ pub struct InstructionSources {
     pub system_files: bool,
     /// The project is trusted: its `.makai` and `.pi` system files count.
     pub trusted: bool,
+    /// The context files the prompts were last composed with, shared with
+    /// the sub-agents' `task` tool.
+    pub files: SharedContextFiles,
 }
 
 /// Instructions composed: the prompts, the context files read, and what
@@ -78,8 +81,10 @@ impl InstructionSources {
         self.compose_with(self.context_files())
     }
 
-    /// The prompts with the context files `files` (read already).
+    /// The prompts with the context files `files` (read already), which
+    /// the sub-agents get from now on.
     pub fn compose_with(&self, files: Vec<ContextFile>) -> Composed {
+        self.files.replace(files.clone());
         let system_files = if self.system_files {
             let users = [self.home.clone(), makai_coding::resources::pi_agent_dir()];
             let users: Vec<&Path> = users.iter().flatten().map(PathBuf::as_path).collect();

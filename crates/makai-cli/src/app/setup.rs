@@ -269,8 +269,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         // an agent chosen by name keeps its own.
         system_files: args.agent.is_none() && settings.default_agent.is_none(),
         trusted: trust.trusted,
+        files: Default::default(),
     };
     let files = instruction_sources.context_files();
+    instruction_sources.files.replace(files.clone());
     // Tools are off for the whole session only with --no-tools. A model whose
     // entry says it cannot call tools gets none in its runs (and the
     // working-directory overview) unless --tools names some; a model switched
@@ -319,7 +321,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
                 extensions: &extensions,
                 catalog: &catalog,
                 registry: &registry,
-                files: &files,
+                files: &instruction_sources.files,
                 keys: &keys,
                 mcp_config: mcp_config.as_ref(),
                 direct_demoted,

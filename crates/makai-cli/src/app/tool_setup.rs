@@ -11,7 +11,7 @@ use makai_agent::Tool;
 use makai_ai::catalog::ModelRegistry;
 use makai_auth::KeyResolver;
 use makai_coding::agent_spec::AgentSpec;
-use makai_coding::context_files::ContextFile;
+use makai_coding::context_files::SharedContextFiles;
 use makai_coding::extensions::BuiltinExtensions;
 use makai_coding::session::SharedSession;
 use makai_coding::tools::SandboxChoice;
@@ -35,7 +35,7 @@ pub(super) struct ToolInputs<'a> {
     pub extensions: &'a BuiltinExtensions,
     pub catalog: &'a AgentCatalog,
     pub registry: &'a ModelRegistry,
-    pub files: &'a [ContextFile],
+    pub files: &'a SharedContextFiles,
     pub keys: &'a KeyResolver,
     /// The MCP servers configured (none when MCP is off).
     pub mcp_config: Option<&'a makai_mcp::LoadedMcpConfig>,

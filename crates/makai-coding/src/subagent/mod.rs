@@ -48,7 +48,7 @@ use makai_ai::Usage;
 use makai_ai::catalog::ModelRegistry;
 
 use crate::agent_spec::{AgentCatalog, SubagentPolicy};
-use crate::context_files::ContextFile;
+use crate::context_files::SharedContextFiles;
 use crate::session::{SUBAGENT_LINK, Session, SharedSession, SubagentLink};
 
 pub use args::{TaskArgs, TaskItem};
@@ -125,8 +125,9 @@ pub struct TaskEnv {
     pub sessions: Arc<dyn ChildSessions>,
     /// The working directory (in children's system prompts).
     pub cwd: PathBuf,
-    /// Context files (`AGENTS.md`...) for children's system prompts.
-    pub context_files: Vec<ContextFile>,
+    /// Context files (`AGENTS.md`...) for children's system prompts, as
+    /// they are when a child starts.
+    pub context_files: SharedContextFiles,
     /// Depth and parallelism (settings, or the main spec's `[subagents]`).
     pub policy: SubagentPolicy,
 }

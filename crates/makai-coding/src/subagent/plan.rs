@@ -86,8 +86,12 @@ pub(super) fn plan(
         ThinkingLevel::Off
     };
 
-    let mut system_prompt =
-        build_system_prompt(&spec, &parent.env.context_files, &parent.env.cwd, today());
+    let mut system_prompt = build_system_prompt(
+        &spec,
+        &parent.env.context_files.get(),
+        &parent.env.cwd,
+        today(),
+    );
     if !withheld.is_empty() {
         system_prompt.push_str(&format!(
             "\n# Tools you do not have here\n\nYour spec lists {}, but the agent that started you does not have them (or may not pass them on), and a sub-agent never has more than its parent. Do the task without them, or say that it needs them.\n",

@@ -97,7 +97,7 @@ impl Fixture {
             models: None,
             sessions: Arc::new(LinkedSessions(self.session.clone())),
             cwd: self.work.path().to_path_buf(),
-            context_files: Vec::new(),
+            context_files: Default::default(),
             policy: Default::default(),
         }))
     }
