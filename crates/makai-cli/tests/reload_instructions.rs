@@ -21,19 +21,9 @@ fn system_prompt_in(request: &Value) -> String {
     system["content"].as_str().unwrap().to_string()
 }
 
-/// Runs `text` to its end.
-async fn run(app: &makai_cli::app::AppSession, text: &str) {
-    app.prompt(text.into(), Vec::new())
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    app.wait_settled(std::time::Duration::from_secs(10)).await;
-}
-
 /// Runs `text` to its end; the system prompt its request carried.
 async fn system_prompt_of(app: &makai_cli::app::AppSession, mock: &Mock, text: &str) -> String {
-    run(app, text).await;
+    ask(app, text).await;
     system_prompt_in(&mock.requests().last().unwrap().body)
 }
 
@@ -80,7 +70,7 @@ fn reloaded_instructions_reach_the_next_runs_system_prompt() {
         assert!(now.ends_with("Appended later."), "{now}");
         assert!(!now.contains("Rule one"), "{now}");
         // A sub-agent started now gets the files as reloaded.
-        run(&app, "delegate").await;
+        ask(&app, "delegate").await;
         let requests = mock.requests();
         let child = requests
             .iter()

@@ -247,18 +247,6 @@ async fn build(env: &Env, extra: &[&str]) -> makai_cli::app::AppSession {
     build_app(env, &args).await
 }
 
-/// Runs `text`; the session has recorded it and its answer when
-/// `wait_settled` returns (it counts the run from its start, before the
-/// session sees its first event).
-async fn ask(app: &makai_cli::app::AppSession, text: &str) {
-    app.prompt(text.into(), Vec::new())
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    app.wait_settled(std::time::Duration::from_secs(10)).await;
-}
-
 /// pi's #11451: after `/tree` moved to before a `/thinking` change, the
 /// level in force was not recorded on the branch the next prompt started,
 /// so resuming the session restored the level from before the change.

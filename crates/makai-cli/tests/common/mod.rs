@@ -480,6 +480,18 @@ pub async fn build_app(env: &Env, args: &makai_cli::cli::Args) -> makai_cli::app
     .unwrap()
 }
 
+/// Runs `text` in an in-process session to its end; the session has
+/// recorded it and its answer when `wait_settled` returns (it counts the
+/// run from its start, before the session sees its first event).
+pub async fn ask(app: &makai_cli::app::AppSession, text: &str) {
+    app.prompt(text.into(), Vec::new())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    app.wait_settled(Duration::from_secs(10)).await;
+}
+
 /// The session for `args`, built in-process with `env`'s home and `layer`
 /// around its model client.
 pub async fn build_layered(
