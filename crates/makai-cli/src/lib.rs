@@ -284,7 +284,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
             .await
         }
         None => {
-            let reopen = session_cwd::reopener(args.clone(), true);
+            let reopen = tui::reopener(args.clone());
             let mut warnings = tui::theme::choose_at_start(&app, &args);
             // A crash since the last report is said once.
             if let Some(said) = home

@@ -398,3 +398,42 @@ fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
     assert!(pane.screen_with_styles().contains("\u{1b}[48;5;17m"));
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// A session of another directory reopened there (`/import`) is drawn
+/// with that project's theme (its `.pi/themes` and its `theme` setting), as
+/// a start there would draw it.
+#[test]
+fn a_session_reopened_in_its_directory_is_drawn_with_its_projects_theme() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    env.settings(json!({"defaultProjectTrust": "always"}));
+    let project = common::project_beside(&env);
+    let themes = project.path().join(".pi/themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    std::fs::write(themes.join("forest.json"), theme("forest", 22)).unwrap();
+    std::fs::write(
+        project.path().join(".pi/settings.json"),
+        json!({"theme": "forest"}).to_string(),
+    )
+    .unwrap();
+    let file = common::session_started_in(
+        &env,
+        project.path().to_str().unwrap(),
+        "the earlier question",
+    );
+
+    let pane = Pane::start(&env, &mock.args());
+    let screen = message_screen(&pane);
+    assert!(!screen.contains("\u{1b}[48;5;22m"), "{screen}");
+    pane.type_text(&format!("/import {}", file.display()));
+    pane.keys(&["Enter"]);
+    pane.wait_text("Imported session");
+    let screen = pane.wait_for("the project's theme", |_| {
+        pane.screen_with_styles().contains("\u{1b}[48;5;22m")
+    });
+    assert!(screen.contains("the earlier question"), "{screen}");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

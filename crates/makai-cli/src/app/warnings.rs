@@ -30,6 +30,12 @@ impl Shared {
 const KEPT_WARNINGS: usize = 32;
 
 impl AppSession {
+    /// Tells the user `text`: on stderr unless a full-screen UI owns the
+    /// terminal, and kept until a UI takes it.
+    pub fn warn(&self, text: String) {
+        self.inner.warn(text);
+    }
+
     /// The warnings not yet shown (oldest first), each handed out once: a
     /// full-screen UI shows what it takes. Those said before the UI started
     /// were also said on stderr, which the UI then hid.

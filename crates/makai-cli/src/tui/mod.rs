@@ -79,6 +79,28 @@ use transcript::Level;
 /// building says (and pi's project trust question) reaches the user.
 pub use crate::session_cwd::Reopen;
 
+/// The interactive UI's [`Reopen`]: the session is built in its directory
+/// as [`crate::session_cwd::reopener`] builds it (the trust question asked
+/// first), then what the UI draws with is chosen for it as at start: the
+/// theme (its project's themes and `theme` setting; `--use-theme` still
+/// wins) and the code blocks' indent. What the user should hear of the
+/// themes goes with the session's warnings, which the UI shows.
+pub fn reopener(args: crate::cli::Args) -> Reopen {
+    let build = crate::session_cwd::reopener(args.clone(), true);
+    Box::new(move |session, cwd| {
+        let built = build(session, cwd);
+        let args = args.clone();
+        Box::pin(async move {
+            let app = built.await?;
+            for warning in theme::choose_at_start(&app, &args) {
+                app.warn(warning);
+            }
+            markdown::set_code_block_indent(app.settings());
+            Ok(app)
+        })
+    })
+}
+
 /// Runs the interactive UI until the user leaves; returns the exit code.
 /// `initial` prompts (from the command line) are sent one run after another.
 /// A session of another directory the user opens is built by `reopen` and
