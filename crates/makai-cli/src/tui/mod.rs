@@ -48,6 +48,7 @@ pub mod progress;
 pub mod regular;
 pub mod render;
 pub mod resume;
+mod resume_order;
 pub mod scoped_models;
 pub mod screen;
 pub mod scrollbar;
