@@ -98,6 +98,9 @@ fn shift_l_labels_an_entry_of_the_tree_and_clears_it() {
         set[1]
     );
     pane.keys(&["Escape"]);
+    // Closed before Ctrl+C (sent at once, the two can reach makai in one
+    // read: one key, Alt+Ctrl+C).
+    pane.wait_for("the tree to close", |s| popup(s).is_empty());
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
@@ -199,5 +202,8 @@ fn ctrl_left_and_right_fold_and_unfold_branch_segments_of_the_tree() {
         popup(s).contains("left answer") && !popup(s).contains("right answer")
     });
     pane.keys(&["Escape"]);
+    // Closed before Ctrl+C (sent at once, the two can reach makai in one
+    // read: one key, Alt+Ctrl+C).
+    pane.wait_for("the tree to close", |s| popup(s).is_empty());
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
