@@ -144,10 +144,7 @@ pub fn sources(
 /// theme that does not exist (the terminal's built-in theme is used).
 /// `truecolor`: the terminal shows 24-bit colour ([`truecolor`]).
 pub fn choose(sources: &[PathBuf], setting: Option<&str>, truecolor: bool) -> Vec<String> {
-    let mut set = ThemeSet::built_in();
-    for source in sources {
-        set.add(source);
-    }
+    let set = read_themes(sources);
     let mut said: Vec<String> = set.problems().to_vec();
     // A theme named outright needs nothing of the terminal.
     let named = setting
@@ -185,6 +182,15 @@ pub fn choose(sources: &[PathBuf], setting: Option<&str>, truecolor: bool) -> Ve
     said
 }
 
+/// The built-in themes and those of `sources` (folders or files).
+fn read_themes(sources: &[PathBuf]) -> ThemeSet {
+    let mut set = ThemeSet::built_in();
+    for source in sources {
+        set.add(source);
+    }
+    set
+}
+
 /// `/reload`: reads the themes again from where they were read at start-up
 /// and draws with the active theme as its file now says (pi's `/reload`
 /// reloads themes). Returns how many themes there are and what the user
@@ -194,10 +200,7 @@ pub fn reload() -> (usize, Vec<String>) {
     let Some(loaded) = LOADED.read().unwrap_or_else(|e| e.into_inner()).clone() else {
         return (ThemeSet::built_in().names().count(), Vec::new());
     };
-    let mut set = ThemeSet::built_in();
-    for source in &loaded.sources {
-        set.add(source);
-    }
+    let set = read_themes(&loaded.sources);
     let mut said: Vec<String> = set.problems().to_vec();
     let active = active_name();
     match set.get(&active) {
