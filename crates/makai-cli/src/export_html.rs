@@ -322,8 +322,8 @@ pub fn export(app: &AppSession, output: Option<&str>) -> Result<String, CliError
 /// Returns the gist's address. `sessionShareDestination: "radius"` is
 /// refused (makai has no Radius support); `auto` and `gist` make a gist.
 pub async fn share(app: &AppSession) -> Result<String, CliError> {
-    let destination = app
-        .settings()
+    let settings = app.settings();
+    let destination = settings
         .extra
         .get("sessionShareDestination")
         .and_then(serde_json::Value::as_str)

@@ -399,6 +399,40 @@ fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
 
+/// `/reload` reads the settings again too: a `theme` setting changed
+/// while makai runs switches the UI to the theme it names, and a setting
+/// the session was built with is named as waiting for the next start.
+#[test]
+fn reload_switches_to_the_theme_the_changed_setting_names() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    let themes = env.pi_dir().join("themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    std::fs::write(themes.join("ocean.json"), theme("ocean", 52)).unwrap();
+    std::fs::write(themes.join("forest.json"), theme("forest", 22)).unwrap();
+    env.settings(json!({"theme": "ocean"}));
+
+    let pane = Pane::start(&env, &mock.args());
+    let screen = message_screen(&pane);
+    assert!(screen.contains("\u{1b}[48;5;52m"), "{screen}");
+
+    let elsewhere = env.home.path().join("elsewhere");
+    env.settings(json!({"theme": "forest", "sessionDir": elsewhere}));
+    pane.type_text("/reload");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2 settings changed (sessionDir, theme)");
+    pane.wait_text("takes effect when makai starts again: sessionDir");
+    let screen = pane.wait_for("the forest theme's colours", |_| {
+        pane.screen_with_styles().contains("\u{1b}[48;5;22m")
+    });
+    assert!(screen.contains("hello there"), "{screen}");
+    assert!(!pane.screen_with_styles().contains("\u{1b}[48;5;52m"));
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
 /// A session of another directory reopened there (`/import`) is drawn
 /// with that project's theme (its `.pi/themes` and its `theme` setting), as
 /// a start there would draw it.

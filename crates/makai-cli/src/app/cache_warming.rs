@@ -41,7 +41,7 @@ impl AgentHooks for SessionHooks {
 
 impl WarmingHost for Shared {
     fn mode(&self) -> CacheWarmingMode {
-        self.settings.cache_warming
+        self.settings().cache_warming
     }
 
     fn transcript_mark(&self) -> TranscriptMark {

@@ -108,7 +108,7 @@ impl Shared {
     /// Off when settings say `"autoTitle": false` or `MAKAI_AUTO_TITLE=0`.
     fn spawn_title(self: &Arc<Self>) {
         let off_by_env = std::env::var("MAKAI_AUTO_TITLE").is_ok_and(|v| v == "0");
-        let off_by_settings = self.settings.extra.get("autoTitle") == Some(&Value::Bool(false));
+        let off_by_settings = self.settings().extra.get("autoTitle") == Some(&Value::Bool(false));
         if off_by_env
             || off_by_settings
             || makai_coding::session::title::needs_title(&self.session).is_none()

@@ -28,6 +28,7 @@ mod prompting;
 mod queue;
 mod resources;
 mod sessions;
+pub mod settings_reload;
 pub mod setup;
 pub mod stats;
 mod tool_setup;
@@ -88,7 +89,10 @@ pub(crate) struct Shared {
     /// The catalog; a llama.cpp router's models change with `/llama`.
     registry: std::sync::RwLock<ModelRegistry>,
     keys: KeyResolver,
-    settings: Settings,
+    /// The settings in force; replaced by `/reload` (`settings_reload.rs`).
+    settings: std::sync::RwLock<Arc<Settings>>,
+    /// What reading the settings again needs, and the flags that beat them.
+    settings_source: settings_reload::SettingsSource,
     cwd: PathBuf,
     /// Where new sessions go; `None` keeps sessions in memory.
     store: Option<Arc<dyn SessionStore>>,
@@ -98,8 +102,9 @@ pub(crate) struct Shared {
     instruction_sources: InstructionSources,
     /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
     resources: Mutex<Arc<Resources>>,
-    /// Which resources are loaded and whether skills go into the system prompt.
-    resource_options: ResourceOptions,
+    /// Which resources are loaded and whether skills go into the system
+    /// prompt; the settings' lists in it change with `/reload`.
+    resource_options: Mutex<ResourceOptions>,
     subscribers: Mutex<Vec<delivery::Subscriber>>,
     state: Mutex<AppState>,
     /// The MCP servers whose ready tools join every run.
@@ -167,6 +172,8 @@ pub struct AppParts {
     pub keys: KeyResolver,
     /// Settings.
     pub settings: Settings,
+    /// What reading the settings again (`/reload`) needs.
+    pub settings_source: settings_reload::SettingsSource,
     /// The working directory.
     pub cwd: PathBuf,
     /// Where new sessions go (`None`: in memory).
@@ -220,13 +227,14 @@ impl AppSession {
             session: parts.session,
             registry: std::sync::RwLock::new(parts.registry),
             keys: parts.keys,
-            settings: parts.settings,
+            settings: std::sync::RwLock::new(Arc::new(parts.settings)),
+            settings_source: parts.settings_source,
             cwd: parts.cwd,
             store: parts.store,
             system_prompts: Mutex::new(parts.system_prompts),
             instruction_sources: parts.instruction_sources,
             resources: Mutex::new(Arc::new(parts.resources)),
-            resource_options: parts.resource_options,
+            resource_options: Mutex::new(parts.resource_options),
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
             mcp: parts.mcp,
@@ -289,9 +297,9 @@ impl AppSession {
         &self.inner.trust
     }
 
-    /// The settings in force.
-    pub fn settings(&self) -> &Settings {
-        &self.inner.settings
+    /// The settings in force (read again by [`AppSession::reload_settings`]).
+    pub fn settings(&self) -> Arc<Settings> {
+        self.inner.settings()
     }
 
     /// The approvals (modes set their prompt here).
@@ -311,8 +319,9 @@ impl AppSession {
             (st.auto_compaction, st.auto_retry)
         };
         let model = self.model();
-        let c = &self.inner.settings.compaction;
-        let r = &self.inner.settings.retry;
+        let settings = self.settings();
+        let c = &settings.compaction;
+        let r = &settings.retry;
         let budget = model
             .context_window
             .saturating_sub(c.reserve_tokens)

@@ -22,12 +22,7 @@ impl AppSession {
     /// `base` (the run's system prompt) with the overview section appended
     /// when the run calls for it: by default when it offers no tools.
     pub(crate) async fn with_overview(&self, mut base: String, tools_offered: bool) -> String {
-        if !self
-            .inner
-            .settings
-            .workspace_overview
-            .unwrap_or(!tools_offered)
-        {
+        if !self.settings().workspace_overview.unwrap_or(!tools_offered) {
             return base;
         }
         let model = self.model();

@@ -75,7 +75,8 @@ impl AppSession {
     /// Finds the skills and templates again (`/reload`); the next run's
     /// system prompt lists the new skills. Returns the new resources.
     pub fn reload_resources(&self) -> Arc<Resources> {
-        let fresh = Arc::new(self.inner.resource_options.discover(&self.inner.cwd));
+        let options = lock(&self.inner.resource_options).clone();
+        let fresh = Arc::new(options.discover(&self.inner.cwd));
         *lock(&self.inner.resources) = fresh.clone();
         fresh
     }
@@ -89,7 +90,7 @@ impl AppSession {
             return prompts.without_tools;
         }
         let mut prompt = prompts.with_tools;
-        if self.inner.resource_options.skills_in_prompt
+        if lock(&self.inner.resource_options).skills_in_prompt
             && let Some(section) = self.resources().skills_prompt_section()
         {
             prompt.push_str("\n\n");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use makai_agent::{
     Agent, AgentLoopConfig, BudgetedClient, InProcessClient, Ledger, ProtocolClient, ToolSet,
 };
-use makai_ai::{ThinkingBudgets, ThinkingLevel};
+use makai_ai::ThinkingLevel;
 use makai_coding::agent_spec::DEFAULT_AGENT;
 use makai_coding::session::SharedSession;
 use makai_coding::tools::codemode::CODEMODE_TOOL_NAME;
@@ -387,13 +387,6 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     // the working-directory overview when it gets no tools.)
     let start_with_tools = !start_without_tools && !tools.is_empty();
 
-    let mut budgets = ThinkingBudgets::default();
-    if let Some(b) = &settings.thinking_budgets {
-        budgets.minimal = b.minimal.unwrap_or(budgets.minimal);
-        budgets.low = b.low.unwrap_or(budgets.low);
-        budgets.medium = b.medium.unwrap_or(budgets.medium);
-        budgets.high = b.high.unwrap_or(budgets.high);
-    }
     // Every model call of the session (runs, compaction, titles) goes through
     // this client, which resolves the key once per request.
     let mut client: Arc<dyn ProtocolClient> =
@@ -413,10 +406,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         .cwd(cwd.clone())
         .partial_snapshots(false)
         .thinking(thinking)
-        .thinking_budgets(budgets)
         .session_id(session.lock().id().to_string())
         .cache_retention(cache_retention_from_env())
-        .steering(args.steering.unwrap_or(settings.steering_delivery))
         // Dry run is the agent's: every tool that is not read-only (built-in,
         // MCP, sub-agent) only says what it would do.
         .dry_run(args.dry_run)
@@ -428,9 +419,13 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         builder = builder.temperature(makai_local::TEMPERATURE);
     }
     let mut config = builder.build();
-    config.options.read_interval = settings.stream_read_interval();
-    config.options.idle_timeout = settings.http_idle_timeout();
-    config.options.merge_deltas = settings.stream_merge_deltas.unwrap_or(true);
+    // Thinking budgets, steering delivery, the stream's reading (`/reload`
+    // applies them again).
+    let settings_source = super::settings_reload::SettingsSource {
+        home: home.clone(),
+        steering_flag: args.steering,
+    };
+    super::settings_reload::apply_to_config(&mut config, &settings, &settings_source);
     config.limits = limits.execution();
     if model.provider == makai_local::PROVIDER && start_with_tools {
         // A turn limit of the user's own wins.
@@ -462,6 +457,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         registry,
         keys,
         settings,
+        settings_source,
         cwd,
         store,
         system_prompts,
@@ -546,6 +542,6 @@ fn absolute(cwd: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<std::pat
 
 /// The strings of the settings' list `key` (pi's resource arrays; paths
 /// already resolved by the settings loader).
-fn setting_list(settings: &Settings, key: &str) -> Vec<String> {
+pub(super) fn setting_list(settings: &Settings, key: &str) -> Vec<String> {
     makai_coding::settings::strings_of(settings.extra.get(key))
 }

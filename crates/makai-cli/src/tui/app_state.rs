@@ -2,6 +2,7 @@
 //! footer figures, updated from the session's events.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use makai_rpc::SessionEvent;
@@ -217,41 +218,50 @@ pub fn hardware_cursor(
 }
 
 impl UiState {
+    /// Puts the settings of how the UI reads and draws in force: at start,
+    /// and again after `/reload` read the settings files again (the
+    /// conversation is drawn again with them; a selection and the scrollbar's
+    /// state are kept).
+    pub fn apply_settings(&mut self, settings: &makai_coding::settings::Settings, cwd: &Path) {
+        let extra = &settings.extra;
+        self.completion_rows = extra
+            .get("autocompleteMaxVisible")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(0, |n| n.clamp(3, 20) as usize);
+        self.wheel = super::wheel::Wheel::new(settings);
+        self.scrollbar.mode =
+            super::scrollbar::Mode::from_setting(extra.get("fullscreenScrollbar"));
+        self.selection.copy_on_select =
+            extra.get("fullscreenCopyOnSelect") != Some(&serde_json::Value::Bool(false));
+        self.cache_notices.configure(settings);
+        self.editor_padding = extra
+            .get("editorPaddingX")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(0, |n| n.min(3) as u16);
+        self.hardware_cursor = hardware_cursor(settings, |name| std::env::var(name).ok());
+        self.output_pad = output_pad(settings);
+        super::links::configure(extra.get("terminal"), cwd);
+        super::markdown::set_code_block_indent(settings);
+        // Rows drawn with the old indent or links are drawn again.
+        self.cache.forget_rows();
+        self.dirty = true;
+    }
+
     /// A state showing the session's transcript, thinking visible unless the
     /// settings hide it.
     pub fn new(app: &AppSession) -> Self {
         let settings = app.settings();
+        let settings = &*settings;
         let mut st = UiState {
             show_thinking: !settings.hide_thinking_block,
             // pi's `"header"` keeps the greeting: makai shows no resource
             // listing or model scope line at start-up for it to hide.
             quiet_startup: settings.extra.get("quietStartup")
                 == Some(&serde_json::Value::Bool(true)),
-            completion_rows: settings
-                .extra
-                .get("autocompleteMaxVisible")
-                .and_then(serde_json::Value::as_u64)
-                .map_or(0, |n| n.clamp(3, 20) as usize),
-            wheel: super::wheel::Wheel::new(settings),
-            scrollbar: super::scrollbar::Scrollbar::new(super::scrollbar::Mode::from_setting(
-                settings.extra.get("fullscreenScrollbar"),
-            )),
-            selection: super::selection::Selection::new(
-                settings.extra.get("fullscreenCopyOnSelect")
-                    != Some(&serde_json::Value::Bool(false)),
-            ),
-            cache_notices: super::cache_notices::CacheNotices::new(settings),
-            editor_padding: settings
-                .extra
-                .get("editorPaddingX")
-                .and_then(serde_json::Value::as_u64)
-                .map_or(0, |n| n.min(3) as u16),
-            hardware_cursor: hardware_cursor(settings, |name| std::env::var(name).ok()),
-            output_pad: output_pad(settings),
             dirty: true,
             ..Default::default()
         };
-        super::links::configure(settings.extra.get("terminal"), app.cwd());
+        st.apply_settings(settings, app.cwd());
         let choice =
             super::images::ImageChoice::from_settings(settings.extra.get("terminal"), |name| {
                 std::env::var(name).ok()

@@ -33,6 +33,11 @@ impl CacheNotices {
         }
     }
 
+    /// Turns the notices on or off as the settings now say (`/reload`).
+    pub fn configure(&mut self, settings: &makai_coding::Settings) {
+        self.enabled = Self::new(settings).enabled;
+    }
+
     /// A cache-warming refresh that cost `cost` was recorded: its notice,
     /// one line for consecutive refreshes (`Cache warmed: $0.045`).
     pub fn on_warmed(&mut self, transcript: &mut Transcript, cost: f64) {

@@ -68,7 +68,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "reload",
-        "Find skills, prompt templates and themes again, re-read AGENTS.md and keybindings.json",
+        "Re-read the settings, keybindings.json and AGENTS.md; find skills, prompt templates and themes again",
     ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("help", "Show the commands"),

@@ -416,25 +416,54 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
         .notice(Level::Info, format!("MCP servers:\n{}", lines.join("\n")));
 }
 
-/// `/reload`: finds skills and prompt templates again, reads the themes
-/// again (the active one drawn as its file now says), the instructions
-/// (context files, `SYSTEM.md`, `APPEND_SYSTEM.md`: the next run's system
-/// prompt has them) and the key bindings.
+/// `/reload`: reads the settings again (what the UI draws with, the
+/// agent's configuration, the `theme` setting: [`AppSession::reload_settings`]),
+/// finds skills and prompt templates again, reads the themes again (the
+/// active one drawn as its file now says), the instructions (context files,
+/// `SYSTEM.md`, `APPEND_SYSTEM.md`: the next run's system prompt has them)
+/// and the key bindings.
 pub fn reload(ctx: &mut Ctx<'_>) {
+    let settings = ctx.app.reload_settings();
+    let fresh = ctx.app.settings();
+    ctx.st.apply_settings(&fresh, ctx.app.cwd());
+    if settings.changed.iter().any(|k| k == "hideThinkingBlock") {
+        ctx.st.show_thinking = !fresh.hide_thinking_block;
+    }
     ctx.st.load_keymap();
     let r = ctx.app.reload_resources();
-    let (themes, theme_warnings) = super::theme::reload();
+    let theme_setting = settings
+        .changed
+        .iter()
+        .any(|k| k == "theme")
+        .then_some(fresh.theme.as_deref().unwrap_or("dark"));
+    let (themes, theme_warnings) = super::theme::reload(theme_setting);
     let instructions = ctx.app.reload_instructions();
     let mut text = format!(
-        "Reloaded: {} skills, {} prompt templates, {themes} themes, {} context files.",
+        "Reloaded: {} skills, {} prompt templates, {themes} themes, {} context files, {}.",
         r.skills.len(),
         r.templates.len(),
-        instructions.context_files.len()
+        instructions.context_files.len(),
+        match settings.changed.len() {
+            0 => "settings unchanged".to_string(),
+            1 => format!("1 setting changed ({})", settings.changed[0]),
+            n => format!("{n} settings changed ({})", settings.changed.join(", ")),
+        }
     );
+    if !settings.at_next_start.is_empty() {
+        text.push_str(&format!(
+            "\n  takes effect when makai starts again: {}",
+            settings.at_next_start.join(", ")
+        ));
+    }
     for w in &r.warnings {
         text.push_str(&format!("\n  {w}"));
     }
-    for w in theme_warnings.iter().chain(&instructions.warnings) {
+    for w in settings
+        .warnings
+        .iter()
+        .chain(&theme_warnings)
+        .chain(&instructions.warnings)
+    {
         text.push_str(&format!("\n  {w}"));
     }
     ctx.st.notice(Level::Info, text);

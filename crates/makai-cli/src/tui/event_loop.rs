@@ -398,7 +398,7 @@ pub async fn run(
         ctx.st.resume.at_start = true;
         super::resume::open_resume(&mut ctx, super::resume::ResumeScope::Start);
     }
-    let mut progress = super::progress::TerminalProgress::new(app.settings());
+    let mut progress = super::progress::TerminalProgress::new(&app.settings());
     let mut reports = super::program_status::ProgramStatus::new(reporting);
     // Put back when the UI ends, however it ends.
     let mut title = super::terminal_title::TerminalTitle::start();

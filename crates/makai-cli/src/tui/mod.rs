@@ -96,7 +96,7 @@ pub fn reopener(args: crate::cli::Args) -> Reopen {
             for warning in theme::choose_at_start(&app, &args) {
                 app.warn(warning);
             }
-            markdown::set_code_block_indent(app.settings());
+            markdown::set_code_block_indent(&app.settings());
             Ok(app)
         })
     })
@@ -117,9 +117,9 @@ pub async fn run(
     pick_session: bool,
     mode: Option<terminal::TuiMode>,
 ) -> i32 {
-    let mode = terminal::TuiMode::of(mode, app.settings());
+    let mode = terminal::TuiMode::of(mode, &app.settings());
     let clear_on_shrink =
-        terminal::clear_on_shrink(app.settings(), |name| std::env::var(name).ok());
+        terminal::clear_on_shrink(&app.settings(), |name| std::env::var(name).ok());
     let mut tui = match terminal::Tui::enter(mode, clear_on_shrink) {
         Ok(t) => t,
         Err(e) => {
@@ -204,7 +204,7 @@ fn leave_output(app: &AppSession, st: &mut app_state::UiState, mode: terminal::T
         .any(|i| matches!(i.kind, transcript::ItemKind::User(_)));
     let hint = (said_something && app.session_location().is_some())
         .then(|| exit_output::resume_hint(&app.session_id()));
-    let transcript = match exit_output::ExitOutput::of(app.settings()) {
+    let transcript = match exit_output::ExitOutput::of(&app.settings()) {
         // Regular mode's conversation is in the scrollback already.
         _ if mode == terminal::TuiMode::Regular => false,
         exit_output::ExitOutput::Transcript => true,

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use makai_theme::{Role, Theme, ThemeSet};
 use ratatui::style::{Color, Modifier, Style};
@@ -30,6 +30,10 @@ static GENERATION: AtomicU32 = AtomicU32::new(0);
 /// The themes read at start-up (or by the last `/reload`), to switch
 /// between in `/settings`.
 static LOADED: RwLock<Option<Loaded>> = RwLock::new(None);
+
+/// `--use-theme` chose the theme: a `theme` setting changed by `/reload`
+/// does not replace it.
+static PINNED: AtomicBool = AtomicBool::new(false);
 
 /// The themes read, where they were read from, and whether the terminal
 /// shows 24-bit colour.
@@ -193,16 +197,34 @@ fn read_themes(sources: &[PathBuf]) -> ThemeSet {
 
 /// `/reload`: reads the themes again from where they were read at start-up
 /// and draws with the active theme as its file now says (pi's `/reload`
-/// reloads themes). Returns how many themes there are and what the user
-/// should hear: invalid theme files, and an active theme whose file is gone
-/// (its colours stay until another theme is chosen).
-pub fn reload() -> (usize, Vec<String>) {
+/// reloads themes); `setting`: the `theme` setting, when the settings read
+/// again changed it, names the theme to draw with instead (unless
+/// `--use-theme` chose one). Returns how many themes there are and what
+/// the user should hear: invalid theme files, a theme setting that names
+/// no theme, and an active theme whose file is gone (its colours stay
+/// until another theme is chosen).
+pub fn reload(setting: Option<&str>) -> (usize, Vec<String>) {
     let Some(loaded) = LOADED.read().unwrap_or_else(|e| e.into_inner()).clone() else {
         return (ThemeSet::built_in().names().count(), Vec::new());
     };
     let set = read_themes(&loaded.sources);
     let mut said: Vec<String> = set.problems().to_vec();
-    let active = active_name();
+    let mut active = active_name();
+    if let Some(name) = setting.map(str::trim)
+        && !PINNED.load(Ordering::Relaxed)
+    {
+        if set.get(name).is_some() {
+            active = name.to_string();
+        } else if name == "system" || name.contains('/') {
+            // The terminal's colours are asked at start-up only: asking
+            // now would read the keys the UI reads.
+            said.push(format!(
+                "the theme setting \"{name}\" takes effect when makai starts again"
+            ));
+        } else {
+            said.push(format!("the theme setting names no theme: {name}"));
+        }
+    }
     match set.get(&active) {
         Some(theme) => activate(theme, loaded.truecolor),
         None => said.push(format!(
@@ -235,6 +257,7 @@ pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) ->
         )
     };
     paths.extend(args.theme.iter().map(|p| app.cwd().join(p)));
+    PINNED.store(args.use_theme.is_some(), Ordering::Relaxed);
     let setting = args.use_theme.as_deref().or(settings.theme.as_deref());
     let truecolor = truecolor(
         settings

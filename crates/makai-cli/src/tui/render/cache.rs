@@ -121,6 +121,12 @@ impl Rows {
 }
 
 impl RenderCache {
+    /// Drops every item's rows: the next frame draws them again (settings
+    /// that change how items are drawn but not the [`View`]).
+    pub fn forget_rows(&mut self) {
+        self.entries.clear();
+    }
+
     /// Brings item `i`'s rows up to date (rows folded stay folded while
     /// the item and the view do not change).
     pub(super) fn refresh(&mut self, i: usize, item: &Item, view: View) {
