@@ -129,3 +129,70 @@ fn reloaded_settings_are_in_force_for_what_comes_next() {
         );
     });
 }
+
+/// The tool names a request offered the model.
+fn offered_tools(mock: &Mock) -> Vec<String> {
+    let requests = mock.requests();
+    let body = &requests.last().unwrap().body;
+    let mut names: Vec<String> = body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// pi's rule: `/reload` enables the tools newly added to `defaultTools`;
+/// a tool removed from it stays, and one the session is built with or
+/// without (`codemode`) waits for the next start, which the user is told.
+#[test]
+fn reload_enables_the_tools_newly_added_to_default_tools() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    env.settings(json!({"autoTitle": false, "defaultTools": ["read", "bash"]}));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
+        ask(&app, "first").await;
+        assert_eq!(offered_tools(&mock), vec!["bash", "read"]);
+
+        env.settings(json!({
+            "autoTitle": false,
+            "defaultTools": ["read", "grep", "codemode"],
+        }));
+        let reloaded = app.reload_settings();
+        assert_eq!(reloaded.enabled_tools, vec!["grep"]);
+        assert!(reloaded.at_next_start.is_empty(), "{reloaded:?}");
+        assert_eq!(
+            reloaded.warnings,
+            vec!["defaultTools: codemode is enabled when makai starts again"]
+        );
+        ask(&app, "second").await;
+        assert_eq!(offered_tools(&mock), vec!["bash", "grep", "read"]);
+
+        // Reading the same settings again enables nothing more.
+        let again = app.reload_settings();
+        assert!(again.enabled_tools.is_empty(), "{again:?}");
+        assert!(again.changed.is_empty(), "{again:?}");
+    });
+
+    // A plain `--tools` list fixes the tools, also on reload (pi's rule).
+    let env = Env::new();
+    env.settings(json!({"autoTitle": false, "defaultTools": ["read"]}));
+    runtime.block_on(async {
+        let app = build_app(&env, &run_args(&env, &mock.v1(), &["--tools", "read"])).await;
+        env.settings(json!({"autoTitle": false, "defaultTools": ["read", "grep"]}));
+        let reloaded = app.reload_settings();
+        assert!(reloaded.enabled_tools.is_empty(), "{reloaded:?}");
+        ask(&app, "third").await;
+        assert_eq!(offered_tools(&mock), vec!["read"]);
+    });
+}

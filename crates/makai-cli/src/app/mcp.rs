@@ -34,7 +34,7 @@ impl AppSession {
         }
         let (direct, indirect) = self.mcp_tools();
         let reach = &self.inner.codemode;
-        let base = &self.inner.base_tools;
+        let base = super::lock(&self.inner.base_tools).clone();
         // The tools standing by for the configured servers are offered
         // whether or not those servers are connected yet (a script waits for
         // them), so the declarations do not change when they connect.

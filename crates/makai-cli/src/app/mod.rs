@@ -109,8 +109,9 @@ pub(crate) struct Shared {
     state: Mutex<AppState>,
     /// The MCP servers whose ready tools join every run.
     mcp: Option<makai_mcp::McpManager>,
-    /// The agent's own tools (the MCP tools are added to these before each run).
-    base_tools: makai_agent::ToolSet,
+    /// The agent's own tools (the MCP tools are added to these before each
+    /// run); `/reload` adds those newly added to `defaultTools`.
+    base_tools: Mutex<makai_agent::ToolSet>,
     /// How `codemode` reaches the MCP tools the model is not offered.
     codemode: mcp::CodemodeReach,
     /// Runs started through [`AppSession::start_prompt`] (a run an abort's
@@ -238,7 +239,7 @@ impl AppSession {
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
             mcp: parts.mcp,
-            base_tools,
+            base_tools: Mutex::new(base_tools),
             codemode: parts.codemode,
             runs_started: std::sync::atomic::AtomicU64::new(0),
             settled: tokio::sync::watch::Sender::new(0),

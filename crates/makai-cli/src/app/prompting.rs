@@ -66,7 +66,8 @@ impl AppSession {
         if !self.inner.first_turn_policy {
             return;
         }
-        let defs = self.inner.base_tools.definitions();
+        let base = super::lock(&self.inner.base_tools).clone();
+        let defs = base.definitions();
         let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
         let choice = makai_coding::first_turn::first_turn_tool(text, &self.inner.cwd, &names)
             .map(|tool| makai_ai::ToolChoice::Tool(tool.into()));

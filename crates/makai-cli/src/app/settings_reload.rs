@@ -6,7 +6,10 @@
 //! configured with at start (compaction, retries, the steering and
 //! follow-up queues, thinking budgets, the stream's read interval and idle
 //! timeout) is configured again for the next run; skills and prompt
-//! templates are found again with the settings' lists. A setting the
+//! templates are found again with the settings' lists; the built-in tools
+//! newly added to `defaultTools` are enabled (pi's rule: a tool removed
+//! from it stays; `task`, `codemode` and `tool_search` wait for the next
+//! start, as does every tool when the command line chose them). A setting the
 //! session was built with (the model, the sandbox, the store, the tools'
 //! environment...) takes effect at the next start, and the notice says so.
 //! A command-line flag still wins over the setting it overrides.
@@ -29,6 +32,10 @@ pub struct SettingsSource {
     pub home: Option<PathBuf>,
     /// `--steering`: beats `steeringDelivery`.
     pub steering_flag: Option<SteeringBehavior>,
+    /// How the command line chose the tools.
+    pub tools: super::tool_setup::ToolsAtStart,
+    /// Where the session's built-in tools run (`None`: `--no-tools`).
+    pub tool_env: Option<makai_coding::tools::ToolEnv>,
 }
 
 /// What [`AppSession::reload_settings`] did.
@@ -40,6 +47,9 @@ pub struct SettingsReloaded {
     /// Those of `changed` that the session was built with: they take effect
     /// when makai starts again.
     pub at_next_start: Vec<String>,
+    /// The tools newly added to `defaultTools`, enabled now (pi's rule:
+    /// tools removed from the setting stay).
+    pub enabled_tools: Vec<String>,
     /// What the user should hear: a settings file that cannot be read keeps
     /// the settings in force, and says why.
     pub warnings: Vec<String>,
@@ -56,7 +66,6 @@ const AT_START: &[&str] = &[
     "defaultProjectTrust",
     "defaultProvider",
     "defaultThinkingLevel",
-    "defaultTools",
     "enabledModels",
     "extensions",
     "images",
@@ -173,6 +182,13 @@ impl AppSession {
             options.skill_entries = super::setup::setting_list(&new, "skills");
             options.template_entries = super::setup::setting_list(&new, "prompts");
         }
+        let (enabled_tools, mut warnings) = self.enable_added_tools(&old, &new);
+        warnings.extend(
+            loaded
+                .warnings
+                .into_iter()
+                .map(|w| format!("settings: {w}")),
+        );
         let changed = changed_keys(&old, &new);
         let at_next_start = changed
             .iter()
@@ -182,12 +198,33 @@ impl AppSession {
         SettingsReloaded {
             changed,
             at_next_start,
-            warnings: loaded
-                .warnings
-                .into_iter()
-                .map(|w| format!("settings: {w}"))
-                .collect(),
+            enabled_tools,
+            warnings,
         }
+    }
+
+    /// Enables the built-in tools `new`'s `defaultTools` adds to `old`'s;
+    /// returns their names and what waits for the next start.
+    fn enable_added_tools(&self, old: &Settings, new: &Settings) -> (Vec<String>, Vec<String>) {
+        let shared = &self.inner;
+        let source = &shared.settings_source;
+        let Some(env) = &source.tool_env else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut added = source.tools.newly_added(
+            &shared.instruction_sources.spec.tools,
+            old.default_tools.as_deref(),
+            new.default_tools.as_deref(),
+        );
+        let mut base = lock(&shared.base_tools);
+        added.retain(|n| base.get(n).is_none());
+        let (tools, waiting) = super::tool_setup::build_added(env, &added);
+        if tools.is_empty() {
+            return (Vec::new(), waiting);
+        }
+        let names = tools.iter().map(|t| t.name().to_string()).collect();
+        *base = makai_agent::ToolSet::new(base.iter().cloned().chain(tools));
+        (names, waiting)
     }
 }
 

@@ -306,10 +306,10 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let direct_demoted = selection
         .as_ref()
         .is_some_and(|s| s.declared.as_ref().is_some_and(Vec::is_empty));
-    let tools = if tools_off {
-        Vec::new()
+    let (tools, tool_env) = if tools_off {
+        (Vec::new(), None)
     } else {
-        super::tool_setup::session_tools(
+        let (tools, env) = super::tool_setup::session_tools(
             super::tool_setup::ToolInputs {
                 args,
                 settings: &settings,
@@ -328,7 +328,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             },
             &mut codemode_reach,
             &mut said,
-        )?
+        )?;
+        (tools, Some(env))
     };
 
     if let Some(sp) = &args.system_prompt {
@@ -424,6 +425,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     let settings_source = super::settings_reload::SettingsSource {
         home: home.clone(),
         steering_flag: args.steering,
+        tools: super::tool_setup::ToolsAtStart::of(args, &settings),
+        tool_env,
     };
     super::settings_reload::apply_to_config(&mut config, &settings, &settings_source);
     config.limits = limits.execution();

@@ -44,13 +44,15 @@ pub(super) struct ToolInputs<'a> {
     pub direct_demoted: bool,
 }
 
-/// The session's tools; `reach` learns the tools standing by for the MCP
-/// servers' tools, `said` what the user is told.
+/// The session's tools, and the environment its built-in tools run in
+/// (kept: `/reload` builds the tools newly added to `defaultTools` in it);
+/// `reach` learns the tools standing by for the MCP servers' tools, `said`
+/// what the user is told.
 pub(super) fn session_tools(
     inputs: ToolInputs<'_>,
     codemode_reach: &mut super::mcp::CodemodeReach,
     said: &mut Vec<String>,
-) -> Result<Vec<Arc<dyn Tool>>, CliError> {
+) -> Result<(Vec<Arc<dyn Tool>>, ToolEnv), CliError> {
     let ToolInputs {
         args,
         settings,
@@ -152,7 +154,7 @@ pub(super) fn session_tools(
     let mut tools = if names.is_empty() {
         Vec::new()
     } else {
-        tools_by_names(env, &names.join(","))
+        tools_by_names(env.clone(), &names.join(","))
             .map_err(|e| CliError::Usage(format!("--tools {}: {e}", names.join(","))))?
     };
     if task {
@@ -234,7 +236,111 @@ pub(super) fn session_tools(
             ),
         );
     }
-    Ok(tools)
+    Ok((tools, env))
+}
+
+/// How the command line chose the tools at start: what `/reload` needs to
+/// enable the tools newly added to `defaultTools` as pi does (a plain
+/// `--tools` list, `--no-tools`, `--no-builtin-tools` or an agent spec
+/// fixes them; `--tools` of `+name`/`-name` entries applies to the
+/// reloaded setting too; `--exclude-tools` still excludes).
+#[derive(Clone, Debug, Default)]
+pub struct ToolsAtStart {
+    /// The setting does not choose the tools.
+    pub fixed: bool,
+    /// `--tools`' `+name` and `-name` entries.
+    pub changes: Vec<String>,
+    /// `--exclude-tools`' patterns.
+    pub excluded: Vec<String>,
+}
+
+impl ToolsAtStart {
+    /// How `args` chose the tools.
+    pub(super) fn of(args: &Args, settings: &Settings) -> Self {
+        let entries: Vec<String> = args
+            .tools
+            .as_deref()
+            .map(makai_coding::tools::selection::parse_list)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| !super::mcp::McpSelection::is_mcp_entry(e))
+            .collect();
+        let plain = entries
+            .iter()
+            .any(|e| !e.starts_with('+') && !e.starts_with('-'));
+        ToolsAtStart {
+            fixed: plain
+                || args.no_tools
+                || args.no_builtin_tools
+                || args.agent.is_some()
+                || settings.default_agent.is_some(),
+            changes: if plain { Vec::new() } else { entries },
+            excluded: excluded_tools(args),
+        }
+    }
+
+    /// The tools a `defaultTools` setting of `list` selects from the
+    /// agent's `spec_tools`, with the command line's changes.
+    fn select(&self, spec_tools: &[String], list: Option<&[String]>) -> Vec<String> {
+        let mut names = match list {
+            Some(list) => makai_coding::tools::select_tools(spec_tools, list),
+            None => spec_tools.to_vec(),
+        };
+        if !self.changes.is_empty() {
+            names = makai_coding::tools::select_tools(&names, &self.changes);
+        }
+        names.retain(|n| !super::model::tool_excluded(n, &self.excluded));
+        names
+    }
+
+    /// The tools `/reload` enables (pi's rule): those the new `defaultTools`
+    /// selects and the old one did not. Tools removed from the setting stay.
+    pub(super) fn newly_added(
+        &self,
+        spec_tools: &[String],
+        old: Option<&[String]>,
+        new: Option<&[String]>,
+    ) -> Vec<String> {
+        if self.fixed {
+            return Vec::new();
+        }
+        let before = self.select(spec_tools, old);
+        self.select(spec_tools, new)
+            .into_iter()
+            .filter(|n| !before.contains(n))
+            .collect()
+    }
+}
+
+/// The built-in tools among `names`, built in `env`; the others (`task`,
+/// `codemode`, `tool_search`, which the session was built with or without,
+/// and unknown names) are returned with why each waits.
+pub(super) fn build_added(env: &ToolEnv, names: &[String]) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
+    let (built_in, other): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| makai_coding::tools::BUILTIN_TOOL_NAMES.contains(&n.as_str()));
+    let mut waiting: Vec<String> = other
+        .into_iter()
+        .map(
+            |n| match checked_tools(vec![n.clone()], "defaultTools", CliError::Config) {
+                Ok(_) => format!("defaultTools: {n} is enabled when makai starts again"),
+                Err(e) => e.to_string(),
+            },
+        )
+        .collect();
+    let names: Vec<&str> = built_in.iter().map(|n| n.as_str()).collect();
+    let tools = if names.is_empty() {
+        Vec::new()
+    } else {
+        match tools_by_names(env.clone(), &names.join(",")) {
+            Ok(tools) => tools,
+            Err(e) => {
+                waiting.push(format!("defaultTools: {e}"));
+                Vec::new()
+            }
+        }
+    };
+    (tools, waiting)
 }
 
 /// The `--exclude-tools` patterns.

@@ -449,6 +449,12 @@ pub fn reload(ctx: &mut Ctx<'_>) {
             n => format!("{n} settings changed ({})", settings.changed.join(", ")),
         }
     );
+    if !settings.enabled_tools.is_empty() {
+        text.push_str(&format!(
+            "\n  tools enabled (added to defaultTools): {}",
+            settings.enabled_tools.join(", ")
+        ));
+    }
     if !settings.at_next_start.is_empty() {
         text.push_str(&format!(
             "\n  takes effect when makai starts again: {}",
