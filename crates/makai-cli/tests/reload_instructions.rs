@@ -88,3 +88,69 @@ fn reloaded_instructions_reach_the_next_runs_system_prompt() {
         app.shutdown_mcp().await;
     });
 }
+
+/// pi's `/reload` reads a `--system-prompt` or `--append-system-prompt`
+/// file again too (`resolvePromptInput`); a file gone keeps the text read
+/// at start, and the user hears why.
+#[test]
+fn reload_reads_the_system_prompt_flags_files_again() {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    env.settings(json!({"autoTitle": false}));
+    let system = env.work().join("system.md");
+    let extra = env.work().join("extra.md");
+    std::fs::write(&system, "You are the first reviewer.").unwrap();
+    std::fs::write(&extra, "First appended rule.").unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let args = run_args(
+            &env,
+            &mock.v1(),
+            &[
+                "--system-prompt",
+                "system.md",
+                "--append-system-prompt",
+                "extra.md",
+                "--append-system-prompt",
+                "Inline rule.",
+            ],
+        );
+        let app = build_app(&env, &args).await;
+        let first = system_prompt_of(&app, &mock, "first").await;
+        assert!(first.starts_with("You are the first reviewer."), "{first}");
+        assert!(
+            first.ends_with("First appended rule.\n\nInline rule."),
+            "{first}"
+        );
+
+        std::fs::write(&system, "You are the second reviewer.").unwrap();
+        std::fs::write(&extra, "Second appended rule.").unwrap();
+        let reloaded = app.reload_instructions();
+        assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);
+        let now = system_prompt_of(&app, &mock, "second").await;
+        assert!(now.starts_with("You are the second reviewer."), "{now}");
+        assert!(
+            now.ends_with("Second appended rule.\n\nInline rule."),
+            "{now}"
+        );
+
+        std::fs::remove_file(&extra).unwrap();
+        let gone = app.reload_instructions();
+        assert_eq!(gone.warnings.len(), 1, "{:?}", gone.warnings);
+        assert!(
+            gone.warnings[0].contains("--append-system-prompt")
+                && gone.warnings[0].contains("the text read at start stays"),
+            "{:?}",
+            gone.warnings
+        );
+        let kept = system_prompt_of(&app, &mock, "third").await;
+        assert!(
+            kept.ends_with("First appended rule.\n\nInline rule."),
+            "{kept}"
+        );
+        app.shutdown_mcp().await;
+    });
+}

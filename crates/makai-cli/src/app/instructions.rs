@@ -13,6 +13,7 @@ use makai_coding::system_files::SystemFiles;
 use makai_coding::{AgentSpec, build_system_prompt, discover_context_files};
 
 use super::{AppSession, lock};
+use crate::error::CliError;
 
 /// The system prompts of a session's runs.
 #[derive(Clone, Debug, Default)]
@@ -26,15 +27,14 @@ pub struct SystemPrompts {
 }
 
 /// What the system prompts are composed of, kept to compose them again.
-/// The command line's texts are read once, when the session is built.
 #[derive(Clone, Debug)]
 pub struct InstructionSources {
     /// The agent's spec as chosen (its prompt before `SYSTEM.md`).
     pub spec: AgentSpec,
     /// `--system-prompt`'s text: it wins over `SYSTEM.md`.
-    pub system_prompt_flag: Option<String>,
+    pub system_prompt_flag: Option<FlagText>,
     /// `--append-system-prompt`'s texts, after `APPEND_SYSTEM.md`'s.
-    pub appended: Vec<String>,
+    pub appended: Vec<FlagText>,
     /// Sections only a run offered tools gets (codemode's guideline, the
     /// MCP servers reached indirectly).
     pub tool_sections: Vec<String>,
@@ -52,6 +52,61 @@ pub struct InstructionSources {
     /// The context files the prompts were last composed with, shared with
     /// the sub-agents' `task` tool.
     pub files: SharedContextFiles,
+}
+
+/// A `--system-prompt` or `--append-system-prompt` value: its text, or the
+/// file it names, read again whenever the prompts are composed (`/reload`
+/// reads it again, as pi's does).
+#[derive(Clone, Debug)]
+pub struct FlagText {
+    /// The flag (for what the user is told).
+    pub flag: &'static str,
+    /// The text given, or the file's as read when the session was built.
+    pub text: String,
+    /// The file the value named.
+    pub file: Option<PathBuf>,
+}
+
+impl FlagText {
+    /// `value` taken as a file in `cwd` when one of that name exists (a short
+    /// one-line value), else as the text itself.
+    pub fn resolve(value: &str, cwd: &Path, flag: &'static str) -> Result<Self, CliError> {
+        let p = cwd.join(value);
+        if value.len() < 4096 && !value.contains('\n') && p.is_file() {
+            let text = std::fs::read_to_string(&p).map_err(|e| {
+                CliError::Usage(format!("{flag} {}: cannot read it: {e}", p.display()))
+            })?;
+            return Ok(FlagText {
+                flag,
+                text,
+                file: Some(p),
+            });
+        }
+        Ok(FlagText {
+            flag,
+            text: value.to_string(),
+            file: None,
+        })
+    }
+
+    /// The text now: the file read again (when it cannot be, the text read
+    /// when the session was built, and `warnings` says why).
+    fn read(&self, warnings: &mut Vec<String>) -> String {
+        let Some(file) = &self.file else {
+            return self.text.clone();
+        };
+        match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                warnings.push(format!(
+                    "{} {}: cannot read it ({e}); the text read at start stays",
+                    self.flag,
+                    file.display()
+                ));
+                self.text.clone()
+            }
+        }
+    }
 }
 
 /// Instructions composed: the prompts, the context files read, and what
@@ -96,8 +151,9 @@ impl InstructionSources {
         if let Some(file) = &system_files.system {
             spec.system_prompt = file.text.clone();
         }
-        if let Some(text) = &self.system_prompt_flag {
-            spec.system_prompt = text.clone();
+        let mut warnings = system_files.warnings.clone();
+        if let Some(flag) = &self.system_prompt_flag {
+            spec.system_prompt = flag.read(&mut warnings);
         }
         let spec_without_tools = spec.clone().without_tools();
         let date = today();
@@ -107,8 +163,13 @@ impl InstructionSources {
             with_tools.push_str(section);
         }
         let mut without_tools = build_system_prompt(&spec_without_tools, &files, &self.cwd, date);
+        let flags: Vec<String> = self
+            .appended
+            .iter()
+            .map(|f| f.read(&mut warnings))
+            .collect();
         let appended = system_files.append.iter().map(|f| &f.text);
-        for extra in appended.chain(&self.appended) {
+        for extra in appended.chain(&flags) {
             for prompt in [&mut with_tools, &mut without_tools] {
                 prompt.push_str("\n\n");
                 prompt.push_str(extra);
@@ -120,7 +181,7 @@ impl InstructionSources {
                 without_tools,
             },
             files,
-            warnings: system_files.warnings,
+            warnings,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Building an [`AppSession`] from the command line: settings, agent spec,
 //! context files, model, key, tools, session file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use makai_agent::{
@@ -15,6 +15,7 @@ use makai_coding::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use makai_coding::trust::TrustSource;
 use makai_coding::{AgentCatalog, Session, SessionStore, Settings};
 
+use super::instructions::FlagText;
 use super::{AppParts, AppSession, InstructionSources, ResourceOptions};
 use crate::cli::Args;
 use crate::error::CliError;
@@ -29,16 +30,6 @@ pub fn working_dir(args: &Args) -> Result<PathBuf, CliError> {
             .map_err(|e| CliError::config(format!("cannot read the current directory: {e}")))?,
     };
     Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
-}
-
-/// Text given inline or, when it names an existing file, that file's content.
-fn text_or_file(value: &str, cwd: &Path, flag: &str) -> Result<String, CliError> {
-    let p = cwd.join(value);
-    if value.len() < 4096 && !value.contains('\n') && p.is_file() {
-        return std::fs::read_to_string(&p)
-            .map_err(|e| CliError::Usage(format!("{flag} {}: cannot read it: {e}", p.display())));
-    }
-    Ok(value.to_string())
 }
 
 /// pi's `PI_CACHE_RETENTION`: `long` asks providers to keep prompt caches
@@ -333,12 +324,15 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     };
 
     if let Some(sp) = &args.system_prompt {
-        instruction_sources.system_prompt_flag = Some(text_or_file(sp, &cwd, "--system-prompt")?);
+        instruction_sources.system_prompt_flag =
+            Some(FlagText::resolve(sp, &cwd, "--system-prompt")?);
     }
     for extra in &args.append_system_prompt {
-        instruction_sources
-            .appended
-            .push(text_or_file(extra, &cwd, "--append-system-prompt")?);
+        instruction_sources.appended.push(FlagText::resolve(
+            extra,
+            &cwd,
+            "--append-system-prompt",
+        )?);
     }
     let resource_options = ResourceOptions {
         skills: !args.no_skills,
