@@ -35,6 +35,7 @@ mod pi_session;
 mod print_json;
 mod project_trust;
 mod reload_instructions;
+mod reload_mcp;
 mod reload_settings;
 mod resources;
 mod rpc;

@@ -400,8 +400,9 @@ fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
 }
 
 /// `/reload` reads the settings again too: a `theme` setting changed
-/// while makai runs switches the UI to the theme it names, and a setting
-/// the session was built with is named as waiting for the next start.
+/// while makai runs switches the UI to the theme it names, an MCP server
+/// added starts, and a setting the session was built with is named as
+/// waiting for the next start.
 #[test]
 fn reload_switches_to_the_theme_the_changed_setting_names() {
     if !tmux_available() {
@@ -421,9 +422,12 @@ fn reload_switches_to_the_theme_the_changed_setting_names() {
 
     let elsewhere = env.home.path().join("elsewhere");
     env.settings(json!({"theme": "forest", "sessionDir": elsewhere}));
+    // An MCP server added outside the session starts at the reload.
+    common::add_self_with(&env, &["--exposure", "direct"]);
     pane.type_text("/reload");
     pane.keys(&["Enter"]);
-    pane.wait_text("2 settings changed (sessionDir, theme)");
+    pane.wait_text("3 settings changed (mcpServers, sessionDir, theme)");
+    pane.wait_text("MCP servers started: self");
     pane.wait_text("takes effect when makai starts again: sessionDir");
     let screen = pane.wait_for("the forest theme's colours", |_| {
         pane.screen_with_styles().contains("\u{1b}[48;5;22m")

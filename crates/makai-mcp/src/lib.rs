@@ -48,6 +48,7 @@ pub mod naming;
 pub mod resources;
 mod sdk;
 mod serve;
+mod servers;
 mod status;
 mod supervisor;
 mod tool;
@@ -62,7 +63,7 @@ pub use load::{
     ConfigScope, LoadedMcpConfig, MCP_FILE, McpConfigError, McpSources, ServerEntry,
     load_mcp_config, load_mcp_sources, project_settings_file, user_settings_file,
 };
-pub use manager::{McpManager, ServerDescription};
+pub use manager::{McpManager, McpReload, ServerDescription};
 pub use sdk::ProgressUpdate;
 pub use serve::{ServeError, serve_builtin_tools_stdio, serve_tools_stdio};
 pub use status::{McpEvent, ServerState, ServerStatus};

@@ -12,6 +12,7 @@ use crate::config::McpServerConfig;
 use crate::exposure::Exposure;
 use crate::load::{LoadedMcpConfig, McpConfigError, load_mcp_config};
 use crate::resources::{ResourceTool, resource_exposure, resource_tools};
+use crate::servers::ServerList;
 use crate::status::{McpEvent, ServerState, ServerStatus};
 use crate::supervisor::{McpOptions, ServerShared, supervise};
 
@@ -27,6 +28,25 @@ pub struct ServerDescription {
     pub description: Option<String>,
     /// The `instructions` it gave when it connected.
     pub instructions: Option<String>,
+}
+
+/// What [`McpManager::reload`] changed (server names, in configuration
+/// order; a server gone is in `removed`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpReload {
+    /// Servers newly configured (started when enabled).
+    pub added: Vec<String>,
+    /// Servers whose configuration changed (started again with it).
+    pub changed: Vec<String>,
+    /// Servers no longer configured (stopped).
+    pub removed: Vec<String>,
+}
+
+impl McpReload {
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
 }
 
 /// The MCP servers of a session.
@@ -47,7 +67,7 @@ pub struct McpManager {
 }
 
 struct Inner {
-    servers: Vec<Arc<ServerShared>>,
+    servers: Arc<ServerList>,
     events: broadcast::Sender<McpEvent>,
     stop: CancellationToken,
     options: Arc<McpOptions>,
@@ -84,23 +104,72 @@ impl McpManager {
             })
             .collect();
         let options = Arc::new(options);
-        let resource_tools = resource_tools(&shared);
+        let servers = Arc::new(ServerList::new(shared.clone()));
         let manager = McpManager {
             inner: Arc::new(Inner {
-                resource_tools,
-                servers: shared,
+                resource_tools: resource_tools(&servers),
+                servers,
                 events,
                 stop,
                 options,
                 tasks: Mutex::new(Vec::new()),
             }),
         };
-        for s in &manager.inner.servers {
+        for s in shared {
             if s.config.enabled {
-                manager.spawn(s.clone());
+                manager.spawn(s);
             }
         }
         manager
+    }
+
+    /// Puts `servers` in place of the servers configured (pi's `/reload`
+    /// after the configuration changed): a server whose configuration is
+    /// unchanged keeps running as it is; one added starts, one whose
+    /// configuration changed starts again with the new one, one gone
+    /// stops. Returns what changed.
+    pub fn reload(
+        &self,
+        servers: impl IntoIterator<Item = (String, McpServerConfig)>,
+    ) -> McpReload {
+        let old = self.inner.servers.snapshot();
+        let mut out = McpReload::default();
+        let mut next: Vec<Arc<ServerShared>> = Vec::new();
+        let mut to_start = Vec::new();
+        for (name, config) in servers {
+            let before = old.iter().find(|s| s.name == name);
+            if let Some(s) = before.filter(|s| s.config == config) {
+                next.push(s.clone());
+                continue;
+            }
+            match before {
+                Some(_) => out.changed.push(name.clone()),
+                None => out.added.push(name.clone()),
+            }
+            let s = ServerShared::new(
+                name,
+                config,
+                self.inner.events.clone(),
+                self.inner.stop.child_token(),
+            );
+            if s.config.enabled {
+                to_start.push(s.clone());
+            }
+            next.push(s);
+        }
+        for s in &old {
+            if !next.iter().any(|n| Arc::ptr_eq(n, s)) {
+                s.stop.cancel();
+                if !out.changed.contains(&s.name) {
+                    out.removed.push(s.name.clone());
+                }
+            }
+        }
+        self.inner.servers.replace(next);
+        for s in to_start {
+            self.spawn(s);
+        }
+        out
     }
 
     /// Loads the servers from the settings files (see [`load_mcp_config`])
@@ -149,9 +218,8 @@ impl McpManager {
     /// resource tools ([`crate::resources`]) come last, with the widest
     /// exposure of such servers.
     pub fn tools_with_exposure(&self) -> Vec<(Arc<dyn Tool>, Exposure)> {
-        let mut tools: Vec<(Arc<dyn Tool>, Exposure)> = self
-            .inner
-            .servers
+        let servers = self.inner.servers.snapshot();
+        let mut tools: Vec<(Arc<dyn Tool>, Exposure)> = servers
             .iter()
             .filter(|s| s.state().is_ready())
             .flat_map(|s| s.tools())
@@ -161,7 +229,7 @@ impl McpManager {
                 (t as Arc<dyn Tool>, e)
             })
             .collect();
-        if let Some(e) = resource_exposure(&self.inner.servers) {
+        if let Some(e) = resource_exposure(&servers) {
             tools.extend(
                 self.inner
                     .resource_tools
@@ -177,6 +245,7 @@ impl McpManager {
     pub fn descriptions(&self) -> Vec<ServerDescription> {
         self.inner
             .servers
+            .snapshot()
             .iter()
             .map(|s| ServerDescription {
                 name: s.name.clone(),
@@ -188,7 +257,12 @@ impl McpManager {
 
     /// A snapshot of every configured server, in configuration order.
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.inner.servers.iter().map(|s| s.status()).collect()
+        self.inner
+            .servers
+            .snapshot()
+            .iter()
+            .map(|s| s.status())
+            .collect()
     }
 
     /// The state of server `name`, if configured.
@@ -201,8 +275,8 @@ impl McpManager {
         self.inner.events.subscribe()
     }
 
-    fn server(&self, name: &str) -> Option<&Arc<ServerShared>> {
-        self.inner.servers.iter().find(|s| s.name == name)
+    fn server(&self, name: &str) -> Option<Arc<ServerShared>> {
+        self.inner.servers.find(name)
     }
 
     /// Waits until no server is starting or restarting any more (each is
@@ -220,7 +294,8 @@ impl McpManager {
         which: impl Fn(&McpServerConfig) -> bool,
     ) -> bool {
         let all = async {
-            for s in self.inner.servers.iter().filter(|s| which(&s.config)) {
+            let servers = self.inner.servers.snapshot();
+            for s in servers.iter().filter(|s| which(&s.config)) {
                 let mut rx = s.watch_state();
                 // Fails only when the server is gone: then it is settled too.
                 let _ = rx.wait_for(|st| !st.is_pending()).await;
@@ -254,7 +329,7 @@ impl McpManager {
         };
         match s.state() {
             ServerState::Failed { .. } | ServerState::Stopped if !s.stop.is_cancelled() => {
-                self.spawn(s.clone());
+                self.spawn(s);
                 true
             }
             _ => false,

@@ -36,6 +36,7 @@ use serde_json::{Map, Value, json};
 use crate::exposure::Exposure;
 use crate::sdk::CallFailure;
 use crate::sdk::client::Connection;
+use crate::servers::ServerList;
 use crate::status::ServerState;
 use crate::supervisor::ServerShared;
 
@@ -63,7 +64,8 @@ enum Kind {
 pub(crate) struct ResourceTool {
     spec: ToolSpec,
     kind: Kind,
-    servers: Vec<Weak<ServerShared>>,
+    /// The manager's servers (gone with the manager), as the last reload left them.
+    servers: Weak<ServerList>,
 }
 
 impl std::fmt::Debug for ResourceTool {
@@ -75,8 +77,8 @@ impl std::fmt::Debug for ResourceTool {
 }
 
 /// The three tools over `servers`.
-pub(crate) fn resource_tools(servers: &[Arc<ServerShared>]) -> Vec<Arc<ResourceTool>> {
-    let servers: Vec<Weak<ServerShared>> = servers.iter().map(Arc::downgrade).collect();
+pub(crate) fn resource_tools(servers: &Arc<ServerList>) -> Vec<Arc<ResourceTool>> {
+    let servers = Arc::downgrade(servers);
     let list_params = |what: &str| {
         json!({
             "type": "object",
@@ -165,8 +167,10 @@ impl ResourceTool {
     /// The servers these tools reach that are alive: enabled and not hidden.
     fn reachable(&self) -> Vec<Arc<ServerShared>> {
         self.servers
-            .iter()
-            .filter_map(Weak::upgrade)
+            .upgrade()
+            .map(|list| list.snapshot())
+            .unwrap_or_default()
+            .into_iter()
             .filter(|s| s.config.enabled && server_exposure(s) != Exposure::Hidden)
             .collect()
     }

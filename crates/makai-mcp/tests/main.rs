@@ -11,5 +11,6 @@ mod agent_run;
 mod client_cases;
 mod client_http;
 mod mcp_json;
+mod reload;
 mod sandbox;
 mod serve;

@@ -35,9 +35,11 @@ pub struct InstructionSources {
     pub system_prompt_flag: Option<FlagText>,
     /// `--append-system-prompt`'s texts, after `APPEND_SYSTEM.md`'s.
     pub appended: Vec<FlagText>,
-    /// Sections only a run offered tools gets (codemode's guideline, the
-    /// MCP servers reached indirectly).
+    /// Sections only a run offered tools gets (codemode's guideline).
     pub tool_sections: Vec<String>,
+    /// The section on the MCP servers reached indirectly (a run offered
+    /// tools only); replaced when `/reload` reads the servers again.
+    pub mcp_section: Option<String>,
     /// The working directory.
     pub cwd: PathBuf,
     /// makai's home folder (user context files and system files).
@@ -158,7 +160,7 @@ impl InstructionSources {
         let spec_without_tools = spec.clone().without_tools();
         let date = today();
         let mut with_tools = build_system_prompt(&spec, &files, &self.cwd, date);
-        for section in &self.tool_sections {
+        for section in self.tool_sections.iter().chain(&self.mcp_section) {
             with_tools.push_str("\n\n");
             with_tools.push_str(section);
         }
@@ -200,7 +202,7 @@ impl AppSession {
     /// `APPEND_SYSTEM.md`): the next run's system prompt has them. A run
     /// going keeps the prompt it started with.
     pub fn reload_instructions(&self) -> InstructionsReloaded {
-        let composed = self.inner.instruction_sources.compose();
+        let composed = lock(&self.inner.instruction_sources).compose();
         *lock(&self.inner.system_prompts) = composed.prompts;
         InstructionsReloaded {
             context_files: composed.files.into_iter().map(|f| f.path).collect(),

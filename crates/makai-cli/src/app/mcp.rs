@@ -14,8 +14,12 @@ use super::AppSession;
 
 impl AppSession {
     /// The MCP servers of this session, if any are configured.
-    pub fn mcp(&self) -> Option<&makai_mcp::McpManager> {
-        self.inner.mcp.as_ref()
+    pub fn mcp(&self) -> Option<makai_mcp::McpManager> {
+        self.inner
+            .mcp
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Sets the agent's tools for the next run: its own tools plus the
@@ -72,7 +76,7 @@ impl AppSession {
             let state = super::lock(&self.inner.state);
             (state.excluded_tools.clone(), state.mcp_selection.clone())
         };
-        match &self.inner.mcp {
+        match self.mcp() {
             Some(mcp) => mcp
                 .tools_with_exposure()
                 .into_iter()
@@ -92,7 +96,7 @@ impl AppSession {
     /// Hands the tools that are not declared to `codemode` and
     /// `tool_search`, with the servers as namespaces.
     fn set_indirect(&self, indirect: Vec<ExposedTool>) {
-        let namespaces = self.inner.mcp.as_ref().map_or_else(Vec::new, |mcp| {
+        let namespaces = self.mcp().map_or_else(Vec::new, |mcp| {
             mcp.descriptions()
                 .into_iter()
                 .map(|d| Namespace {
@@ -118,7 +122,7 @@ impl AppSession {
     /// Lets `codemode` and `tool_search` wait (up to [`INDIRECT_WAIT`]) for
     /// MCP servers still connecting, then see their tools (as pi's do).
     pub(crate) fn install_indirect_refresh(&self) {
-        if self.inner.mcp.is_none() {
+        if self.mcp().is_none() {
             return;
         }
         let weak = Arc::downgrade(&self.inner);
@@ -178,14 +182,14 @@ impl AppSession {
     /// (for one-shot runs, whose first prompt would otherwise go out before
     /// the servers are up). Returns at once without MCP servers.
     pub async fn wait_mcp_settled(&self, limit: Duration) {
-        if let Some(mcp) = &self.inner.mcp {
+        if let Some(mcp) = self.mcp() {
             mcp.wait_settled(limit).await;
         }
     }
 
     /// Stops the MCP servers (and waits a few seconds at most for them to exit).
     pub async fn shutdown_mcp(&self) {
-        if let Some(mcp) = &self.inner.mcp {
+        if let Some(mcp) = self.mcp() {
             mcp.shutdown().await;
         }
     }
@@ -300,7 +304,7 @@ pub struct CodemodeReach {
 /// What reaches the MCP tools that are not declared, for the system
 /// prompt's `<mcp_servers>` section.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct IndirectReach {
+pub struct IndirectReach {
     /// `codemode` is (or may be) among the tools.
     pub codemode: bool,
     /// `tool_search` is (or may be) among the tools.
@@ -373,10 +377,7 @@ pub(crate) fn load_servers(
     project_trusted: bool,
     said: &mut Vec<String>,
 ) -> Option<makai_mcp::LoadedMcpConfig> {
-    // An untrusted project's files are not read at all.
-    let pi_dir = makai_coding::resources::pi_agent_dir();
-    let sources = makai_mcp::McpSources::standard(cwd, home, pi_dir.as_deref(), project_trusted);
-    let loaded = match makai_mcp::load_mcp_sources(&sources, cwd) {
+    let loaded = match read_servers(cwd, home, project_trusted) {
         Ok(l) => l,
         Err(e) => {
             super::warnings::say(said, format!("MCP servers not started: {e}"));
@@ -387,6 +388,30 @@ pub(crate) fn load_servers(
         super::warnings::say(said, format!("MCP: {w}"));
     }
     (!loaded.servers.is_empty()).then_some(loaded)
+}
+
+/// The MCP servers of the settings and `mcp.json` files (the project's
+/// only when it is trusted: an untrusted project's files are not read).
+pub(crate) fn read_servers(
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+    project_trusted: bool,
+) -> Result<makai_mcp::LoadedMcpConfig, makai_mcp::McpConfigError> {
+    let pi_dir = makai_coding::resources::pi_agent_dir();
+    let sources = makai_mcp::McpSources::standard(cwd, home, pi_dir.as_deref(), project_trusted);
+    makai_mcp::load_mcp_sources(&sources, cwd)
+}
+
+/// How a session starts its MCP servers, reads them again (`/reload`) and
+/// reaches the tools it does not declare.
+#[derive(Clone, Debug)]
+pub struct McpStart {
+    /// makai's home folder (the user's `mcp.json` and settings).
+    pub home: Option<std::path::PathBuf>,
+    /// The sandbox of stdio servers without one of their own.
+    pub sandbox: makai_sandbox::SandboxConfig,
+    /// What reaches the tools that are not declared.
+    pub reach: IndirectReach,
 }
 
 /// Starts the servers `loaded` in the background, stdio servers under

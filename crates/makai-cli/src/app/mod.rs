@@ -21,6 +21,7 @@ mod delivery;
 mod events;
 pub mod instructions;
 mod mcp;
+pub mod mcp_reload;
 mod model;
 pub mod open_session;
 mod overview;
@@ -98,8 +99,8 @@ pub(crate) struct Shared {
     store: Option<Arc<dyn SessionStore>>,
     /// The system prompts of the next runs; replaced by `/reload`.
     system_prompts: Mutex<SystemPrompts>,
-    /// What they are composed of.
-    instruction_sources: InstructionSources,
+    /// What they are composed of (`/reload` replaces the MCP servers' section).
+    instruction_sources: Mutex<InstructionSources>,
     /// Skills and prompt templates (`/skill:name`, `/template`); replaced by `/reload`.
     resources: Mutex<Arc<Resources>>,
     /// Which resources are loaded and whether skills go into the system
@@ -107,8 +108,12 @@ pub(crate) struct Shared {
     resource_options: Mutex<ResourceOptions>,
     subscribers: Mutex<Vec<delivery::Subscriber>>,
     state: Mutex<AppState>,
-    /// The MCP servers whose ready tools join every run.
-    mcp: Option<makai_mcp::McpManager>,
+    /// The MCP servers whose ready tools join every run (`None`: none
+    /// configured, or MCP is off); `/reload` reads them again.
+    mcp: std::sync::RwLock<Option<makai_mcp::McpManager>>,
+    /// How the MCP servers are started, read again and reached (`None`:
+    /// MCP is off for this session).
+    mcp_start: Option<mcp::McpStart>,
     /// The agent's own tools (the MCP tools are added to these before each
     /// run); `/reload` adds those newly added to `defaultTools`.
     base_tools: Mutex<makai_agent::ToolSet>,
@@ -189,6 +194,8 @@ pub struct AppParts {
     pub resource_options: ResourceOptions,
     /// The MCP servers (started in the background) whose tools join each run.
     pub mcp: Option<makai_mcp::McpManager>,
+    /// How the MCP servers are started and reached (`None`: MCP is off).
+    pub mcp_start: Option<mcp::McpStart>,
     /// How `codemode` reaches the MCP tools the model is not offered.
     pub codemode: mcp::CodemodeReach,
     /// The sandbox of shell commands.
@@ -233,12 +240,13 @@ impl AppSession {
             cwd: parts.cwd,
             store: parts.store,
             system_prompts: Mutex::new(parts.system_prompts),
-            instruction_sources: parts.instruction_sources,
+            instruction_sources: Mutex::new(parts.instruction_sources),
             resources: Mutex::new(Arc::new(parts.resources)),
             resource_options: Mutex::new(parts.resource_options),
             subscribers: Mutex::new(Vec::new()),
             state: Mutex::new(state),
-            mcp: parts.mcp,
+            mcp: std::sync::RwLock::new(parts.mcp),
+            mcp_start: parts.mcp_start,
             base_tools: Mutex::new(base_tools),
             codemode: parts.codemode,
             runs_started: std::sync::atomic::AtomicU64::new(0),

@@ -211,8 +211,9 @@ impl AppSession {
         let Some(env) = &source.tool_env else {
             return (Vec::new(), Vec::new());
         };
+        let spec_tools = lock(&shared.instruction_sources).spec.tools.clone();
         let mut added = source.tools.newly_added(
-            &shared.instruction_sources.spec.tools,
+            &spec_tools,
             old.default_tools.as_deref(),
             new.default_tools.as_deref(),
         );

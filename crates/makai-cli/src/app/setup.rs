@@ -253,6 +253,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         system_prompt_flag: None,
         appended: Vec::new(),
         tool_sections: Vec::new(),
+        mcp_section: None,
         cwd: cwd.clone(),
         home: home.clone(),
         context_files: !args.no_context_files,
@@ -283,7 +284,8 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     }
     // The MCP servers are read now (they start once the agent is built):
     // whether `codemode` is needed for them shapes the tools and the prompt.
-    let mcp_config = if tools_off || args.no_mcp || !extensions.enabled("mcp") {
+    let mcp_on = !(tools_off || args.no_mcp || !extensions.enabled("mcp"));
+    let mcp_config = if !mcp_on {
         None
     } else {
         super::mcp::load_servers(&cwd, home.as_deref(), trust.trusted, &mut said)
@@ -359,17 +361,16 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
             .tool_sections
             .push(makai_coding::tools::codemode::PROMPT_GUIDELINE.to_string());
     }
-    if let Some(section) = mcp_config.as_ref().and_then(|c| {
-        super::mcp::indirect_servers_section(
-            c,
-            super::mcp::IndirectReach {
-                codemode: codemode_on,
-                tool_search: search_on,
-                direct_demoted,
-            },
-        )
-    }) {
-        instruction_sources.tool_sections.push(section);
+    let reach = super::mcp::IndirectReach {
+        codemode: codemode_on,
+        tool_search: search_on,
+        direct_demoted,
+    };
+    if let Some(section) = mcp_config
+        .as_ref()
+        .and_then(|c| super::mcp::indirect_servers_section(c, reach))
+    {
+        instruction_sources.mcp_section = Some(section);
     }
     let composed = instruction_sources.compose_with(files);
     for w in &composed.warnings {
@@ -441,13 +442,14 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
     agent.set_follow_up_mode(settings.follow_up_mode);
 
     // MCP servers start in the background; their tools join the runs once ready.
-    let mcp = mcp_config.map(|loaded| {
-        super::mcp::start_servers(
-            loaded,
-            &cwd,
-            crate::sandboxing::config(&settings, args.sandbox),
-        )
+    let mcp_start = mcp_on.then(|| super::mcp::McpStart {
+        home: home.clone(),
+        sandbox: crate::sandboxing::config(&settings, args.sandbox),
+        reach,
     });
+    let mcp = mcp_config
+        .zip(mcp_start.as_ref())
+        .map(|(loaded, start)| super::mcp::start_servers(loaded, &cwd, start.sandbox.clone()));
     let app = AppSession::new(AppParts {
         agent,
         session,
@@ -462,6 +464,7 @@ pub async fn build_with(args: &Args, options: BuildOptions) -> Result<AppSession
         resources,
         resource_options,
         mcp,
+        mcp_start,
         codemode: codemode_reach,
         sandbox,
         approvals,

@@ -417,7 +417,8 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
 }
 
 /// `/reload`: reads the settings again (what the UI draws with, the
-/// agent's configuration, the `theme` setting: [`AppSession::reload_settings`]),
+/// agent's configuration, the `theme` setting: [`crate::app::AppSession::reload_settings`])
+/// and the MCP servers ([`crate::app::AppSession::reload_mcp`]),
 /// finds skills and prompt templates again, reads the themes again (the
 /// active one drawn as its file now says), the instructions (context files,
 /// `SYSTEM.md`, `APPEND_SYSTEM.md`: the next run's system prompt has them)
@@ -430,6 +431,7 @@ pub fn reload(ctx: &mut Ctx<'_>) {
         ctx.st.show_thinking = !fresh.hide_thinking_block;
     }
     ctx.st.load_keymap();
+    let mcp = ctx.app.reload_mcp();
     let r = ctx.app.reload_resources();
     let theme_setting = settings
         .changed
@@ -449,6 +451,18 @@ pub fn reload(ctx: &mut Ctx<'_>) {
             n => format!("{n} settings changed ({})", settings.changed.join(", ")),
         }
     );
+    for (what, servers) in [
+        ("started", &mcp.servers.added),
+        (
+            "restarted with their new configuration",
+            &mcp.servers.changed,
+        ),
+        ("stopped", &mcp.servers.removed),
+    ] {
+        if !servers.is_empty() {
+            text.push_str(&format!("\n  MCP servers {what}: {}", servers.join(", ")));
+        }
+    }
     if !settings.enabled_tools.is_empty() {
         text.push_str(&format!(
             "\n  tools enabled (added to defaultTools): {}",
@@ -467,6 +481,7 @@ pub fn reload(ctx: &mut Ctx<'_>) {
     for w in settings
         .warnings
         .iter()
+        .chain(&mcp.warnings)
         .chain(&theme_warnings)
         .chain(&instructions.warnings)
     {
