@@ -31,6 +31,9 @@ fn ctrl_s_in_model_and_thinking_saves_the_default() {
     pane.wait_text("Ask anything");
     pane.type_text("/model");
     pane.keys(&["Enter"]);
+    // The picker opens once the models are listed (in the background):
+    // typed before, the filter would go to the editor.
+    pane.wait_for("the model picker", |s| s.contains("lab · 128k context"));
     pane.type_text("lab deep");
     pane.wait_for("the filtered models", |s| s.contains("lab · "));
     pane.keys(&["C-s"]);
