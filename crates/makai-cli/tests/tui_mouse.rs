@@ -270,3 +270,45 @@ fn a_drag_to_the_conversation_s_top_row_scrolls_it_and_the_selection_follows() {
     pane.keys(&["Escape"]);
     assert_eq!(pane.quit_with_ctrl_c(), 0);
 }
+
+/// pi's full-screen mode: a right click pastes the clipboard's text into
+/// the editor (read through the desktop's program, here a stand-in xclip).
+#[test]
+fn a_right_click_pastes_the_clipboard_into_the_editor() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
+    let env = Env::new();
+    let bin = env.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("xclip"),
+        "#!/bin/sh\ncase \"$*\" in *TARGETS*) printf 'TARGETS\\nUTF8_STRING\\n';; *) printf 'pasted by a right click';; esac\n",
+    )
+    .unwrap();
+    std::fs::write(bin.join("wl-paste"), "#!/bin/sh\nexit 1\n").unwrap();
+    for name in ["xclip", "wl-paste"] {
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let pane = Pane::start_with(&env, &mock.args(), &[("PATH", path.as_str())]);
+    pane.wait_text("Ask anything");
+    pane.type_text("note: ");
+    // The right button (2) pressed and released over the conversation.
+    mouse(&pane, 2, 10, 5, 'M');
+    mouse(&pane, 2, 10, 5, 'm');
+    pane.wait_for("the clipboard's text in the editor", |s| {
+        common::tmux::editor_text(s) == "note: pasted by a right click"
+    });
+    // The left button pastes nothing.
+    mouse(&pane, 0, 10, 5, 'M');
+    mouse(&pane, 0, 10, 5, 'm');
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        common::tmux::editor_text(&pane.screen()),
+        "note: pasted by a right click"
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}

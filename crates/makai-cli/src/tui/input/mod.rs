@@ -294,14 +294,20 @@ fn run_action(ctx: &mut Ctx<'_>, action: Action) -> bool {
             ctx.st.selection.clear();
         }
         A::MessageDequeue => dequeue(ctx),
-        A::PasteImage => ctx.spawn(async {
-            let pasted = tokio::task::spawn_blocking(super::clipboard::paste)
-                .await
-                .unwrap_or_else(|e| Err(format!("reading the clipboard failed: {e}")));
-            vec![UiMsg::Pasted(pasted)]
-        }),
+        A::PasteImage => paste_clipboard(ctx),
     }
     true
+}
+
+/// Reads the clipboard in the background: its image is attached, its text
+/// inserted ([`on_clipboard`]); Ctrl+V and a right click.
+pub fn paste_clipboard(ctx: &mut Ctx<'_>) {
+    ctx.spawn(async {
+        let pasted = tokio::task::spawn_blocking(super::clipboard::paste)
+            .await
+            .unwrap_or_else(|e| Err(format!("reading the clipboard failed: {e}")));
+        vec![UiMsg::Pasted(pasted)]
+    });
 }
 
 /// The marker of pasted image `n` (from 1) in the editor.

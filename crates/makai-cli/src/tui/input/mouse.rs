@@ -4,7 +4,10 @@
 //! a link opens it ([`super::super::links`]) and one on a collapsed block
 //! expands or collapses it ([`super::super::summary`]), and the left button
 //! selects text ([`super::super::selection`]), copied when the button
-//! comes up with pi's `fullscreenCopyOnSelect`.
+//! comes up with pi's `fullscreenCopyOnSelect`; the right button pastes
+//! the clipboard into the editor, as pi's full-screen mode does (the
+//! terminal's own right-click menu does not come while makai has the
+//! mouse).
 
 use std::time::Instant;
 
@@ -56,6 +59,10 @@ pub fn on_mouse(ctx: &mut Ctx<'_>, m: MouseEvent) {
             None if ctx.st.selection.range().is_some() => ctx.st.selection.clear(),
             None => return,
         },
+        MouseEventKind::Down(MouseButton::Right) if ctx.st.selector.is_none() => {
+            super::paste_clipboard(ctx);
+            return;
+        }
         MouseEventKind::Drag(MouseButton::Left) if ctx.st.selection.dragging() => {
             if let Some(at) = edge_scroll(ctx, &m).or_else(|| point(ctx, &m, true)) {
                 ctx.st.selection.drag(at);
