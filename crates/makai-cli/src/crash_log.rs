@@ -56,6 +56,10 @@ static SESSION: Mutex<Option<SharedSession>> = Mutex::new(None);
 pub fn install_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // Caught by `panic_guard::catch`: not a crash.
+        if crate::panic_guard::catching() {
+            return;
+        }
         let payload = info.payload();
         let text = payload
             .downcast_ref::<&str>()

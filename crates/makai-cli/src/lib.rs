@@ -31,6 +31,7 @@ pub mod mcp_cmd;
 pub mod models;
 pub mod modes;
 pub mod offline;
+pub mod panic_guard;
 pub mod process_markers;
 pub mod proxy;
 pub mod resume;

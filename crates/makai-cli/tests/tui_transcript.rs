@@ -2,7 +2,8 @@
 //! it, driven under tmux: transcript search (Ctrl+Shift+F, Enter / Ctrl+G
 //! for the next match, Esc to close), jumps between user messages
 //! (Ctrl+Shift+Up / Down) and what the terminal keeps when the UI ends
-//! (`fullscreenExitOutput`), and pi's `outputPad` margin. Skipped (with a message) when tmux is not
+//! (`fullscreenExitOutput`), pi's `outputPad` margin, and LaTeX math in
+//! an answer drawn as Unicode. Skipped (with a message) when tmux is not
 //! installed, outside CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -280,4 +281,39 @@ fn the_output_margin_is_pi_s_one_column_unless_the_setting_says_none() {
         }
         assert_eq!(pane.quit_with_ctrl_c(), 0);
     }
+}
+
+/// pi's LaTeX rendering: inline math in its line, display math laid out
+/// in rows (a stacked fraction), math it cannot render as its source, and
+/// prices left as they are.
+#[test]
+fn latex_math_in_an_answer_is_drawn_as_unicode() {
+    if !tmux_available() {
+        return;
+    }
+    let answer = "Energy is $E = mc^2$ and it costs $5 and $10.\n\n\
+                  $$\n\\frac{a+b}{c}\n$$\n\n\
+                  Unknown $\\nosuchcommand{x}$ stays. Done.";
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text(answer)));
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("some maths");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("stays. Done.");
+    assert!(
+        screen.contains("Energy is E = mc² and it costs $5 and $10."),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Unknown $\\nosuchcommand{x}$ stays."),
+        "{screen}"
+    );
+    let rows: Vec<&str> = screen.lines().map(str::trim).collect();
+    let top = rows.iter().position(|r| *r == "a + b");
+    assert!(
+        top.is_some_and(|i| rows[i + 1] == "───────" && rows[i + 2] == "c"),
+        "{screen}"
+    );
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
 }

@@ -85,6 +85,12 @@ fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = Arc::new(std::panic::take_hook());
         std::panic::set_hook(Box::new(move |info| {
+            // A panic `panic_guard::catch` turns into a value leaves the
+            // terminal and the screen as they are.
+            if crate::panic_guard::catching() {
+                tracing::debug!("caught: {info}");
+                return;
+            }
             restore_terminal();
             previous(info);
         }));

@@ -69,7 +69,7 @@ impl Incremental {
         let mut depth = 0usize;
         // The last settled cut: (bytes of `rest` before it, rows, state).
         let mut cut: Option<(usize, usize, Resume)> = None;
-        for (event, range) in parser.into_offset_iter() {
+        for (event, range) in super::math::dollar_rule(rest, parser.into_offset_iter()) {
             let block_starts = match &event {
                 Event::Start(_) => {
                     depth += 1;
@@ -267,6 +267,11 @@ mod tests {
             "漢字",
             "🎉",
             "\\",
+            "$",
+            "$$",
+            "\\frac{a}{b}",
+            "^2",
+            "5",
         ];
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for _ in 0..400 {
@@ -293,6 +298,29 @@ mod tests {
         inc.update(text, 40, 0);
         let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
         assert!(rows[0].contains("(https://example.com)"), "{rows:?}");
+    }
+
+    #[test]
+    fn streamed_math_renders_as_the_whole_text_does() {
+        let texts = [
+            "Inline $x^2$ and $\\frac{1}{2}$, prices $5 and $10, $5-$10.\n\nNext.\n",
+            "Intro.\n\n$$\n\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}\n$$\n\nOutro.\n",
+            "$$\n\\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}\n$$\n- $$\\frac{a}{b}$$\n",
+            "$$\n\\frac{a}{b}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnd.\n",
+        ];
+        for text in texts {
+            for width in [12, 40] {
+                check_growing(text, width, 1);
+            }
+        }
+        // An unclosed display block shows its source so far, then its layout.
+        let mut inc = Incremental::default();
+        inc.update("$$\n\\frac{a}{b}\n", 40, 0);
+        let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
+        assert_eq!(rows, ["$$", "\\frac{a}{b}"]);
+        inc.update("$$\n\\frac{a}{b}\n$$\n", 40, 0);
+        let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
+        assert_eq!(rows, [" a", "───", " b"]);
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //! from its last block that can still change, and gives the same rows.
 //! A fenced block in a language a grammar knows is highlighted in the
 //! theme's `syntax*` colours (`makai_highlight`; a block still streaming is
-//! parsed from its last complete line on).
+//! parsed from its last complete line on). LaTeX math (`$…$`, `$$…$$`)
+//! shows as Unicode (see [`math`]).
 
 mod incremental;
+mod math;
 
 pub use incremental::Incremental;
 
@@ -61,7 +63,8 @@ fn fit_prefix(spans: Vec<Span<'static>>, cap: usize) -> Vec<Span<'static>> {
 /// Renders `text` as lines at most `width` columns wide.
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width, Resume::default());
-    for event in Parser::new_ext(text, options()) {
+    let events = Parser::new_ext(text, options()).into_offset_iter();
+    for (event, _) in math::dollar_rule(text, events) {
         r.event(event);
     }
     r.flush();
@@ -74,6 +77,7 @@ fn options() -> Options {
     opts.insert(Options::ENABLE_STRIKETHROUGH);
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_TASKLISTS);
+    opts.insert(Options::ENABLE_MATH);
     opts
 }
 
@@ -273,7 +277,8 @@ impl Renderer {
                     self.inline.push(Span::styled(t.to_string(), style));
                 }
             }
-            Event::InlineMath(t) | Event::DisplayMath(t) => self.push_text(&t),
+            Event::InlineMath(t) => self.inline_math(&t),
+            Event::DisplayMath(t) => self.display_math(&t),
             Event::Html(t) | Event::InlineHtml(t) => self.push_text(&t),
             Event::SoftBreak | Event::HardBreak => {
                 if self.table.is_some() {
