@@ -128,6 +128,38 @@ fn slow_answer(words: usize, ms: u64) -> ScriptedResponse {
     ScriptedResponse::text(text.join(" ")).delay(ms)
 }
 
+/// `/reload` while an answer streams waits (pi's reload asks its caller to
+/// wait): nothing a run uses is replaced under it; once the answer is done
+/// it reloads.
+#[test]
+fn reload_waits_for_the_answer_to_finish() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = Mock::start(
+        Scenario::new()
+            .push(slow_answer(40, 100))
+            .with_fallback(ScriptedResponse::text("ok")),
+    );
+    let env = Env::new();
+    let pane = Pane::start(&env, &mock.args());
+    pane.wait_text("Ask anything");
+    pane.type_text("take your time");
+    pane.keys(&["Enter"]);
+    pane.wait_text("word3");
+    pane.type_text("/reload");
+    pane.keys(&["Enter"]);
+    pane.wait_text("/reload waits for the answer: run it again once it is done.");
+    pane.wait_text("word40");
+    pane.wait_for("the answer to end", |s| !s.contains("Working…"));
+    pane.type_text("/reload");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Reloaded: ");
+    assert_eq!(pane.quit_with_ctrl_c(), 0);
+}
+
+/// Esc aborts a slow stream; the steering message queued meanwhile goes
+/// back to the editor.
 #[test]
 fn esc_aborts_a_slow_stream_and_returns_queued_messages_to_the_editor() {
     if !tmux_available() {

@@ -424,6 +424,15 @@ pub fn mcp(ctx: &mut Ctx<'_>) {
 /// `SYSTEM.md`, `APPEND_SYSTEM.md`: the next run's system prompt has them)
 /// and the key bindings.
 pub fn reload(ctx: &mut Ctx<'_>) {
+    // As pi's reload asks its caller to wait: what a run uses (an MCP
+    // server, its tools) is not replaced under it.
+    if ctx.st.busy() || ctx.st.compacting {
+        ctx.st.notice(
+            Level::Warning,
+            "/reload waits for the answer: run it again once it is done.",
+        );
+        return;
+    }
     let settings = ctx.app.reload_settings();
     let fresh = ctx.app.settings();
     ctx.st.apply_settings(&fresh, ctx.app.cwd());
