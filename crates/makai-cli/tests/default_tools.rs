@@ -18,16 +18,7 @@ fn offered(env: &Env, extra: &[&str]) -> Vec<String> {
     args.extend(s(&["-p", "hi"]));
     let out = env.run(&args, "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let reqs = mock.requests();
-    reqs[0].body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
+    tool_names(&mock.requests()[0].body)
 }
 
 fn settings(path: &std::path::Path, value: serde_json::Value) {

@@ -10,17 +10,6 @@ use common::*;
 use makai_mockllm::{Scenario, ScriptedResponse};
 use serde_json::Value;
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Runs `prompt` with `extra` flags; the model calls `call` first, then answers.
 fn run(env: &Env, extra: &[&str], call: (&str, &str), prompt: &str) -> Vec<Value> {
     let mock = Mock::start(

@@ -135,19 +135,6 @@ fn the_agent_calls_an_mcp_tool() {
     );
 }
 
-/// The names of the tools a request offered.
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_servers_tools_are_reached_through_codemode_by_default_as_in_pi() {
     let env = Env::new();
@@ -180,7 +167,7 @@ return {
     let out = env.run(&argv, "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = mock.requests();
-    let tools = offered(&requests[0].body);
+    let tools = tool_names(&requests[0].body);
     assert!(
         tools.contains(&"codemode".to_string()) && tools.contains(&"mcp__self__ls".to_string()),
         "codemode is turned on for the server, its direct tool declared: {tools:?}"
@@ -220,7 +207,7 @@ return {
     argv.extend(s(&["-p", "hi"]));
     let out = env.run(&argv, "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let tools = offered(&mock.requests()[0].body);
+    let tools = tool_names(&mock.requests()[0].body);
     assert!(!tools.contains(&"codemode".to_string()), "{tools:?}");
     assert!(
         stderr(&out).contains("autoEnableCodemode: false"),
@@ -293,7 +280,7 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     assert_eq!(requests.len(), 3, "{}", stderr(&out));
     // pi turns tool_search (not codemode) on for deferred tools, which are
     // not declared until it loads them.
-    let first = offered(&requests[0].body);
+    let first = tool_names(&requests[0].body);
     assert!(first.contains(&"tool_search".to_string()), "{first:?}");
     assert!(
         !first
@@ -312,7 +299,7 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     );
     assert!(!prompt.contains("codemode scripts"), "{prompt}");
     // Loaded for the next call, and called directly.
-    let second = offered(&requests[1].body);
+    let second = tool_names(&requests[1].body);
     assert_eq!(
         second
             .iter()
@@ -353,7 +340,7 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     );
     // A continued session keeps it declared from its first request.
     run_ok(&env, &mock, &["-c", "-p", "And now?"]);
-    let again = offered(&mock.requests()[3].body);
+    let again = tool_names(&mock.requests()[3].body);
     assert!(again.contains(&"mcp__self__read".to_string()), "{again:?}");
     assert!(again.contains(&"tool_search".to_string()), "{again:?}");
 
@@ -363,7 +350,7 @@ fn deferred_tools_are_loaded_by_tool_search_and_stay_declared_on_the_branch() {
     env.settings(cfg);
     let mock = Mock::start(Scenario::new().push(ScriptedResponse::text("ok")));
     let out = run_ok(&env, &mock, &["--no-session", "-p", "hi"]);
-    assert!(!offered(&mock.requests()[0].body).contains(&"tool_search".to_string()));
+    assert!(!tool_names(&mock.requests()[0].body).contains(&"tool_search".to_string()));
     assert!(
         stderr(&out).contains("neither is on (a built-in extension is disabled)"),
         "{}",
@@ -443,6 +430,6 @@ fn prompts_and_scripts_wait_for_mcp_servers_still_connecting_as_in_pi() {
     let mut rpc = Rpc::start(&env, &mock.args());
     rpc.ok(serde_json::json!({"type": "prompt", "message": "hi"}));
     rpc.wait_event("agent_end");
-    let first = offered(&mock.requests()[0].body);
+    let first = tool_names(&mock.requests()[0].body);
     assert!(first.contains(&"mcp__self__read".to_string()), "{first:?}");
 }

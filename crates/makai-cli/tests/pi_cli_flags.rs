@@ -25,17 +25,6 @@ fn first_request(env: &Env, mock_args: bool, extra: &[&str]) -> Value {
     mock.requests()[0].body.clone()
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn system_prompt(body: &Value) -> String {
     body["messages"][0]["content"].as_str().unwrap().to_string()
 }

@@ -47,10 +47,7 @@ fn reloaded_instructions_reach_the_next_runs_system_prompt() {
     let agents = env.work().join("AGENTS.md");
     std::fs::write(&agents, "Rule one: answer in haiku.\n").unwrap();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         let first = system_prompt_of(&app, &mock, "first").await;
@@ -101,10 +98,7 @@ fn reload_reads_the_system_prompt_flags_files_again() {
     let extra = env.work().join("extra.md");
     std::fs::write(&system, "You are the first reviewer.").unwrap();
     std::fs::write(&extra, "First appended rule.").unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let args = run_args(
             &env,

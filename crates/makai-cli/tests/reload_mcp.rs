@@ -23,15 +23,7 @@ fn settings(env: &Env) -> Value {
 fn last_request(mock: &Mock) -> (Vec<String>, String) {
     let requests = mock.requests();
     let body = &requests.last().unwrap().body;
-    let tools = body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let tools = tool_names(body);
     let system = body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default()
@@ -44,10 +36,7 @@ fn reload_starts_added_restarts_changed_and_stops_removed_mcp_servers() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
     env.settings(json!({"autoTitle": false}));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         ask(&app, "first").await;
@@ -112,10 +101,7 @@ fn a_server_added_by_reload_joins_the_system_prompts_mcp_section() {
     let env = Env::new();
     env.settings(json!({"autoTitle": false}));
     add_self_with(&env, &["--description", "the first server"]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         ask(&app, "first").await;

@@ -58,10 +58,7 @@ fn reloaded_settings_are_in_force_for_what_comes_next() {
     )
     .unwrap();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         // Retries on: the error is asked again.
@@ -132,17 +129,7 @@ fn reloaded_settings_are_in_force_for_what_comes_next() {
 
 /// The tool names a request offered the model.
 fn offered_tools(mock: &Mock) -> Vec<String> {
-    let requests = mock.requests();
-    let body = &requests.last().unwrap().body;
-    let mut names: Vec<String> = body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut names = tool_names(&mock.requests().last().unwrap().body);
     names.sort();
     names
 }
@@ -155,10 +142,7 @@ fn reload_enables_the_tools_newly_added_to_default_tools() {
     let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("ok")));
     let env = Env::new();
     env.settings(json!({"autoTitle": false, "defaultTools": ["read", "bash"]}));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     runtime.block_on(async {
         let app = build_app(&env, &run_args(&env, &mock.v1(), &[])).await;
         ask(&app, "first").await;

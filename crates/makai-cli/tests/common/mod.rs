@@ -286,6 +286,29 @@ pub fn json_lines(text: &str) -> Vec<Value> {
 }
 
 /// The text of all messages a chat-completions request sent.
+/// The names of the tools a request's body offered (OpenAI's format), in
+/// order; none when it offered none.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A multi-thread Tokio runtime for an in-process session (the scripted
+/// server's `Mock::start` cannot run inside `#[tokio::test]`).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 pub fn request_text(r: &RecordedRequest) -> String {
     r.body["messages"].to_string()
 }
