@@ -400,7 +400,8 @@ fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
 }
 
 /// `/reload` reads the settings again too: a `theme` setting changed
-/// while makai runs switches the UI to the theme it names, an MCP server
+/// while makai runs switches the UI to the theme it names (here one of a
+/// folder the `themes` setting names since), an MCP server
 /// added starts, and a setting the session was built with is named as
 /// waiting for the next start.
 #[test]
@@ -413,7 +414,10 @@ fn reload_switches_to_the_theme_the_changed_setting_names() {
     let themes = env.pi_dir().join("themes");
     std::fs::create_dir_all(&themes).unwrap();
     std::fs::write(themes.join("ocean.json"), theme("ocean", 52)).unwrap();
-    std::fs::write(themes.join("forest.json"), theme("forest", 22)).unwrap();
+    // A folder the `themes` setting names only after the start.
+    let more = env.home.path().join("more-themes");
+    std::fs::create_dir_all(&more).unwrap();
+    std::fs::write(more.join("forest.json"), theme("forest", 22)).unwrap();
     env.settings(json!({"theme": "ocean"}));
 
     let pane = Pane::start(&env, &mock.args());
@@ -421,12 +425,12 @@ fn reload_switches_to_the_theme_the_changed_setting_names() {
     assert!(screen.contains("\u{1b}[48;5;52m"), "{screen}");
 
     let elsewhere = env.home.path().join("elsewhere");
-    env.settings(json!({"theme": "forest", "sessionDir": elsewhere}));
+    env.settings(json!({"theme": "forest", "themes": [more], "sessionDir": elsewhere}));
     // An MCP server added outside the session starts at the reload.
     common::add_self_with(&env, &["--exposure", "direct"]);
     pane.type_text("/reload");
     pane.keys(&["Enter"]);
-    pane.wait_text("3 settings changed (mcpServers, sessionDir, theme)");
+    pane.wait_text("4 settings changed (mcpServers, sessionDir, theme,");
     pane.wait_text("MCP servers started: self");
     pane.wait_text("takes effect when makai starts again: sessionDir");
     let screen = pane.wait_for("the forest theme's colours", |_| {

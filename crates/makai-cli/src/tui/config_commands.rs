@@ -447,7 +447,12 @@ pub fn reload(ctx: &mut Ctx<'_>) {
         .iter()
         .any(|k| k == "theme")
         .then_some(fresh.theme.as_deref().unwrap_or("dark"));
-    let (themes, theme_warnings) = super::theme::reload(theme_setting);
+    let theme_paths = settings
+        .changed
+        .iter()
+        .any(|k| k == "themes")
+        .then_some(fresh.themes.as_slice());
+    let (themes, theme_warnings) = super::theme::reload(theme_setting, theme_paths);
     let instructions = ctx.app.reload_instructions();
     let mut text = format!(
         "Reloaded: {} skills, {} prompt templates, {themes} themes, {} context files, {}.",

@@ -45,6 +45,9 @@ static PINNED: AtomicBool = AtomicBool::new(false);
 struct Loaded {
     set: ThemeSet,
     sources: Vec<PathBuf>,
+    /// Where among `sources` the `themes` setting's paths are (`/reload`
+    /// puts the setting's new paths there); `None` when it gave none a place.
+    setting_paths: Option<std::ops::Range<usize>>,
     truecolor: bool,
 }
 
@@ -185,6 +188,7 @@ pub fn choose(sources: &[PathBuf], setting: Option<&str>, truecolor: bool) -> Ve
     *LOADED.write().unwrap_or_else(|e| e.into_inner()) = Some(Loaded {
         set: set.clone(),
         sources: sources.to_vec(),
+        setting_paths: None,
         truecolor,
     });
     said
@@ -206,11 +210,16 @@ fn read_themes(sources: &[PathBuf]) -> ThemeSet {
 /// `--use-theme` chose one). Returns how many themes there are and what
 /// the user should hear: invalid theme files, a theme setting that names
 /// no theme, and an active theme whose file is gone (its colours stay
-/// until another theme is chosen).
-pub fn reload(setting: Option<&str>) -> (usize, Vec<String>) {
-    let Some(loaded) = LOADED.read().unwrap_or_else(|e| e.into_inner()).clone() else {
+/// until another theme is chosen). `paths`: the `themes` setting's files
+/// and folders, when the settings read again changed them.
+pub fn reload(setting: Option<&str>, paths: Option<&[PathBuf]>) -> (usize, Vec<String>) {
+    let Some(mut loaded) = LOADED.read().unwrap_or_else(|e| e.into_inner()).clone() else {
         return (ThemeSet::built_in().names().count(), Vec::new());
     };
+    if let (Some(paths), Some(range)) = (paths, loaded.setting_paths.clone()) {
+        loaded.sources.splice(range.clone(), paths.iter().cloned());
+        loaded.setting_paths = Some(range.start..range.start + paths.len());
+    }
     let set = read_themes(&loaded.sources);
     let mut said: Vec<String> = set.problems().to_vec();
     let mut active = active_name();
@@ -247,18 +256,21 @@ pub fn reload(setting: Option<&str>) -> (usize, Vec<String>) {
 /// user should hear ([`choose`]).
 pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) -> Vec<String> {
     let settings = app.settings();
-    let mut paths = if args.no_themes {
-        Vec::new()
+    let (mut paths, setting_paths) = if args.no_themes {
+        (Vec::new(), None)
     } else {
         let pi_dir = makai_coding::resources::pi_agent_dir();
         let home = makai_coding::makai_home();
         let project = app.project_trust().trusted.then(|| app.cwd());
-        sources(
+        let paths = sources(
             pi_dir.as_deref(),
             home.as_deref(),
             project,
             &settings.themes,
-        )
+        );
+        let from = paths.len() - settings.themes.len();
+        let range = from..paths.len();
+        (paths, Some(range))
     };
     paths.extend(args.theme.iter().map(|p| app.cwd().join(p)));
     PINNED.store(args.use_theme.is_some(), Ordering::Relaxed);
@@ -271,7 +283,11 @@ pub fn choose_at_start(app: &crate::app::AppSession, args: &crate::cli::Args) ->
         std::env::var("PI_TRUE_COLOR").ok().as_deref(),
         |name| std::env::var(name).ok(),
     );
-    choose(&paths, setting, truecolor)
+    let said = choose(&paths, setting, truecolor);
+    if let Some(loaded) = LOADED.write().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        loaded.setting_paths = setting_paths;
+    }
+    said
 }
 
 /// Accent colour (the logo, selection, borders of dialogs, the prompt marker).
