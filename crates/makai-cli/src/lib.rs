@@ -295,6 +295,7 @@ pub async fn run(mut args: Args) -> Result<i32, CliError> {
                 warnings.push(said);
             }
             tui::markdown::set_code_block_indent(&app.settings());
+            tui::markdown::set_mermaid_mode(&app.settings());
             tui::run(app, prompts, warnings, reopen, pick_session, args.tui_mode).await
         }
     };

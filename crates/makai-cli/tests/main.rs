@@ -58,6 +58,7 @@ mod tui_images;
 mod tui_keys;
 mod tui_links;
 mod tui_llama;
+mod tui_mermaid;
 mod tui_mouse;
 mod tui_paste_markers;
 mod tui_pi_commands;

@@ -242,6 +242,7 @@ impl UiState {
         self.output_pad = output_pad(settings);
         super::links::configure(extra.get("terminal"), cwd);
         super::markdown::set_code_block_indent(settings);
+        super::markdown::set_mermaid_mode(settings);
         // Rows drawn with the old indent or links are drawn again.
         self.cache.forget_rows();
         self.dirty = true;

@@ -97,6 +97,7 @@ pub fn reopener(args: crate::cli::Args) -> Reopen {
                 app.warn(warning);
             }
             markdown::set_code_block_indent(&app.settings());
+            markdown::set_mermaid_mode(&app.settings());
             Ok(app)
         })
     })

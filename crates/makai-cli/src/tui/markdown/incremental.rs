@@ -82,10 +82,10 @@ impl Incremental {
                 Event::Rule => depth == 0,
                 _ => false,
             };
-            if block_starts && let Some(line) = settled_before(rest, range) {
+            if block_starts && let Some(line) = settled_before(rest, range.clone()) {
                 cut = Some((line, r.out.len(), r.resume()));
             }
-            r.event(event);
+            r.source_event(event, rest.get(range).unwrap_or_default());
         }
         r.flush();
         let mut rows = r.out;
@@ -188,6 +188,7 @@ mod tests {
         "- item\n\n  a second paragraph in the item\n\n",
         "```rust\nfn main() {\n\n    x();\n}\n```\n\n",
         "~~~\nunclosed? no, closed\n~~~\n\n",
+        "```mermaid\nflowchart LR\n  A[Start] --> B[End]\n```\n\n",
         "    indented code\n\n    more of it\n\n",
         "> a quote\n> on two lines\n\n",
         "> quote\n\nafter the quote\n\n",
@@ -237,6 +238,8 @@ mod tests {
             "`",
             "```",
             "~~~",
+            "mermaid\nflowchart LR\n",
+            "A --> B",
             "    ",
             "\t",
             "\n",

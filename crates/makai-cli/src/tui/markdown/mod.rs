@@ -8,12 +8,15 @@
 //! A fenced block in a language a grammar knows is highlighted in the
 //! theme's `syntax*` colours (`makai_highlight`; a block still streaming is
 //! parsed from its last complete line on). LaTeX math (`$…$`, `$$…$$`)
-//! shows as Unicode (see [`math`]).
+//! shows as Unicode (see [`math`]); a Mermaid diagram as box-drawing text
+//! (see [`mermaid`]).
 
 mod incremental;
 mod math;
+mod mermaid;
 
 pub use incremental::Incremental;
+pub use mermaid::set_mermaid_mode;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
@@ -64,8 +67,8 @@ fn fit_prefix(spans: Vec<Span<'static>>, cap: usize) -> Vec<Span<'static>> {
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width, Resume::default());
     let events = Parser::new_ext(text, options()).into_offset_iter();
-    for (event, _) in math::dollar_rule(text, events) {
-        r.event(event);
+    for (event, range) in math::dollar_rule(text, events) {
+        r.source_event(event, text.get(range).unwrap_or_default());
     }
     r.flush();
     r.out
@@ -116,6 +119,8 @@ struct Renderer {
     inline: Vec<Span<'static>>,
     need_blank: bool,
     code: Option<(String, String)>,
+    /// The fenced code block open has its closing fence.
+    code_closed: bool,
     /// The links open: address, text so far, and whether the text is a
     /// terminal hyperlink (then the address is not shown after it).
     links: Vec<(String, String, bool)>,
@@ -135,6 +140,7 @@ impl Renderer {
             inline: Vec::new(),
             need_blank: resume.need_blank,
             code: None,
+            code_closed: false,
             links: Vec::new(),
             table: None,
         }
@@ -492,6 +498,9 @@ impl Renderer {
         let Some((lang, buf)) = self.code.take() else {
             return;
         };
+        if self.mermaid_diagram(&lang, &buf) {
+            return;
+        }
         self.blank_if_needed();
         let (first, rest) = self.prefixes();
         let indent: String = rest.iter().map(|s| s.content.as_ref()).collect();
