@@ -110,6 +110,12 @@ fn reloaded_settings_are_in_force_for_what_comes_next() {
             found.skills.iter().map(|s| &s.name).collect::<Vec<_>>()
         );
 
+        // A change of the session's own (RPC's `set_follow_up_mode`) stays
+        // when the file did not change that setting.
+        app.agent().set_follow_up_mode(QueueMode::All);
+        assert!(app.reload_settings().changed.is_empty());
+        assert_eq!(app.agent().follow_up_mode(), QueueMode::All);
+
         // A file that cannot be read: the settings in force stay.
         std::fs::write(env.home.path().join("settings.json"), "{ not json").unwrap();
         let broken = app.reload_settings();

@@ -160,8 +160,8 @@ impl AppSession {
             &mut *shared.settings.write().unwrap_or_else(|e| e.into_inner()),
             new.clone(),
         );
-        // A toggle of this session (`/settings`, RPC) stays unless the file
-        // changed the setting itself.
+        // A toggle of this session (`/settings`, RPC's `set_auto_compaction`
+        // and `set_auto_retry`) stays unless the file changed the setting.
         {
             let mut st = lock(&shared.state);
             if old.compaction.enabled != new.compaction.enabled {
@@ -175,8 +175,14 @@ impl AppSession {
         shared
             .agent
             .update_config(|cfg| apply_to_config(cfg, &new, &shared.settings_source));
-        shared.agent.set_steering_mode(new.steering_mode);
-        shared.agent.set_follow_up_mode(new.follow_up_mode);
+        // The queues' modes, which RPC's `set_steering_mode` and
+        // `set_follow_up_mode` change for the session, the same way.
+        if old.steering_mode != new.steering_mode {
+            shared.agent.set_steering_mode(new.steering_mode);
+        }
+        if old.follow_up_mode != new.follow_up_mode {
+            shared.agent.set_follow_up_mode(new.follow_up_mode);
+        }
         {
             let mut options = lock(&shared.resource_options);
             options.skill_entries = super::setup::setting_list(&new, "skills");
