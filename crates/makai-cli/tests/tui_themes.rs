@@ -29,6 +29,18 @@ fn theme(name: &str, user_bg: u8) -> String {
 }
 
 /// Sends one message and returns the screen with its styles once the
+/// A scripted server answering "the answer", a test home, and pi's theme
+/// folder there holding an "ocean" theme (background colour 52); returns
+/// the folder too.
+fn ocean_home() -> (Mock, Env, std::path::PathBuf) {
+    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
+    let env = Env::new();
+    let themes = env.pi_dir().join("themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    std::fs::write(themes.join("ocean.json"), theme("ocean", 52)).unwrap();
+    (mock, env, themes)
+}
+
 /// answer is there.
 fn message_screen(pane: &Pane) -> String {
     pane.wait_text("Ask anything");
@@ -43,11 +55,7 @@ fn a_theme_file_chosen_by_the_setting_colours_the_ui_and_use_theme_overrides_it(
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
-    let env = Env::new();
-    let themes = env.pi_dir().join("themes");
-    std::fs::create_dir_all(&themes).unwrap();
-    std::fs::write(themes.join("ocean.json"), theme("ocean", 52)).unwrap();
+    let (mock, env, themes) = ocean_home();
     std::fs::write(
         themes.join("broken.json"),
         "{\"name\": \"broken\", \"colors\": {}}",
@@ -366,12 +374,8 @@ fn reload_reads_the_theme_files_again_and_draws_with_the_changed_theme() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
-    let env = Env::new();
-    let themes = env.pi_dir().join("themes");
-    std::fs::create_dir_all(&themes).unwrap();
+    let (mock, env, themes) = ocean_home();
     let ocean = themes.join("ocean.json");
-    std::fs::write(&ocean, theme("ocean", 52)).unwrap();
     env.settings(json!({"theme": "ocean"}));
 
     let pane = Pane::start(&env, &mock.args());
@@ -409,11 +413,7 @@ fn reload_switches_to_the_theme_the_changed_setting_names() {
     if !tmux_available() {
         return;
     }
-    let mock = Mock::start(Scenario::new().with_fallback(ScriptedResponse::text("the answer")));
-    let env = Env::new();
-    let themes = env.pi_dir().join("themes");
-    std::fs::create_dir_all(&themes).unwrap();
-    std::fs::write(themes.join("ocean.json"), theme("ocean", 52)).unwrap();
+    let (mock, env, _) = ocean_home();
     // A folder the `themes` setting names only after the start.
     let more = env.home.path().join("more-themes");
     std::fs::create_dir_all(&more).unwrap();
