@@ -187,7 +187,7 @@ fn main() {
     let mut whole = Vec::new();
     let (text, whole_us) = run(&words, frames, |text| whole = markdown::render(text, width));
     let mut inc = markdown::Incremental::default();
-    let (_, inc_us) = run(&words, frames, |text| inc.update(text, width, 1));
+    let (_, inc_us) = run(&words, frames, |text| inc.update(text, width, 0));
     let incremental: Vec<Line<'static>> = inc.lines().cloned().collect();
     let (d_whole, d_inc) = (digest(&whole), digest(&incremental));
     println!(
@@ -203,7 +203,7 @@ fn main() {
         wrapped = wrap_text(text.trim(), width, style, "")
     });
     let mut stream = TextStream::default();
-    let (_, stream_us) = run(&words, frames, |text| stream.update(text, width, style, 1));
+    let (_, stream_us) = run(&words, frames, |text| stream.update(text, width, style, 0));
     let streamed: Vec<Line<'static>> = stream.lines().cloned().collect();
     println!(
         "thinking: whole_wrap_per_frame_us={wrap_us:.1} text_stream_per_frame_us={stream_us:.1}"
