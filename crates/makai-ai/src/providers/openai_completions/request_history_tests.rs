@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// The roles of a request body's messages, in order.
+fn roles(b: &Value) -> Vec<&str> {
+    b["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn assistant_turn_is_inserted_after_tool_results_when_required() {
     let mut m = local();
@@ -16,12 +26,7 @@ fn assistant_turn_is_inserted_after_tool_results_when_required() {
         ..Default::default()
     };
     let b = body(&m, &c, &opts());
-    let roles: Vec<&str> = b["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = roles(&b);
     assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
     assert_eq!(b["messages"][2]["name"], "read_file");
     assert_eq!(b["messages"][3]["content"], TOOL_RESULTS_PROCESSED);
@@ -160,12 +165,7 @@ fn empty_and_failed_assistant_turns_are_not_sent() {
         ..Default::default()
     };
     let b = body(&m, &c, &opts());
-    let roles: Vec<&str> = b["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = roles(&b);
     assert_eq!(roles, ["user", "user", "user"]);
 }
 
