@@ -187,7 +187,7 @@ fn main() {
     let mut whole = Vec::new();
     let (text, whole_us) = run(&words, frames, |text| whole = markdown::render(text, width));
     let mut inc = markdown::Incremental::default();
-    let (_, inc_us) = run(&words, frames, |text| inc.update(text, width, 0));
+    let (_, inc_us) = run(&words, frames, |text| inc.update(text, width, 0, true));
     let incremental: Vec<Line<'static>> = inc.lines().cloned().collect();
     let (d_whole, d_inc) = (digest(&whole), digest(&incremental));
     println!(

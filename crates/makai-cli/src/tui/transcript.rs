@@ -82,6 +82,10 @@ pub struct Item {
     pub kind: ItemKind,
     /// Bumped on every change.
     pub rev: u64,
+    /// A block of the assistant message still streaming (its text may
+    /// still grow; markdown that waits for the whole message, such as
+    /// Mermaid's `"final"` mode, waits).
+    pub open: bool,
     /// Its images, drawn below it when the terminal can
     /// ([`Transcript::draw_images`]).
     pub images: Vec<Arc<InlineImage>>,
@@ -235,6 +239,7 @@ impl Transcript {
         self.items.push(Item {
             kind,
             rev,
+            open: false,
             images: Vec::new(),
         });
         self.items.len() - 1

@@ -22,6 +22,9 @@ impl Transcript {
             return i;
         }
         let i = self.push(make());
+        if let Some(item) = self.items.get_mut(i) {
+            item.open = true;
+        }
         if let Some(s) = &mut self.streaming {
             s.blocks.insert(index, i);
         }
@@ -133,6 +136,13 @@ impl Transcript {
         let Some(s) = &self.streaming else { return };
         let pairs: Vec<(usize, usize)> = s.blocks.iter().map(|(c, i)| (*c, *i)).collect();
         let blocks: Vec<usize> = s.blocks.values().copied().collect();
+        for &i in &blocks {
+            let rev = self.rev();
+            if let Some(item) = self.items.get_mut(i).filter(|item| item.open) {
+                item.open = false;
+                item.rev = rev;
+            }
+        }
         for (ci, i) in pairs {
             let Some(content) = a.content.get(ci) else {
                 continue;

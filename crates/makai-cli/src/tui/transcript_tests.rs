@@ -113,6 +113,39 @@ fn a_retry_drops_the_void_attempt_and_an_abort_leaves_a_notice() {
     );
 }
 
+/// A block streams open (its markdown may still grow) and is closed, with a
+/// new revision so that its rows are drawn again, when its message ends
+/// (Mermaid's `"final"` mode draws then).
+#[test]
+fn a_streamed_block_is_open_until_its_message_ends() {
+    let mut t = Transcript::default();
+    t.apply(&start_assistant());
+    t.apply(&update(E::TextStart { content_index: 0 }));
+    t.apply(&update(E::TextDelta {
+        content_index: 0,
+        delta: "Hello".into(),
+    }));
+    let (open, rev) = (t.items()[0].open, t.items()[0].rev);
+    assert!(open);
+    let ended = AssistantMessage {
+        content: vec![AssistantContent::Text(makai_ai::TextContent {
+            text: "Hello".into(),
+            text_signature: None,
+        })],
+        stop_reason: StopReason::Stop,
+        ..Default::default()
+    };
+    t.apply(&AgentEvent::MessageEnd {
+        message: Arc::new(ended.into()),
+    });
+    assert_eq!(kinds(&t), [ItemKind::Text("Hello".into())]);
+    assert!(!t.items()[0].open);
+    assert!(t.items()[0].rev > rev);
+    // Items rebuilt from a session were never open.
+    t.push(ItemKind::Text("saved".into()));
+    assert!(!t.items()[1].open);
+}
+
 #[test]
 fn rebuilds_from_a_transcript_with_results_attached_to_calls() {
     let call: makai_ai::ToolCall = serde_json::from_value(json!({

@@ -36,19 +36,25 @@ pub struct Incremental {
     resume: Resume,
     /// The rows of the text after `settled_text`.
     tail: Vec<Line<'static>>,
+    /// The text may still grow (its message streams).
+    open: bool,
 }
 
 impl Incremental {
     /// Renders `text` at `width` columns, each row after `margin` blank
-    /// ones. Cheap when `text` is the text of the last update with more
-    /// appended; any other text is rendered anew.
-    pub fn update(&mut self, text: &str, width: usize, margin: usize) {
+    /// ones; `open`: its message may still grow. Cheap when `text` is the
+    /// text of the last update with more appended; any other text, or the
+    /// message's end, is rendered anew (markdown that waits for the whole
+    /// message, such as Mermaid's `"final"` mode, is drawn then).
+    pub fn update(&mut self, text: &str, width: usize, margin: usize, open: bool) {
         if width != self.width
             || margin != self.margin
+            || open != self.open
             || !text.starts_with(self.settled_text.as_str())
         {
             self.width = width;
             self.margin = margin;
+            self.open = open;
             self.settled_text.clear();
             self.settled.clear();
             self.resume = Resume::default();
@@ -61,11 +67,12 @@ impl Incremental {
             self.settled_text.clear();
             self.settled.clear();
             self.resume = Resume::default();
-            self.tail = super::render(text, width);
+            self.tail = super::render_as(text, width, open);
             indent_rows(&mut self.tail, margin);
             return;
         }
         let mut r = Renderer::new(width, self.resume);
+        r.message_open = open;
         let mut depth = 0usize;
         // The last settled cut: (bytes of `rest` before it, rows, state).
         let mut cut: Option<(usize, usize, Resume)> = None;
@@ -160,14 +167,24 @@ mod tests {
             let part = &text[..end];
             // With and without pi's margin (`outputPad`), by the width.
             let margin = width % 2;
-            inc.update(part, width, margin);
+            inc.update(part, width, margin, true);
             let got: Vec<Line<'static>> = inc.lines().cloned().collect();
-            let mut whole = super::super::render(part, width);
+            let mut whole = super::super::render_as(part, width, true);
             indent_rows(&mut whole, margin);
             assert_eq!(got, whole, "rows differ after {end} bytes of {text:?}");
             assert_eq!(inc.len(), got.len());
             settled_max = settled_max.max(inc.settled.len());
         }
+        // The message's end: the rows of the whole message.
+        let margin = width % 2;
+        inc.update(text, width, margin, false);
+        let mut whole = super::super::render(text, width);
+        indent_rows(&mut whole, margin);
+        assert_eq!(
+            inc.lines().cloned().collect::<Vec<_>>(),
+            whole,
+            "{text:?} ended"
+        );
         settled_max
     }
 
@@ -298,7 +315,7 @@ mod tests {
         let text = "See [the docs][d] here.\n\nMore text.\n\nAnd more.\n\n[d]: https://example.com\n\nEnd.\n";
         check_growing(text, 40, 1);
         let mut inc = Incremental::default();
-        inc.update(text, 40, 0);
+        inc.update(text, 40, 0, true);
         let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
         assert!(rows[0].contains("(https://example.com)"), "{rows:?}");
     }
@@ -318,10 +335,10 @@ mod tests {
         }
         // An unclosed display block shows its source so far, then its layout.
         let mut inc = Incremental::default();
-        inc.update("$$\n\\frac{a}{b}\n", 40, 0);
+        inc.update("$$\n\\frac{a}{b}\n", 40, 0, true);
         let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
         assert_eq!(rows, ["$$", "\\frac{a}{b}"]);
-        inc.update("$$\n\\frac{a}{b}\n$$\n", 40, 0);
+        inc.update("$$\n\\frac{a}{b}\n$$\n", 40, 0, true);
         let rows: Vec<String> = inc.lines().map(|l| l.to_string()).collect();
         assert_eq!(rows, [" a", "───", " b"]);
     }
@@ -341,12 +358,12 @@ mod tests {
     fn a_new_width_or_a_replaced_text_renders_anew() {
         let mut inc = Incremental::default();
         let text = "One paragraph here.\n\nTwo paragraph here.\n\nThree.\n";
-        inc.update(text, 40, 0);
-        inc.update(text, 10, 0);
+        inc.update(text, 40, 0, true);
+        inc.update(text, 10, 0, true);
         let got: Vec<Line<'static>> = inc.lines().cloned().collect();
         assert_eq!(got, super::super::render(text, 10));
         let other = "Different.\n\nText.\n";
-        inc.update(other, 10, 0);
+        inc.update(other, 10, 0, true);
         let got: Vec<Line<'static>> = inc.lines().cloned().collect();
         assert_eq!(got, super::super::render(other, 10));
     }

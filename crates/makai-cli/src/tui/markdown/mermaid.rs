@@ -7,7 +7,7 @@
 //! not know), or whose diagram is wider than the rows, shows as the code
 //! block it is. In `"streaming"` mode (pi's default) a block whose closing
 //! fence has not arrived yet is drawn from its complete lines; in `"final"`
-//! mode only once its closing fence is there; `"off"` never draws.
+//! mode only once the whole message is there; `"off"` never draws.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -25,7 +25,7 @@ use crate::tui::wrap::str_width;
 pub enum MermaidMode {
     /// Never: a mermaid block is a code block.
     Off,
-    /// Once the block is complete (its closing fence arrived).
+    /// Once the whole message is there (its end came).
     Final,
     /// As the block streams, from its complete lines (pi's default).
     Streaming,
@@ -104,11 +104,15 @@ impl Renderer {
         if !lang.eq_ignore_ascii_case("mermaid") || !self.containers.is_empty() {
             return false;
         }
-        let source = match (mode(), self.code_closed) {
-            (MermaidMode::Off, _) | (MermaidMode::Final, false) => return false,
-            (_, true) => body,
+        // Complete: its closing fence came, or the message ended.
+        let complete = self.code_closed || !self.message_open;
+        let source = match mode() {
+            MermaidMode::Off => return false,
+            // As pi's "final": once the whole message is there.
+            MermaidMode::Final if self.message_open => return false,
+            _ if complete => body,
             // Still streaming: its complete lines.
-            (MermaidMode::Streaming, false) => body.rfind('\n').map_or("", |end| &body[..end]),
+            _ => body.rfind('\n').map_or("", |end| &body[..end]),
         };
         let Some(rows) = diagram(source, self.width) else {
             return false;

@@ -2,7 +2,7 @@
 
 use ratatui::text::Line;
 
-use super::super::{Incremental, render};
+use super::super::{Incremental, render, render_as};
 use super::{MermaidMode, fence_closed, with_mode};
 
 /// The rendered rows of `text` at `width`, as plain text.
@@ -114,11 +114,11 @@ fn off_keeps_the_code_block() {
 }
 
 #[test]
-fn final_keeps_the_code_while_the_block_streams_and_draws_it_once_complete() {
+fn final_keeps_the_code_while_the_message_streams_and_draws_it_once_it_ended() {
     with_mode(MermaidMode::Final, || {
         let mut inc = Incremental::default();
         let open = "```mermaid\nflowchart LR\n  A[Start] --> B[End]\n";
-        inc.update(open, 40, 0);
+        inc.update(open, 40, 0, true);
         assert_eq!(
             rows(&inc.lines().cloned().collect::<Vec<_>>()),
             [
@@ -128,7 +128,19 @@ fn final_keeps_the_code_while_the_block_streams_and_draws_it_once_complete() {
                 "```"
             ]
         );
-        inc.update(FLOWCHART, 40, 0);
+        // Its closing fence is there, the message is not over: still code.
+        inc.update(FLOWCHART, 40, 0, true);
+        assert_eq!(
+            rows(&inc.lines().cloned().collect::<Vec<_>>()),
+            [
+                "```mermaid",
+                "  flowchart LR",
+                "    A[Start] --> B[End]",
+                "```"
+            ]
+        );
+        // The message ended: the diagram.
+        inc.update(FLOWCHART, 40, 0, false);
         assert_eq!(
             rows(&inc.lines().cloned().collect::<Vec<_>>()),
             FLOWCHART_ROWS
@@ -139,17 +151,22 @@ fn final_keeps_the_code_while_the_block_streams_and_draws_it_once_complete() {
 
 #[test]
 fn streaming_draws_the_complete_lines_of_a_block_still_open() {
+    // The rows of `text` while its message streams.
+    let streaming = |text: &str| rows(&render_as(text, 40, true));
     with_mode(MermaidMode::Streaming, || {
         // Only the header: nothing to draw yet.
         assert_eq!(
-            plain("```mermaid\nflowchart LR\n  A[St", 40),
+            streaming("```mermaid\nflowchart LR\n  A[St"),
             ["```mermaid", "  flowchart LR", "    A[St", "```"]
         );
         // A line cut short is left out until it is complete.
         let open = "```mermaid\nflowchart LR\n  A[Start] --> B[End]\n  B --> C[Ne";
-        assert_eq!(plain(open, 40), FLOWCHART_ROWS);
+        assert_eq!(streaming(open), FLOWCHART_ROWS);
         let open = "```mermaid\nflowchart LR\n  A[Start] --> B[End]\n";
-        assert_eq!(plain(open, 40), FLOWCHART_ROWS);
+        assert_eq!(streaming(open), FLOWCHART_ROWS);
+        // A message that ended inside its block: the block as it is.
+        let ended = "```mermaid\nflowchart LR\n  A[Start] --> B[End]";
+        assert_eq!(plain(ended, 40), FLOWCHART_ROWS);
     });
 }
 
@@ -159,10 +176,20 @@ fn check_growing(text: &str, width: usize) {
     let mut inc = Incremental::default();
     for end in (1..=text.len()).filter(|end| text.is_char_boundary(*end)) {
         let part = &text[..end];
-        inc.update(part, width, 0);
+        inc.update(part, width, 0, true);
         let got: Vec<Line<'static>> = inc.lines().cloned().collect();
-        assert_eq!(got, render(part, width), "after {end} bytes of {text:?}");
+        assert_eq!(
+            got,
+            render_as(part, width, true),
+            "after {end} bytes of {text:?}"
+        );
     }
+    // The message's end: the whole message's rows.
+    inc.update(text, width, 0, false);
+    assert_eq!(
+        inc.lines().cloned().collect::<Vec<_>>(),
+        render(text, width)
+    );
 }
 
 #[test]

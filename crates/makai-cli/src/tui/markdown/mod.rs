@@ -63,9 +63,16 @@ fn fit_prefix(spans: Vec<Span<'static>>, cap: usize) -> Vec<Span<'static>> {
         .collect()
 }
 
-/// Renders `text` as lines at most `width` columns wide.
+/// Renders `text` (a whole message) as lines at most `width` columns wide.
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
+    render_as(text, width, false)
+}
+
+/// [`render`], of a message that may still grow when `open` (what waits
+/// for the whole message, such as Mermaid's `"final"` mode, waits).
+pub(super) fn render_as(text: &str, width: usize, open: bool) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width, Resume::default());
+    r.message_open = open;
     let events = Parser::new_ext(text, options()).into_offset_iter();
     for (event, range) in math::dollar_rule(text, events) {
         r.source_event(event, text.get(range).unwrap_or_default());
@@ -121,6 +128,8 @@ struct Renderer {
     code: Option<(String, String)>,
     /// The fenced code block open has its closing fence.
     code_closed: bool,
+    /// The message may still grow (it is streaming).
+    message_open: bool,
     /// The links open: address, text so far, and whether the text is a
     /// terminal hyperlink (then the address is not shown after it).
     links: Vec<(String, String, bool)>,
@@ -141,6 +150,7 @@ impl Renderer {
             need_blank: resume.need_blank,
             code: None,
             code_closed: false,
+            message_open: false,
             links: Vec::new(),
             table: None,
         }

@@ -110,8 +110,9 @@ fn a_fence_in_a_known_language_is_highlighted_in_the_theme_s_syntax_colours() {
     let mut inc = Incremental::default();
     let text = "Here:\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n";
     for end in 1..=text.len() {
-        inc.update(&text[..end], 40, 0);
+        inc.update(&text[..end], 40, 0, true);
     }
+    inc.update(text, 40, 0, false);
     let streamed: Vec<Line<'static>> = inc.lines().cloned().collect();
     assert_eq!(streamed, render(text, 40));
 }

@@ -154,7 +154,7 @@ pub(super) fn render_entry(item: &Item, view: View, previous: Option<Entry>) -> 
                 }) => md,
                 _ => markdown::Incremental::default(),
             };
-            md.update(text, items::text_width(view), view.margin);
+            md.update(text, items::text_width(view), view.margin, item.open);
             Rows::Markdown(md)
         }
         (ItemKind::Thinking(text), previous) if view.show_thinking && !text.trim().is_empty() => {
