@@ -19,6 +19,14 @@ fn rows(lines: &[Line<'_>]) -> Vec<String> {
 
 const FLOWCHART: &str = "```mermaid\nflowchart LR\n  A[Start] --> B[End]\n```\n";
 
+/// [`FLOWCHART`] as a code block.
+const FLOWCHART_CODE: [&str; 4] = [
+    "```mermaid",
+    "  flowchart LR",
+    "    A[Start] --> B[End]",
+    "```",
+];
+
 const FLOWCHART_ROWS: [&str; 3] = [
     "┌───────┐     ┌─────┐",
     "│ Start │────▸│ End │",
@@ -102,15 +110,7 @@ fn a_diagram_nested_in_a_list_or_a_quote_stays_a_code_block_as_in_pi() {
 #[test]
 fn off_keeps_the_code_block() {
     let got = with_mode(MermaidMode::Off, || plain(FLOWCHART, 40));
-    assert_eq!(
-        got,
-        [
-            "```mermaid",
-            "  flowchart LR",
-            "    A[Start] --> B[End]",
-            "```"
-        ]
-    );
+    assert_eq!(got, FLOWCHART_CODE);
 }
 
 #[test]
@@ -121,23 +121,13 @@ fn final_keeps_the_code_while_the_message_streams_and_draws_it_once_it_ended() {
         inc.update(open, 40, 0, true);
         assert_eq!(
             rows(&inc.lines().cloned().collect::<Vec<_>>()),
-            [
-                "```mermaid",
-                "  flowchart LR",
-                "    A[Start] --> B[End]",
-                "```"
-            ]
+            FLOWCHART_CODE
         );
         // Its closing fence is there, the message is not over: still code.
         inc.update(FLOWCHART, 40, 0, true);
         assert_eq!(
             rows(&inc.lines().cloned().collect::<Vec<_>>()),
-            [
-                "```mermaid",
-                "  flowchart LR",
-                "    A[Start] --> B[End]",
-                "```"
-            ]
+            FLOWCHART_CODE
         );
         // The message ended: the diagram.
         inc.update(FLOWCHART, 40, 0, false);
